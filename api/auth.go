@@ -1,0 +1,141 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/auth"
+)
+
+type registerRequest struct {
+	Email       *string `json:"email"`
+	DisplayName *string `json:"displayName"`
+	Password    *string `json:"password"`
+}
+
+// parseRegister decodes and validates POST /auth/register.
+func parseRegister(body []byte) (auth.Registration, error) {
+	var r registerRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return auth.Registration{}, err
+	}
+	switch {
+	case r.Email == nil:
+		return auth.Registration{}, required("email")
+	case r.DisplayName == nil:
+		return auth.Registration{}, required("displayName")
+	case r.Password == nil:
+		return auth.Registration{}, required("password")
+	}
+	var f fields
+	f.email("email", *r.Email)
+	f.text("displayName", *r.DisplayName, true, 255)
+	f.password("password", *r.Password)
+	if err := f.err(); err != nil {
+		return auth.Registration{}, err
+	}
+	return auth.Registration{Email: *r.Email, DisplayName: *r.DisplayName, Password: *r.Password}, nil
+}
+
+type loginRequest struct {
+	Email    *string `json:"email"`
+	Password *string `json:"password"`
+}
+
+// parseLogin decodes POST /auth/login; a malformed email is simply a failed login.
+func parseLogin(body []byte) (email, password string, err error) {
+	var r loginRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return "", "", err
+	}
+	if r.Email == nil {
+		return "", "", required("email")
+	}
+	if r.Password == nil {
+		return "", "", required("password")
+	}
+	return *r.Email, *r.Password, nil
+}
+
+type refreshRequest struct {
+	RefreshToken *string `json:"refreshToken"`
+}
+
+func parseRefresh(body []byte) (string, error) {
+	var r refreshRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return "", err
+	}
+	if r.RefreshToken == nil {
+		return "", required("refreshToken")
+	}
+	return *r.RefreshToken, nil
+}
+
+// authResponse is the token pair of register, login and refresh.
+type authResponse struct {
+	AccessToken  string `json:"accessToken"`
+	RefreshToken string `json:"refreshToken"`
+	TokenType    string `json:"tokenType"`
+	ExpiresIn    int64  `json:"expiresIn"`
+}
+
+func toAuthResponse(p auth.TokenPair) authResponse {
+	return authResponse{AccessToken: p.AccessToken, RefreshToken: p.RefreshToken, TokenType: "Bearer", ExpiresIn: int64(p.ExpiresIn.Seconds())}
+}
+
+func (s *Server) register(c *fiber.Ctx) error {
+	in, err := parseRegister(c.Body())
+	if err != nil {
+		return err
+	}
+	_, pair, err := s.auth.Register(c.UserContext(), in, meta(c))
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toAuthResponse(pair))
+}
+
+func (s *Server) login(c *fiber.Ctx) error {
+	email, password, err := parseLogin(c.Body())
+	if err != nil {
+		return err
+	}
+	_, pair, err := s.auth.Login(c.UserContext(), email, password, meta(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(toAuthResponse(pair))
+}
+
+func (s *Server) refresh(c *fiber.Ctx) error {
+	token, err := parseRefresh(c.Body())
+	if err != nil {
+		return err
+	}
+	pair, err := s.auth.Refresh(c.UserContext(), token)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toAuthResponse(pair))
+}
+
+func (s *Server) logout(c *fiber.Ctx) error {
+	if err := s.auth.Logout(c.UserContext(), principal(c), meta(c)); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) me(c *fiber.Ctx) error {
+	p := principal(c)
+	u, err := s.auth.User(c.UserContext(), p.UserID)
+	if err != nil {
+		return err
+	}
+	r := toUserResponse(u)
+	if p.OrgID != nil {
+		id := p.OrgID.String()
+		r.OrgID = &id
+	}
+	return c.JSON(r)
+}

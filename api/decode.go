@@ -1,0 +1,119 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/mail"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+)
+
+// decodeJSON reads a JSON object into dst. Malformed JSON, anything but an object, and a
+// member of the wrong type are BAD_REQUEST; unknown members are ignored.
+func decodeJSON(body []byte, dst any) error {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return badRequest("MALFORMED_JSON")
+	}
+	if err := json.Unmarshal(trimmed, dst); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return badRequest("WRONG_TYPE", "field", te.Field)
+		}
+		return badRequest("MALFORMED_JSON")
+	}
+	return nil
+}
+
+// decodeOptionalJSON accepts an empty body as "{}" for calls whose body is optional.
+func decodeOptionalJSON(body []byte, dst any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	return decodeJSON(body, dst)
+}
+
+// required is the BAD_REQUEST for an absent (or null) required member.
+func required(field string) error { return badRequest("MISSING_FIELD", "field", field) }
+
+// fields collects constraint failures of present members into one VALIDATION_ERROR.
+type fields []FieldError
+
+func (f *fields) add(field, code, key string, args ...string) {
+	*f = append(*f, FieldError{Field: field, Code: code, Key: key, Args: args})
+}
+
+// text checks a present string: not blank (when notBlank) and at most max characters.
+func (f *fields) text(field, v string, notBlank bool, max int) {
+	switch {
+	case notBlank && strings.TrimSpace(v) == "":
+		f.add(field, "BLANK", "field.BLANK")
+	case utf8.RuneCountInString(v) > max:
+		f.add(field, "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(max))
+	}
+}
+
+func (f *fields) email(field, v string) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		f.add(field, "BLANK", "field.BLANK")
+		return
+	}
+	if utf8.RuneCountInString(v) > 255 {
+		f.add(field, "LENGTH", "field.TOO_LONG", "max", "255")
+		return
+	}
+	a, err := mail.ParseAddress(v)
+	at := strings.LastIndexByte(v, '@')
+	if err != nil || a.Address != v || at < 1 || at == len(v)-1 {
+		f.add(field, "EMAIL", "field.EMAIL")
+	}
+}
+
+// password checks the register and password-change rule: 8–128 characters, not all
+// whitespace.
+func (f *fields) password(field, v string) {
+	n := utf8.RuneCountInString(v)
+	switch {
+	case strings.TrimFunc(v, unicode.IsSpace) == "":
+		f.add(field, "WHITESPACE", "field.WHITESPACE")
+	case n < 8:
+		f.add(field, "LENGTH", "field.TOO_SHORT", "min", "8")
+	case n > 128:
+		f.add(field, "LENGTH", "field.TOO_LONG", "max", "128")
+	}
+}
+
+func (f fields) err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	return &Error{Status: 400, Code: "VALIDATION_ERROR", Key: "error.VALIDATION_ERROR", Fields: f}
+}
+
+// pathUUID parses a UUID path parameter; a malformed one is BAD_REQUEST.
+func pathUUID(c *fiber.Ctx, name string) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Params(name))
+	if err != nil {
+		return uuid.Nil, badRequest("INVALID_UUID", "field", name)
+	}
+	return id, nil
+}
+
+// instant formats a timestamp as RFC 3339 UTC with Z.
+func instant(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func instantPtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := instant(*t)
+	return &s
+}

@@ -1,0 +1,196 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/locale"
+	"github.com/taskweave/taskweave/domain/notify"
+)
+
+type updateMeRequest struct {
+	DisplayName *string `json:"displayName"`
+	AvatarURL   *string `json:"avatarUrl"`
+}
+
+func parseUpdateMe(body []byte) (auth.ProfileChange, error) {
+	var r updateMeRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return auth.ProfileChange{}, err
+	}
+	if r.DisplayName == nil && r.AvatarURL == nil {
+		return auth.ProfileChange{}, required("displayName")
+	}
+	var f fields
+	if r.DisplayName != nil {
+		f.text("displayName", *r.DisplayName, true, 255)
+	}
+	if r.AvatarURL != nil {
+		f.text("avatarUrl", *r.AvatarURL, false, 512)
+	}
+	return auth.ProfileChange{DisplayName: r.DisplayName, AvatarURL: r.AvatarURL}, f.err()
+}
+
+func (s *Server) updateMe(c *fiber.Ctx) error {
+	in, err := parseUpdateMe(c.Body())
+	if err != nil {
+		return err
+	}
+	u, err := s.auth.UpdateProfile(c.UserContext(), principal(c), in, meta(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(toUserResponse(u))
+}
+
+func (s *Server) deleteMe(c *fiber.Ctx) error {
+	p := principal(c)
+	if err := s.auth.Delete(c.UserContext(), p, p.UserID, meta(c)); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+type passwordRequest struct {
+	CurrentPassword *string `json:"currentPassword"`
+	NewPassword     *string `json:"newPassword"`
+}
+
+func parsePasswordChange(body []byte) (current, next string, err error) {
+	var r passwordRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return "", "", err
+	}
+	if r.CurrentPassword == nil {
+		return "", "", required("currentPassword")
+	}
+	if r.NewPassword == nil {
+		return "", "", required("newPassword")
+	}
+	var f fields
+	f.password("newPassword", *r.NewPassword)
+	return *r.CurrentPassword, *r.NewPassword, f.err()
+}
+
+func (s *Server) changePassword(c *fiber.Ctx) error {
+	current, next, err := parsePasswordChange(c.Body())
+	if err != nil {
+		return err
+	}
+	if err := s.auth.ChangePassword(c.UserContext(), principal(c), current, next, meta(c)); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+type languageRequest struct {
+	Language *string `json:"language"`
+}
+
+func (s *Server) setLanguage(c *fiber.Ctx) error {
+	var r languageRequest
+	if err := decodeJSON(c.Body(), &r); err != nil {
+		return err
+	}
+	if r.Language == nil || !locale.Supported(*r.Language) {
+		return badRequest("UNSUPPORTED_LANGUAGE")
+	}
+	u, err := s.auth.SetLanguage(c.UserContext(), principal(c), *r.Language)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toUserResponse(u))
+}
+
+type preferenceJSON struct {
+	Type  string `json:"type"`
+	InApp bool   `json:"inApp"`
+	Email bool   `json:"email"`
+}
+
+type preferencesJSON struct {
+	Preferences []preferenceJSON `json:"preferences"`
+}
+
+func toPreferencesJSON(ps []notify.Preference) preferencesJSON {
+	out := preferencesJSON{Preferences: make([]preferenceJSON, 0, len(ps))}
+	for _, p := range ps {
+		out.Preferences = append(out.Preferences, preferenceJSON{Type: p.Type, InApp: p.InApp, Email: p.Email})
+	}
+	return out
+}
+
+func (s *Server) getPreferences(c *fiber.Ctx) error {
+	ps, err := notify.Preferences(c.UserContext(), s.db.Bun, principal(c).UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toPreferencesJSON(ps))
+}
+
+type preferenceInput struct {
+	Type  *string `json:"type"`
+	InApp *bool   `json:"inApp"`
+	Email *bool   `json:"email"`
+}
+
+// parsePreferences decodes PUT /me/notification-preferences. A member left out keeps
+// today's value; a type named twice keeps its last entry.
+func parsePreferences(body []byte, current []notify.Preference) ([]notify.Preference, error) {
+	var r struct {
+		Preferences *[]preferenceInput `json:"preferences"`
+	}
+	if err := decodeJSON(body, &r); err != nil {
+		return nil, err
+	}
+	if r.Preferences == nil {
+		return nil, required("preferences")
+	}
+	now := map[string]notify.Preference{}
+	for _, p := range current {
+		now[p.Type] = p
+	}
+	byType := map[string]notify.Preference{}
+	var order []string
+	for _, in := range *r.Preferences {
+		if in.Type == nil {
+			return nil, required("type")
+		}
+		if !notify.KnownType(*in.Type) {
+			return nil, badRequest("UNKNOWN_NOTIFICATION_TYPE", "type", *in.Type)
+		}
+		p := now[*in.Type]
+		if in.InApp != nil {
+			p.InApp = *in.InApp
+		}
+		if in.Email != nil {
+			p.Email = *in.Email
+		}
+		if _, seen := byType[p.Type]; !seen {
+			order = append(order, p.Type)
+		}
+		byType[p.Type] = p
+	}
+	out := make([]notify.Preference, 0, len(order))
+	for _, t := range order {
+		out = append(out, byType[t])
+	}
+	return out, nil
+}
+
+func (s *Server) putPreferences(c *fiber.Ctx) error {
+	uid := principal(c).UserID
+	current, err := notify.Preferences(c.UserContext(), s.db.Bun, uid)
+	if err != nil {
+		return err
+	}
+	in, err := parsePreferences(c.Body(), current)
+	if err != nil {
+		return err
+	}
+	ps, err := notify.SetPreferences(c.UserContext(), s.db.Bun, uid, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toPreferencesJSON(ps))
+}

@@ -1,0 +1,122 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/locale"
+)
+
+const principalKey = "principal"
+
+// edge runs first for every request: a deadline on the request context, panic recovery
+// without a stack trace in the reply, error rendering and the HTTP metrics.
+func (s *Server) edge(c *fiber.Ctx) (err error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+	defer cancel()
+	c.SetUserContext(ctx)
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("panic in handler", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", r)
+		}
+		if err != nil {
+			writeError(c, s.log, err)
+			err = nil
+		}
+		s.metrics.observe(c, time.Since(start))
+	}()
+	return c.Next()
+}
+
+// authenticate resolves a bearer credential when one is sent. It never refuses: public
+// routes ignore a bad token, protected ones answer 401 in requireUser.
+func (s *Server) authenticate(c *fiber.Ctx) error {
+	h := c.Get(fiber.HeaderAuthorization)
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		p, err := s.authn.Authenticate(c.UserContext(), strings.TrimSpace(h[7:]))
+		switch {
+		case err == nil:
+			c.Locals(principalKey, p)
+		case !isUnauthenticated(err):
+			return err
+		}
+	}
+	return c.Next()
+}
+
+func isUnauthenticated(err error) bool { return err != nil && errors.Is(err, auth.ErrUnauthenticated) }
+
+// requireUser guards every protected route: 401 without a valid credential, 403 for a
+// read-only token that writes or an API key outside its project.
+func (s *Server) requireUser(c *fiber.Ctx) error {
+	p := principal(c)
+	if p == nil {
+		return errUnauthorized
+	}
+	if p.Method == auth.MethodPAT && p.Scope == auth.ScopeReadOnly {
+		switch c.Method() {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			return forbidden("READ_ONLY_TOKEN")
+		}
+	}
+	if p.Method == auth.MethodAPIKey && !apiKeyMayUse(p, c.Path()) {
+		return forbidden("API_KEY_SCOPE")
+	}
+	return c.Next()
+}
+
+// apiKeyMayUse keeps a project API key inside /api/v1/projects/{its key}.
+func apiKeyMayUse(p *auth.Principal, path string) bool {
+	if p.ProjectKey == "" {
+		return false
+	}
+	base := "/api/v1/projects/" + p.ProjectKey
+	return path == base || strings.HasPrefix(path, base+"/")
+}
+
+// requireAdmin allows system ADMINs only.
+func (s *Server) requireAdmin(c *fiber.Ctx) error {
+	if p := principal(c); p == nil || !p.IsAdmin() {
+		return forbidden("ADMIN_ONLY")
+	}
+	return c.Next()
+}
+
+// rateLimited applies the shared login/register limit per client address.
+func (s *Server) rateLimited(c *fiber.Ctx) error {
+	if err := s.limiter.Hit(c.UserContext(), "auth:"+c.IP()); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
+// principal is the authenticated caller, or nil.
+func principal(c *fiber.Ctx) *auth.Principal {
+	p, _ := c.Locals(principalKey).(*auth.Principal)
+	return p
+}
+
+// language is the reply language: the caller's stored one, else Accept-Language.
+func language(c *fiber.Ctx) string {
+	var stored *string
+	if p := principal(c); p != nil {
+		stored = p.Language
+	}
+	return locale.Pick(stored, c.Get(fiber.HeaderAcceptLanguage))
+}
+
+// meta is what the audit log keeps about the request.
+func meta(c *fiber.Ctx) auth.Meta {
+	return auth.Meta{IP: c.IP(), UserAgent: c.Get(fiber.HeaderUserAgent)}
+}

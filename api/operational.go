@@ -1,0 +1,29 @@
+package api
+
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// operationalRoutes are the public probes and the Prometheus endpoint.
+func (s *Server) operationalRoutes(app *fiber.App) {
+	app.Get("/healthz", func(c *fiber.Ctx) error {
+		return c.JSON(fiber.Map{"status": "UP"})
+	})
+	app.Get("/readyz", func(c *fiber.Ctx) error {
+		if s.deps.Ready == nil {
+			return c.JSON(fiber.Map{"status": "UP"})
+		}
+		if err := s.deps.Ready(2 * time.Second); err != nil {
+			s.log.Warn("not ready", "err", err)
+			return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "DOWN"})
+		}
+		return c.JSON(fiber.Map{"status": "UP"})
+	})
+	if s.deps.Registry != nil {
+		app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})))
+	}
+}

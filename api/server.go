@@ -1,0 +1,114 @@
+// Package api is Taskweave's HTTP edge: Fiber routes, middleware, request decoding and
+// the mapping of domain errors to the wire format. Rules live in domain/.
+package api
+
+import (
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Config is the part of the configuration the edge needs.
+type Config struct {
+	// TrustedProxies are addresses whose X-Forwarded-For is believed (rate limits, audit).
+	TrustedProxies []string
+	RequestTimeout time.Duration
+	BodyLimit      int
+	BaseURL        string
+}
+
+// Deps are the services the handlers call.
+type Deps struct {
+	Log      *slog.Logger
+	DB       *store.DB
+	Auth     *auth.Service
+	Authn    *auth.Authenticator
+	Limiter  *auth.Limiter
+	Registry *prometheus.Registry
+	// Ready reports whether the database answers and migrations are current.
+	Ready func(ctxTimeout time.Duration) error
+}
+
+// Server holds the Fiber app and what its handlers need.
+type Server struct {
+	App     *fiber.App
+	log     *slog.Logger
+	db      *store.DB
+	auth    *auth.Service
+	authn   *auth.Authenticator
+	limiter *auth.Limiter
+	metrics *httpMetrics
+	cfg     Config
+	deps    Deps
+}
+
+// New builds the app with every route registered.
+func New(cfg Config, d Deps) *Server {
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = 10 * time.Second
+	}
+	if cfg.BodyLimit == 0 {
+		cfg.BodyLimit = 4 << 20
+	}
+	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, authn: d.Authn, limiter: d.Limiter, cfg: cfg, deps: d,
+		metrics: newHTTPMetrics(d.Registry)}
+	fc := fiber.Config{
+		AppName:               "taskweave",
+		DisableStartupMessage: true,
+		BodyLimit:             cfg.BodyLimit,
+		JSONEncoder:           json.Marshal,
+		JSONDecoder:           json.Unmarshal,
+		ErrorHandler: func(c *fiber.Ctx, err error) error {
+			writeError(c, s.log, err)
+			return nil
+		},
+	}
+	if len(cfg.TrustedProxies) > 0 {
+		fc.EnableTrustedProxyCheck = true
+		fc.TrustedProxies = cfg.TrustedProxies
+		fc.ProxyHeader = fiber.HeaderXForwardedFor
+		fc.EnableIPValidation = true
+	}
+	s.App = fiber.New(fc)
+	s.routes()
+	return s
+}
+
+// routes registers every endpoint. Public routes come before requireUser, which guards
+// everything registered after it under /api/v1; a test pins the public set.
+func (s *Server) routes() {
+	app := s.App
+	app.Use(s.edge)
+	s.operationalRoutes(app)
+	s.docsRoutes(app)
+
+	v1 := app.Group("/api/v1", s.authenticate)
+	v1.Post("/auth/register", s.rateLimited, s.register)
+	v1.Post("/auth/login", s.rateLimited, s.login)
+	v1.Post("/auth/refresh", s.refresh)
+
+	v1.Use(s.requireUser)
+	v1.Post("/auth/logout", s.logout)
+	v1.Get("/auth/me", s.me)
+	v1.Patch("/me", s.updateMe)
+	v1.Delete("/me", s.deleteMe)
+	v1.Post("/me/password", s.changePassword)
+	v1.Patch("/me/language", s.setLanguage)
+	v1.Get("/me/notification-preferences", s.getPreferences)
+	v1.Put("/me/notification-preferences", s.putPreferences)
+	v1.Get("/me/tokens", s.listTokens)
+	v1.Post("/me/tokens", s.createToken)
+	v1.Delete("/me/tokens/:id", s.revokeToken)
+
+	admin := v1.Group("/admin", s.requireAdmin)
+	admin.Get("/users", s.listUsers)
+	admin.Post("/users/:id/deactivate", s.deactivateUser)
+	admin.Post("/users/:id/activate", s.activateUser)
+	admin.Delete("/users/:id", s.deleteUser)
+}

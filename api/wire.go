@@ -1,0 +1,51 @@
+package api
+
+import (
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Settings are the configuration values the wiring needs; cmd fills them from the
+// environment, tests from literals.
+type Settings struct {
+	Config
+	JWTSecret           string
+	AccessTokenTTL      time.Duration
+	RefreshTokenTTL     time.Duration
+	RegistrationEnabled bool
+	AuthRateLimit       int
+	AuthRateWindow      time.Duration
+	Password            auth.PasswordParams
+}
+
+// Wire builds the domain services on db and the API over them. inserter is the
+// insert-only River client (riverdatabasesql on db.SQL).
+func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, inserter *river.Client[*sql.Tx], ready func(time.Duration) error) (*Server, error) {
+	bus := event.NewBus(inserter)
+	rec := audit.NewRecorder(bus)
+	tokens, err := auth.NewTokens(s.JWTSecret, s.AccessTokenTTL, s.RefreshTokenTTL)
+	if err != nil {
+		return nil, err
+	}
+	if s.Password == (auth.PasswordParams{}) {
+		s.Password = auth.DefaultPasswordParams
+	}
+	svc, err := auth.NewService(db.Bun, tokens, rec, auth.Options{RegistrationEnabled: s.RegistrationEnabled, Password: s.Password})
+	if err != nil {
+		return nil, fmt.Errorf("auth service: %w", err)
+	}
+	return New(s.Config, Deps{
+		Log: log, DB: db, Auth: svc, Authn: auth.NewAuthenticator(db.Bun, tokens),
+		Limiter: auth.NewLimiter(db.Bun, s.AuthRateLimit, s.AuthRateWindow), Registry: reg, Ready: ready,
+	}), nil
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/taskweave/taskweave/api"
+	"github.com/taskweave/taskweave/domain/queue"
+	"github.com/taskweave/taskweave/migrations"
+	"github.com/taskweave/taskweave/store"
+	"github.com/taskweave/taskweave/workers"
+)
+
+// app is the wiring shared by the subcommands: config, logger, database, metrics.
+type app struct {
+	cfg      *Config
+	log      *slog.Logger
+	db       *store.DB
+	registry *prometheus.Registry
+}
+
+func newApp(ctx context.Context, cfg *Config) (*app, error) {
+	level := slog.LevelInfo
+	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel)))
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConn)
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		queue.NewCollector(db.Pool, log))
+	return &app{cfg: cfg, log: log, db: db, registry: reg}, nil
+}
+
+func (a *app) close() { a.db.Close() }
+
+func (a *app) migrate(ctx context.Context) error {
+	return migrations.Apply(ctx, a.db.Pool, a.log)
+}
+
+func (a *app) ready(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := a.db.Pool.Ping(ctx); err != nil {
+		return err
+	}
+	ok, err := migrations.Current(ctx, a.db.Pool)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("migrations are not current")
+	}
+	return nil
+}
+
+// server builds the API with its insert-only River client on database/sql, so jobs
+// are inserted on bun's own *sql.Tx.
+func (a *app) server() (*api.Server, error) {
+	inserter, err := river.NewClient(riverdatabasesql.New(a.db.SQL), &river.Config{Logger: a.log})
+	if err != nil {
+		return nil, fmt.Errorf("river insert client: %w", err)
+	}
+	c := a.cfg
+	return api.Wire(api.Settings{
+		Config:    api.Config{TrustedProxies: c.TrustedProxies, RequestTimeout: c.RequestTimeout, BaseURL: c.BaseURL},
+		JWTSecret: c.JWTSecret, AccessTokenTTL: c.AccessTokenTTL, RefreshTokenTTL: c.RefreshTokenTTL,
+		RegistrationEnabled: c.RegistrationEnabled, AuthRateLimit: c.AuthRateLimit, AuthRateWindow: c.AuthRateWindow,
+	}, a.log, a.db, a.registry, inserter, a.ready)
+}
+
+// serveAPI runs the HTTP API; withWorker also runs the River workers in-process (`all`).
+func (a *app) serveAPI(ctx context.Context, addr string, withWorker bool) error {
+	srv, err := a.server()
+	if err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	if withWorker {
+		if err := a.startWorkers(ctx, g); err != nil {
+			return err
+		}
+	}
+	g.Go(func() error {
+		a.log.Info("api listening", "addr", addr)
+		return srv.App.Listen(addr)
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		return srv.App.ShutdownWithTimeout(10 * time.Second)
+	})
+	return ignoreClosed(g.Wait())
+}
+
+// serveWorker runs the River workers with health and metrics on their own port.
+func (a *app) serveWorker(ctx context.Context, addr string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	if err := a.startWorkers(ctx, g); err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"UP"}`))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if err := a.ready(2 * time.Second); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"status":"DOWN"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"UP"}`))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}))
+	hs := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	g.Go(func() error {
+		a.log.Info("worker listening", "addr", addr)
+		return hs.ListenAndServe()
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return hs.Shutdown(sctx)
+	})
+	return ignoreClosed(g.Wait())
+}
+
+func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
+	client, err := workers.NewClient(workers.Config{
+		Concurrency: a.cfg.WorkerConcurrency, JobTimeout: a.cfg.JobTimeout, RateLimitWindow: a.cfg.AuthRateWindow,
+	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry})
+	if err != nil {
+		return fmt.Errorf("river client: %w", err)
+	}
+	metrics := workers.NewJobMetrics(a.registry)
+	if err := client.Start(ctx); err != nil {
+		return fmt.Errorf("start workers: %w", err)
+	}
+	g.Go(func() error {
+		metrics.Run(ctx, client)
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return client.Stop(sctx)
+	})
+	return nil
+}
+
+func ignoreClosed(err error) error {
+	if err == nil || errors.Is(err, http.ErrServerClosed) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

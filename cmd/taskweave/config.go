@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/taskweave/taskweave/domain/auth"
+)
+
+// Config is every setting, read only from the environment (CONTRACT §14).
+type Config struct {
+	DatabaseURL     string        `env:"TW_DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/taskweave?sslmode=disable"`
+	DatabaseMaxConn int32         `env:"TW_DATABASE_MAX_CONNS, default=0"`
+	JWTSecret       string        `env:"TW_JWT_SECRET"`
+	AccessTokenTTL  time.Duration `env:"TW_ACCESS_TOKEN_TTL, default=15m"`
+	RefreshTokenTTL time.Duration `env:"TW_REFRESH_TOKEN_TTL, default=168h"`
+	// HTTPAddr defaults per process: :8080 for api and all, :8081 for worker.
+	HTTPAddr            string        `env:"TW_HTTP_ADDR"`
+	BaseURL             string        `env:"TW_BASE_URL, default=http://localhost:8080"`
+	AttachmentsDir      string        `env:"TW_ATTACHMENTS_DIR, default=./data/attachments"`
+	MaxUploadBytes      int64         `env:"TW_MAX_UPLOAD_BYTES, default=26214400"`
+	RegistrationEnabled bool          `env:"TW_REGISTRATION_ENABLED, default=true"`
+	AuthRateLimit       int           `env:"TW_AUTH_RATE_LIMIT, default=10"`
+	AuthRateWindow      time.Duration `env:"TW_AUTH_RATE_WINDOW, default=60s"`
+	TrustedProxies      []string      `env:"TW_TRUSTED_PROXIES"`
+	RequestTimeout      time.Duration `env:"TW_REQUEST_TIMEOUT, default=10s"`
+
+	OAuthGitHubClientID     string `env:"TW_OAUTH_GITHUB_CLIENT_ID"`
+	OAuthGitHubClientSecret string `env:"TW_OAUTH_GITHUB_CLIENT_SECRET"`
+	OAuthGoogleClientID     string `env:"TW_OAUTH_GOOGLE_CLIENT_ID"`
+	OAuthGoogleClientSecret string `env:"TW_OAUTH_GOOGLE_CLIENT_SECRET"`
+
+	WebhookAllowPrivate bool            `env:"TW_WEBHOOK_ALLOW_PRIVATE, default=false"`
+	WebhookRetryDelays  []time.Duration `env:"TW_WEBHOOK_RETRY_DELAYS, default=60s,300s"`
+	WebhookHeaderPrefix string          `env:"TW_WEBHOOK_HEADER_PREFIX, default=X-Taskweave"`
+	WebhookRetention    time.Duration   `env:"TW_WEBHOOK_RETENTION, default=720h"`
+	SLAInterval         time.Duration   `env:"TW_SLA_INTERVAL, default=60s"`
+
+	MailIngestEnabled bool          `env:"TW_MAIL_INGEST_ENABLED, default=false"`
+	IMAPAddr          string        `env:"TW_IMAP_ADDR"`
+	IMAPUser          string        `env:"TW_IMAP_USER"`
+	IMAPPassword      string        `env:"TW_IMAP_PASSWORD"`
+	MailInterval      time.Duration `env:"TW_MAIL_INTERVAL, default=60s"`
+	SMTPAddr          string        `env:"TW_SMTP_ADDR"`
+	SMTPFrom          string        `env:"TW_SMTP_FROM"`
+
+	WorkerConcurrency int           `env:"TW_WORKER_CONCURRENCY, default=50"`
+	JobTimeout        time.Duration `env:"TW_JOB_TIMEOUT, default=60s"`
+	LogLevel          string        `env:"TW_LOG_LEVEL, default=info"`
+}
+
+// loadConfig reads the environment and enforces the rules every subcommand shares.
+func loadConfig(ctx context.Context, lookup envconfig.Lookuper) (*Config, error) {
+	var cfg Config
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &cfg, Lookuper: lookup}); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	if len(cfg.JWTSecret) < auth.MinSecretLen {
+		return nil, fmt.Errorf("TW_JWT_SECRET must be at least %d bytes (got %d)", auth.MinSecretLen, len(cfg.JWTSecret))
+	}
+	if cfg.AuthRateLimit < 1 || cfg.AuthRateWindow <= 0 {
+		return nil, fmt.Errorf("TW_AUTH_RATE_LIMIT must be at least 1 and TW_AUTH_RATE_WINDOW positive")
+	}
+	return &cfg, nil
+}

@@ -1,0 +1,195 @@
+// Package audit decides which actions are recorded and records them asynchronously:
+// the request inserts a job in its own transaction, a worker writes the row.
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/jobs"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Level is an audit level; each has a toggle in audit_config.
+type Level string
+
+// The three levels. SECURITY is always recorded whatever its toggle says.
+const (
+	LevelSecurity Level = "SECURITY"
+	LevelWrite    Level = "WRITE"
+	LevelAll      Level = "ALL"
+)
+
+// Levels in display order.
+var Levels = []Level{LevelSecurity, LevelWrite, LevelAll}
+
+// Actions. Stored as text, so new ones need no migration.
+const (
+	LoginSuccess      = "LOGIN_SUCCESS"
+	LoginFailed       = "LOGIN_FAILED"
+	Logout            = "LOGOUT"
+	PasswordChanged   = "PASSWORD_CHANGED"
+	ProfileUpdated    = "PROFILE_UPDATED"
+	RoleChanged       = "ROLE_CHANGED"
+	APIKeyCreated     = "API_KEY_CREATED"
+	APIKeyDeleted     = "API_KEY_DELETED"
+	OAuthLogin        = "OAUTH_LOGIN"
+	UserRegistered    = "USER_REGISTERED"
+	UserDeactivated   = "USER_DEACTIVATED"
+	UserActivated     = "USER_ACTIVATED"
+	UserDeleted       = "USER_DELETED"
+	TokenCreated      = "TOKEN_CREATED"
+	TokenRevoked      = "TOKEN_REVOKED"
+	IssueViewed       = "ISSUE_VIEWED"
+	BoardOpened       = "BOARD_OPENED"
+	ReportViewed      = "REPORT_VIEWED"
+	AuditConfigChange = "AUDIT_CONFIG_CHANGED"
+)
+
+var securityActions = map[string]bool{
+	LoginSuccess: true, LoginFailed: true, Logout: true, PasswordChanged: true, ProfileUpdated: true,
+	RoleChanged: true, APIKeyCreated: true, APIKeyDeleted: true, OAuthLogin: true, UserRegistered: true,
+}
+
+var allActions = map[string]bool{IssueViewed: true, BoardOpened: true, ReportViewed: true}
+
+// LevelOf gives an action's level: the CONTRACT's SECURITY and ALL lists, WRITE for
+// every other action.
+func LevelOf(action string) Level {
+	switch {
+	case securityActions[action]:
+		return LevelSecurity
+	case allActions[action]:
+		return LevelAll
+	default:
+		return LevelWrite
+	}
+}
+
+// ParseLevel validates a level name.
+func ParseLevel(s string) (Level, bool) {
+	for _, l := range Levels {
+		if string(l) == s {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+// Entry is what a caller knows about an action; the Recorder fills id, time and level.
+type Entry struct {
+	Action       string
+	UserID       *uuid.UUID
+	UserEmail    string // "system" when empty
+	ProjectID    *uuid.UUID
+	OrgID        *uuid.UUID
+	ResourceType string
+	ResourceID   string
+	Details      string
+	IPAddress    string
+	UserAgent    string
+}
+
+// Recorder enqueues audit jobs on the caller's transaction.
+type Recorder struct {
+	bus *event.Bus
+	now func() time.Time
+}
+
+// NewRecorder builds a Recorder on the bus.
+func NewRecorder(bus *event.Bus) *Recorder {
+	return &Recorder{bus: bus, now: time.Now}
+}
+
+// Record enqueues e on tx when its level is switched on. SECURITY entries skip the
+// config read: they are always recorded.
+func (r *Recorder) Record(ctx context.Context, tx bun.Tx, e Entry) error {
+	p, err := r.Job(ctx, tx, e)
+	if err != nil || p == nil {
+		return err
+	}
+	return r.bus.Enqueue(ctx, tx, *p)
+}
+
+// Job returns the job for e, or nil when its level is switched off; event consumers use
+// it to add audit rows to the jobs of a domain event.
+func (r *Recorder) Job(ctx context.Context, tx bun.IDB, e Entry) (*river.InsertManyParams, error) {
+	level := LevelOf(e.Action)
+	if level != LevelSecurity {
+		on, err := Enabled(ctx, tx, level)
+		if err != nil {
+			return nil, err
+		}
+		if !on {
+			return nil, nil
+		}
+	}
+	email := e.UserEmail
+	if email == "" {
+		email = "system"
+	}
+	args := jobs.AuditRecord{
+		ID: uuid.New(), Timestamp: r.now().UTC(), UserID: e.UserID, UserEmail: email,
+		ProjectID: e.ProjectID, OrgID: e.OrgID, Action: e.Action, Level: string(level),
+		ResourceType: e.ResourceType, ResourceID: e.ResourceID, Details: e.Details,
+		IPAddress: truncate(e.IPAddress, 45), UserAgent: truncate(e.UserAgent, 500),
+	}
+	return &river.InsertManyParams{Args: args}, nil
+}
+
+// Enabled reads one level's toggle.
+func Enabled(ctx context.Context, db bun.IDB, level Level) (bool, error) {
+	var on bool
+	err := db.NewSelect().Table("audit_config").Column("enabled").Where("level = ?", string(level)).Scan(ctx, &on)
+	if err != nil {
+		if errors.Is(store.Translate(err), store.ErrNotFound) {
+			return level == LevelSecurity, nil
+		}
+		return false, fmt.Errorf("read audit config: %w", err)
+	}
+	return on, nil
+}
+
+// Write stores the row a job describes. The insert ignores a row already written by an
+// earlier attempt of the same job.
+func Write(ctx context.Context, db bun.IDB, a jobs.AuditRecord) error {
+	row := store.AuditEvent{
+		ID: a.ID, Timestamp: a.Timestamp, UserID: a.UserID, UserEmail: a.UserEmail, ProjectID: a.ProjectID,
+		OrgID: a.OrgID, Action: a.Action, Level: a.Level, ResourceType: nilIfEmpty(a.ResourceType),
+		ResourceID: nilIfEmpty(a.ResourceID), Details: nilIfEmpty(a.Details), IPAddress: nilIfEmpty(a.IPAddress),
+		UserAgent: nilIfEmpty(a.UserAgent),
+	}
+	// A user or project removed between request and job leaves the reference empty.
+	_, err := db.NewRaw(`INSERT INTO audit_events (id, "timestamp", user_id, user_email, project_id, org_id, action, level,
+			resource_type, resource_id, details, ip_address, user_agent)
+		VALUES (?, ?, (SELECT id FROM users WHERE id = ?), ?, (SELECT id FROM projects WHERE id = ?), ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`,
+		row.ID, row.Timestamp, row.UserID, row.UserEmail, row.ProjectID, row.OrgID, row.Action, row.Level,
+		row.ResourceType, row.ResourceID, row.Details, row.IPAddress, row.UserAgent).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("write audit row %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
+}

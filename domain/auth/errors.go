@@ -1,0 +1,22 @@
+package auth
+
+import "errors"
+
+// Errors of the account and credential rules; api/ maps each to its CONTRACT status.
+var (
+	ErrInvalidCredentials     = errors.New("auth: invalid credentials")
+	ErrInvalidRefreshToken    = errors.New("auth: invalid refresh token")
+	ErrRegistrationDisabled   = errors.New("auth: registration disabled")
+	ErrDuplicateEmail         = errors.New("auth: duplicate email")
+	ErrInvalidCurrentPassword = errors.New("auth: invalid current password")
+	ErrNoPassword             = errors.New("auth: account has no password")
+	ErrLastAdmin              = errors.New("auth: last active admin")
+	ErrUserDeleted            = errors.New("auth: user deleted")
+	ErrUserNotFound           = errors.New("auth: user not found")
+	ErrTokenNotFound          = errors.New("auth: token not found")
+	// ErrUnauthenticated means the presented credential is missing, malformed, expired,
+	// revoked or belongs to an inactive user: always a 401.
+	ErrUnauthenticated = errors.New("auth: unauthenticated")
+	// ErrRateLimited carries no wait; see RateLimitError.
+	ErrRateLimited = errors.New("auth: rate limited")
+)

@@ -1,0 +1,196 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/store"
+)
+
+// Method is how a request proved who it is.
+type Method string
+
+// The three credential kinds.
+const (
+	MethodJWT    Method = "JWT"
+	MethodPAT    Method = "PAT"
+	MethodAPIKey Method = "API_KEY"
+)
+
+// System roles.
+const (
+	RoleAdmin  = "ADMIN"
+	RoleMember = "MEMBER"
+)
+
+// PAT scopes.
+const (
+	ScopeReadOnly  = "READ_ONLY"
+	ScopeReadWrite = "READ_WRITE"
+)
+
+// Principal is the authenticated caller of one request.
+type Principal struct {
+	UserID      uuid.UUID
+	Email       string
+	DisplayName string
+	SystemRole  string
+	Language    *string
+	OrgID       *uuid.UUID
+	Method      Method
+	// Scope is the personal access token's scope; READ_WRITE for other methods.
+	Scope string
+	// ProjectID and ProjectKey bind an API key to its project.
+	ProjectID  *uuid.UUID
+	ProjectKey string
+}
+
+// IsAdmin reports the system role ADMIN.
+func (p *Principal) IsAdmin() bool { return p.SystemRole == RoleAdmin }
+
+// Authorities are the granted authorities, ROLE_<systemRole>.
+func (p *Principal) Authorities() []string { return []string{"ROLE_" + p.SystemRole} }
+
+// Authenticator resolves a bearer credential to a Principal, re-checking the user's
+// active flag on every call.
+type Authenticator struct {
+	db     bun.IDB
+	tokens *Tokens
+	now    func() time.Time
+}
+
+// NewAuthenticator builds an Authenticator.
+func NewAuthenticator(db bun.IDB, tokens *Tokens) *Authenticator {
+	return &Authenticator{db: db, tokens: tokens, now: time.Now}
+}
+
+// touchEvery limits lastUsedAt writes to one per credential per minute.
+const touchEvery = time.Minute
+
+// Authenticate resolves a bearer token; any failure is ErrUnauthenticated.
+func (a *Authenticator) Authenticate(ctx context.Context, bearer string) (*Principal, error) {
+	switch {
+	case strings.HasPrefix(bearer, PATPrefix):
+		return a.personalAccessToken(ctx, bearer)
+	case strings.HasPrefix(bearer, APIKeyPrefix):
+		return a.apiKey(ctx, bearer)
+	default:
+		return a.accessToken(ctx, bearer, 0)
+	}
+}
+
+// AccessToken verifies an access JWT with an expiry grace (the STOMP CONNECT rule).
+func (a *Authenticator) AccessToken(ctx context.Context, token string, grace time.Duration) (*Principal, error) {
+	return a.accessToken(ctx, token, grace)
+}
+
+func (a *Authenticator) accessToken(ctx context.Context, token string, grace time.Duration) (*Principal, error) {
+	claims, uid, err := a.tokens.Parse(token, TypeAccess, grace)
+	if err != nil {
+		return nil, err
+	}
+	var u store.User
+	err = a.db.NewSelect().Model(&u).
+		Column("id", "email", "display_name", "system_role", "language", "org_id", "active", "deleted_at", "tokens_not_before").
+		Where("id = ?", uid).Scan(ctx)
+	if err != nil {
+		return nil, unauthenticatedOr(err)
+	}
+	if !u.Active || u.DeletedAt != nil || claims.IssuedAt.Time.Before(u.TokensNotBefore) {
+		return nil, fmt.Errorf("%w: user inactive or token revoked", ErrUnauthenticated)
+	}
+	p := principalOf(&u, MethodJWT)
+	if claims.OrgID != nil {
+		p.OrgID = claims.OrgID
+	}
+	return p, nil
+}
+
+
+func (a *Authenticator) personalAccessToken(ctx context.Context, token string) (*Principal, error) {
+	var row struct {
+		bun.BaseModel `bun:"table:personal_access_tokens,alias:t"`
+		ID            uuid.UUID  `bun:"id"`
+		Scope         string     `bun:"scope"`
+		LastUsedAt    *time.Time `bun:"last_used_at"`
+		ExpiresAt     *time.Time `bun:"expires_at"`
+		RevokedAt     *time.Time `bun:"revoked_at"`
+		store.User    `bun:"u,embed:u__"`
+	}
+	err := a.db.NewSelect().Model(&row).
+		ColumnExpr("t.id, t.scope, t.last_used_at, t.expires_at, t.revoked_at").
+		ColumnExpr("u.id AS u__id, u.email AS u__email, u.display_name AS u__display_name, u.system_role AS u__system_role, u.language AS u__language, u.org_id AS u__org_id, u.active AS u__active, u.deleted_at AS u__deleted_at").
+		Join("JOIN users AS u ON u.id = t.user_id").
+		Where("t.token_hash = ?", HashToken(token)).Scan(ctx)
+	if err != nil {
+		return nil, unauthenticatedOr(err)
+	}
+	now := a.now()
+	if row.RevokedAt != nil || (row.ExpiresAt != nil && !row.ExpiresAt.After(now)) || !row.User.Active || row.User.DeletedAt != nil {
+		return nil, fmt.Errorf("%w: token revoked, expired or user inactive", ErrUnauthenticated)
+	}
+	if row.LastUsedAt == nil || now.Sub(*row.LastUsedAt) > touchEvery {
+		if _, err := a.db.NewUpdate().Table("personal_access_tokens").Set("last_used_at = ?", now).Where("id = ?", row.ID).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("touch token: %w", store.Translate(err))
+		}
+	}
+	p := principalOf(&row.User, MethodPAT)
+	p.Scope = row.Scope
+	return p, nil
+}
+
+func (a *Authenticator) apiKey(ctx context.Context, token string) (*Principal, error) {
+	var row struct {
+		bun.BaseModel `bun:"table:project_api_keys,alias:k"`
+		ID            uuid.UUID  `bun:"id"`
+		ProjectID     *uuid.UUID `bun:"project_id"`
+		ProjectKey    *string    `bun:"project_key"`
+		LastUsedAt    *time.Time `bun:"last_used_at"`
+		ExpiresAt     *time.Time `bun:"expires_at"`
+		store.User    `bun:"u,embed:u__"`
+	}
+	err := a.db.NewSelect().Model(&row).
+		ColumnExpr("k.id, k.project_id, p.key AS project_key, k.last_used_at, k.expires_at").
+		ColumnExpr("u.id AS u__id, u.email AS u__email, u.display_name AS u__display_name, u.system_role AS u__system_role, u.language AS u__language, u.org_id AS u__org_id, u.active AS u__active, u.deleted_at AS u__deleted_at").
+		Join("JOIN users AS u ON u.id = k.created_by").
+		Join("LEFT JOIN projects AS p ON p.id = k.project_id").
+		Where("k.key_hash = ?", HashToken(token)).Scan(ctx)
+	if err != nil {
+		return nil, unauthenticatedOr(err)
+	}
+	now := a.now()
+	if (row.ExpiresAt != nil && !row.ExpiresAt.After(now)) || !row.User.Active || row.User.DeletedAt != nil {
+		return nil, fmt.Errorf("%w: key expired or creator inactive", ErrUnauthenticated)
+	}
+	if row.LastUsedAt == nil || now.Sub(*row.LastUsedAt) > touchEvery {
+		if _, err := a.db.NewUpdate().Table("project_api_keys").Set("last_used_at = ?", now).Where("id = ?", row.ID).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("touch api key: %w", store.Translate(err))
+		}
+	}
+	p := principalOf(&row.User, MethodAPIKey)
+	p.ProjectID = row.ProjectID
+	if row.ProjectKey != nil {
+		p.ProjectKey = *row.ProjectKey
+	}
+	return p, nil
+}
+
+func principalOf(u *store.User, m Method) *Principal {
+	return &Principal{
+		UserID: u.ID, Email: u.Email, DisplayName: u.DisplayName, SystemRole: u.SystemRole,
+		Language: u.Language, OrgID: u.OrgID, Method: m, Scope: ScopeReadWrite,
+	}
+}
+
+func unauthenticatedOr(err error) error {
+	err = store.Translate(err)
+	if err == store.ErrNotFound {
+		return fmt.Errorf("%w: unknown credential", ErrUnauthenticated)
+	}
+	return err
+}

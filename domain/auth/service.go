@@ -1,0 +1,230 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Meta is what the edge knows about a request, for audit rows.
+type Meta struct {
+	IP        string
+	UserAgent string
+}
+
+// TokenPair is an access and a refresh token.
+type TokenPair struct {
+	AccessToken  string
+	RefreshToken string
+	ExpiresIn    time.Duration
+}
+
+// Options are the account rules that come from configuration.
+type Options struct {
+	RegistrationEnabled bool
+	Password            PasswordParams
+}
+
+// Service implements registration, login, token rotation and the own-account and admin
+// user operations.
+type Service struct {
+	db     *bun.DB
+	tokens *Tokens
+	audit  *audit.Recorder
+	opts   Options
+	now    func() time.Time
+	// dummyHash keeps unknown-user logins as slow as wrong-password ones.
+	dummyHash string
+}
+
+// NewService wires the account rules.
+func NewService(db *bun.DB, tokens *Tokens, rec *audit.Recorder, opts Options) (*Service, error) {
+	dummy, err := HashPassword(opts.Password, "taskweave-timing-equaliser")
+	if err != nil {
+		return nil, err
+	}
+	return &Service{db: db, tokens: tokens, audit: rec, opts: opts, now: time.Now, dummyHash: dummy}, nil
+}
+
+// Tokens exposes the signer (switch-org and STOMP need it).
+func (s *Service) Tokens() *Tokens { return s.tokens }
+
+// Registration is a validated register request.
+type Registration struct {
+	Email       string
+	DisplayName string
+	Password    string
+}
+
+// Serializes registrations so exactly one first user becomes ADMIN.
+const firstUserLock = "taskweave.first-user"
+
+// Register creates an account (the very first one is ADMIN) and signs it in.
+func (s *Service) Register(ctx context.Context, r Registration, meta Meta) (*store.User, TokenPair, error) {
+	if !s.opts.RegistrationEnabled {
+		return nil, TokenPair{}, ErrRegistrationDisabled
+	}
+	hash, err := HashPassword(s.opts.Password, r.Password)
+	if err != nil {
+		return nil, TokenPair{}, err
+	}
+	u := &store.User{Email: strings.ToLower(strings.TrimSpace(r.Email)), DisplayName: strings.TrimSpace(r.DisplayName), PasswordHash: &hash, Active: true}
+	var pair TokenPair
+	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", firstUserLock); err != nil {
+			return err
+		}
+		any, err := tx.NewSelect().Table("users").Exists(ctx)
+		if err != nil {
+			return err
+		}
+		u.SystemRole = RoleMember
+		if !any {
+			u.SystemRole = RoleAdmin
+		}
+		if _, err := tx.NewInsert().Model(u).Returning("*").Exec(ctx); err != nil {
+			if store.IsUnique(err, "users_email_key") {
+				return ErrDuplicateEmail
+			}
+			return err
+		}
+		if pair, err = s.issuePair(ctx, tx, u.ID); err != nil {
+			return err
+		}
+		return s.audit.Record(ctx, tx, audit.Entry{Action: audit.UserRegistered, UserID: &u.ID, UserEmail: u.Email,
+			ResourceType: "USER", ResourceID: u.ID.String(), IPAddress: meta.IP, UserAgent: meta.UserAgent})
+	})
+	if err != nil {
+		return nil, TokenPair{}, wrap("register", err)
+	}
+	return u, pair, nil
+}
+
+// Login checks a password. Every refusal is ErrInvalidCredentials and is audited as
+// LOGIN_FAILED in a transaction of its own.
+func (s *Service) Login(ctx context.Context, email, password string, meta Meta) (*store.User, TokenPair, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	var u store.User
+	err := s.db.NewSelect().Model(&u).Where("email = ?", email).Scan(ctx)
+	if err = store.Translate(err); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, TokenPair{}, wrap("login", err)
+	}
+	found := err == nil
+	hash := s.dummyHash
+	if found && u.PasswordHash != nil {
+		hash = *u.PasswordHash
+	}
+	ok, verr := VerifyPassword(hash, password)
+	if !found || verr != nil || !ok || u.PasswordHash == nil || !u.Active || u.DeletedAt != nil {
+		e := audit.Entry{Action: audit.LoginFailed, UserEmail: email, ResourceType: "USER", IPAddress: meta.IP, UserAgent: meta.UserAgent}
+		if found {
+			e.UserID, e.ResourceID = &u.ID, u.ID.String()
+		}
+		if err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error { return s.audit.Record(ctx, tx, e) }); err != nil {
+			return nil, TokenPair{}, wrap("login", err)
+		}
+		return nil, TokenPair{}, ErrInvalidCredentials
+	}
+	var pair TokenPair
+	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		if pair, err = s.issuePair(ctx, tx, u.ID); err != nil {
+			return err
+		}
+		return s.audit.Record(ctx, tx, audit.Entry{Action: audit.LoginSuccess, UserID: &u.ID, UserEmail: u.Email,
+			ResourceType: "USER", ResourceID: u.ID.String(), IPAddress: meta.IP, UserAgent: meta.UserAgent})
+	})
+	if err != nil {
+		return nil, TokenPair{}, wrap("login", err)
+	}
+	return &u, pair, nil
+}
+
+// Refresh consumes a refresh token and issues a new pair. The consumed token is revoked
+// in the same statement that checks it, so two concurrent uses cannot both succeed.
+func (s *Service) Refresh(ctx context.Context, token string) (TokenPair, error) {
+	_, uid, err := s.tokens.Parse(token, TypeRefresh, 0)
+	if err != nil {
+		return TokenPair{}, ErrInvalidRefreshToken
+	}
+	var pair TokenPair
+	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewUpdate().Table("refresh_tokens").Set("revoked = true").
+			Where("token_hash = ? AND user_id = ? AND NOT revoked AND expires_at > ?", HashToken(token), uid, s.now()).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return ErrInvalidRefreshToken
+		}
+		var u store.User
+		if err := tx.NewSelect().Model(&u).Column("active", "deleted_at").Where("id = ?", uid).Scan(ctx); err != nil {
+			return store.Translate(err)
+		}
+		if !u.Active || u.DeletedAt != nil {
+			return ErrInvalidRefreshToken
+		}
+		pair, err = s.issuePair(ctx, tx, uid)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return TokenPair{}, ErrInvalidRefreshToken
+	}
+	return pair, wrap("refresh", err)
+}
+
+// Logout revokes every refresh token of the caller.
+func (s *Service) Logout(ctx context.Context, p *Principal, meta Meta) error {
+	return wrap("logout", store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := revokeRefreshTokens(ctx, tx, p.UserID); err != nil {
+			return err
+		}
+		return s.audit.Record(ctx, tx, audit.Entry{Action: audit.Logout, UserID: &p.UserID, UserEmail: p.Email,
+			ResourceType: "USER", ResourceID: p.UserID.String(), IPAddress: meta.IP, UserAgent: meta.UserAgent})
+	}))
+}
+
+// SwitchOrg issues an access token scoped to an organization the caller belongs to.
+// member reports the membership; organizations own that rule.
+func (s *Service) SwitchOrg(p *Principal, orgID uuid.UUID) (string, error) {
+	tok, _, err := s.tokens.Issue(p.UserID, TypeAccess, &orgID)
+	return tok, err
+}
+
+func (s *Service) issuePair(ctx context.Context, tx bun.Tx, uid uuid.UUID) (TokenPair, error) {
+	access, _, err := s.tokens.Issue(uid, TypeAccess, nil)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	refresh, exp, err := s.tokens.Issue(uid, TypeRefresh, nil)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	rt := store.RefreshToken{TokenHash: HashToken(refresh), UserID: uid, ExpiresAt: exp}
+	if _, err := tx.NewInsert().Model(&rt).Exec(ctx); err != nil {
+		return TokenPair{}, fmt.Errorf("store refresh token: %w", err)
+	}
+	return TokenPair{AccessToken: access, RefreshToken: refresh, ExpiresIn: s.tokens.AccessTTL()}, nil
+}
+
+func revokeRefreshTokens(ctx context.Context, tx bun.IDB, uid uuid.UUID) error {
+	_, err := tx.NewUpdate().Table("refresh_tokens").Set("revoked = true").Where("user_id = ? AND NOT revoked", uid).Exec(ctx)
+	return err
+}
+
+// wrap adds context to unexpected errors and translates store errors, leaving the
+// package's sentinels recognisable with errors.Is.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", op, store.Translate(err))
+}

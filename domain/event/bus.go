@@ -1,0 +1,68 @@
+// Package event is the one place where domain changes become River jobs. Domain code
+// hands events (or ready-made job arguments) to the Bus inside its transaction; the Bus
+// inserts the jobs on that same transaction, so they commit or roll back with the rows.
+package event
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/riverqueue/river"
+	"github.com/uptrace/bun"
+)
+
+// Event is a domain event; Name is stable and used to route it to consumers.
+type Event interface {
+	EventName() string
+}
+
+// Consumer turns one event into the jobs it needs (audit row, webhook deliveries,
+// automation runs, board push ...). It may read through tx but must not write rows
+// itself: the work happens in the job.
+type Consumer func(ctx context.Context, tx bun.Tx, ev Event) ([]river.InsertManyParams, error)
+
+// Bus holds the insert-only River client (riverdatabasesql, sharing bun's *sql.Tx) and
+// the consumers registered per event name.
+type Bus struct {
+	river     *river.Client[*sql.Tx]
+	consumers map[string][]Consumer
+}
+
+// NewBus builds an insert-only River client over db. It runs no jobs.
+func NewBus(client *river.Client[*sql.Tx]) *Bus {
+	return &Bus{river: client, consumers: map[string][]Consumer{}}
+}
+
+// Register adds a consumer for the named events. Call it while wiring, before serving.
+func (b *Bus) Register(c Consumer, names ...string) {
+	for _, n := range names {
+		b.consumers[n] = append(b.consumers[n], c)
+	}
+}
+
+// Emit fans the events out to their consumers and inserts every resulting job on tx.
+func (b *Bus) Emit(ctx context.Context, tx bun.Tx, events ...Event) error {
+	var params []river.InsertManyParams
+	for _, ev := range events {
+		for _, c := range b.consumers[ev.EventName()] {
+			p, err := c(ctx, tx, ev)
+			if err != nil {
+				return fmt.Errorf("event %s: %w", ev.EventName(), err)
+			}
+			params = append(params, p...)
+		}
+	}
+	return b.Enqueue(ctx, tx, params...)
+}
+
+// Enqueue inserts jobs on tx; they become visible to workers only when tx commits.
+func (b *Bus) Enqueue(ctx context.Context, tx bun.Tx, params ...river.InsertManyParams) error {
+	if len(params) == 0 {
+		return nil
+	}
+	if _, err := b.river.InsertManyTx(ctx, tx.Tx, params); err != nil {
+		return fmt.Errorf("insert jobs: %w", err)
+	}
+	return nil
+}

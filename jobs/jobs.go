@@ -1,0 +1,48 @@
+// Package jobs holds the River job arguments: the contract between the API, which
+// inserts jobs inside its transactions, and the workers, which run them. It imports
+// nothing of Taskweave's so both sides can depend on it.
+package jobs
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+)
+
+// Queue names. Each gets its own MaxWorkers in the worker process so a flood of one
+// kind of work cannot starve another.
+const (
+	QueueDefault = river.QueueDefault
+	QueueAudit   = "audit"
+)
+
+// Queues lists every queue a worker process serves.
+var Queues = []string{QueueDefault, QueueAudit}
+
+// AuditRecord writes one audit row. The id is chosen when the job is inserted, so a
+// retried job never writes the row twice.
+type AuditRecord struct {
+	ID           uuid.UUID  `json:"id"`
+	Timestamp    time.Time  `json:"timestamp"`
+	UserID       *uuid.UUID `json:"userId,omitempty"`
+	UserEmail    string     `json:"userEmail"`
+	ProjectID    *uuid.UUID `json:"projectId,omitempty"`
+	OrgID        *uuid.UUID `json:"orgId,omitempty"`
+	IssueID      *uuid.UUID `json:"issueId,omitempty"`
+	Action       string     `json:"action"`
+	Level        string     `json:"level"`
+	ResourceType string     `json:"resourceType,omitempty"`
+	ResourceID   string     `json:"resourceId,omitempty"`
+	Details      string     `json:"details,omitempty"`
+	IPAddress    string     `json:"ipAddress,omitempty"`
+	UserAgent    string     `json:"userAgent,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (AuditRecord) Kind() string { return "audit.record" }
+
+// InsertOpts puts audit writes on their own queue.
+func (AuditRecord) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueAudit, MaxAttempts: 10}
+}

@@ -1,0 +1,53 @@
+// Package store owns the connection to Postgres: one pgx pool, bun on top of it, the
+// transaction helper and the translation of Postgres errors.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// DB bundles the single pgx pool with the bun and database/sql views of it, so River's
+// pgx driver and bun share connections and limits.
+type DB struct {
+	Pool *pgxpool.Pool
+	SQL  *sql.DB
+	Bun  *bun.DB
+}
+
+// Open connects to url. maxConns of 0 keeps pgx's default.
+func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open pool: %w", err)
+	}
+	sqldb := stdlib.OpenDBFromPool(pool)
+	return &DB{Pool: pool, SQL: sqldb, Bun: bun.NewDB(sqldb, pgdialect.New())}, nil
+}
+
+// Close releases every connection.
+func (db *DB) Close() {
+	_ = db.Bun.Close()
+	db.Pool.Close()
+}
+
+// InTx runs fn in one transaction: rows and the River jobs they cause commit or roll
+// back together. fn's error rolls everything back and is returned unchanged.
+func InTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return fn(ctx, tx)
+	})
+}

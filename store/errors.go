@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// ErrNotFound is returned when a single row was asked for and none exists.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrUnavailable wraps failures to reach the database at all; the API answers 503.
+var ErrUnavailable = errors.New("store: database unavailable")
+
+// ConstraintError is a unique, foreign-key or check violation, named by its constraint
+// so the domain can turn it into its own error.
+type ConstraintError struct {
+	Kind       string // "unique", "foreign_key", "check"
+	Constraint string
+	Err        error
+}
+
+func (e *ConstraintError) Error() string { return "store: " + e.Kind + " violation on " + e.Constraint }
+func (e *ConstraintError) Unwrap() error { return e.Err }
+
+// Translate maps driver errors to the store's: no rows → ErrNotFound, 23xxx → a
+// ConstraintError, connection failures → ErrUnavailable. Others pass through.
+func Translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505":
+			return &ConstraintError{Kind: "unique", Constraint: pgErr.ConstraintName, Err: err}
+		case "23503":
+			return &ConstraintError{Kind: "foreign_key", Constraint: pgErr.ConstraintName, Err: err}
+		case "23514":
+			return &ConstraintError{Kind: "check", Constraint: pgErr.ConstraintName, Err: err}
+		case "57P01", "57P02", "57P03", "53300":
+			return errors.Join(ErrUnavailable, err)
+		}
+		return err
+	}
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	if errors.As(err, &connErr) || errors.As(err, &netErr) {
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			return errors.Join(ErrUnavailable, err)
+		}
+	}
+	return err
+}
+
+// IsUnique reports whether err is a unique violation of the named constraint
+// (any unique constraint when name is empty).
+func IsUnique(err error, name string) bool {
+	var ce *ConstraintError
+	if !errors.As(Translate(err), &ce) {
+		return false
+	}
+	return ce.Kind == "unique" && (name == "" || ce.Constraint == name)
+}

@@ -1,0 +1,123 @@
+// Package workers holds the River workers and periodic jobs of the worker process, and
+// builds the working River client that runs them.
+package workers
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/taskweave/taskweave/jobs"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Config is the worker process's part of the configuration.
+type Config struct {
+	// Concurrency is River's MaxWorkers per queue.
+	Concurrency int
+	// JobTimeout bounds one run; RescueStuckJobsAfter is derived from it so a job of a
+	// killed worker is picked up again within minutes, not River's default hour.
+	JobTimeout      time.Duration
+	RateLimitWindow time.Duration
+}
+
+// Deps are what the workers call.
+type Deps struct {
+	Log      *slog.Logger
+	DB       *store.DB
+	Registry *prometheus.Registry
+}
+
+// NewClient builds the working River client (riverpgxv5) with every worker registered.
+func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 50
+	}
+	if cfg.JobTimeout <= 0 {
+		cfg.JobTimeout = time.Minute
+	}
+	ws := river.NewWorkers()
+	river.AddWorker(ws, &AuditWorker{DB: d.DB.Bun})
+	river.AddWorker(ws, &RateLimitCleanupWorker{DB: d.DB.Bun})
+
+	queues := map[string]river.QueueConfig{}
+	for _, q := range jobs.Queues {
+		queues[q] = river.QueueConfig{MaxWorkers: cfg.Concurrency}
+	}
+	window := cfg.RateLimitWindow
+	if window <= 0 {
+		window = time.Minute
+	}
+	return river.NewClient(riverpgxv5.New(d.DB.Pool), &river.Config{
+		Logger:               d.Log,
+		Queues:               queues,
+		Workers:              ws,
+		JobTimeout:           cfg.JobTimeout,
+		RescueStuckJobsAfter: cfg.JobTimeout + time.Minute,
+		FetchCooldown:        20 * time.Millisecond,
+		PeriodicJobs: []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute), func() (river.JobArgs, *river.InsertOpts) {
+				return RateLimitCleanupArgs{Window: window}, nil
+			}, &river.PeriodicJobOpts{ID: "rate_limit_cleanup"}),
+		},
+	})
+}
+
+// JobMetrics records run duration and failures per kind from the client's events.
+type JobMetrics struct {
+	duration *prometheus.HistogramVec
+	failures *prometheus.CounterVec
+	wait     *prometheus.HistogramVec
+}
+
+// NewJobMetrics registers the job metrics on reg.
+func NewJobMetrics(reg *prometheus.Registry) *JobMetrics {
+	m := &JobMetrics{
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "taskweave_river_job_run_duration_seconds", Help: "Time jobs spent running, by queue, kind and outcome.",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"queue", "kind", "outcome"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "taskweave_river_job_failures_total", Help: "Failed job attempts by queue, kind and final state.",
+		}, []string{"queue", "kind", "state"}),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "taskweave_river_job_queue_wait_seconds", Help: "Time jobs waited between becoming available and starting.",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"queue", "kind"}),
+	}
+	reg.MustRegister(m.duration, m.failures, m.wait)
+	return m
+}
+
+// Run consumes client events until ctx ends.
+func (m *JobMetrics) Run(ctx context.Context, client *river.Client[pgx.Tx]) {
+	events, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
+	defer cancel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			if ev.Job == nil {
+				continue
+			}
+			outcome := "completed"
+			if ev.Kind != river.EventKindJobCompleted {
+				outcome = "failed"
+				m.failures.WithLabelValues(ev.Job.Queue, ev.Job.Kind, string(ev.Job.State)).Inc()
+			}
+			if ev.JobStats != nil {
+				m.duration.WithLabelValues(ev.Job.Queue, ev.Job.Kind, outcome).Observe(ev.JobStats.RunDuration.Seconds())
+				m.wait.WithLabelValues(ev.Job.Queue, ev.Job.Kind).Observe(ev.JobStats.QueueWaitDuration.Seconds())
+			}
+		}
+	}
+}
