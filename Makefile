@@ -1,0 +1,45 @@
+# Taskweave's developer entry points. `make run` and `make test` are all a new machine
+# needs besides Go: scripts/pg.sh finds or starts a Postgres (see README.md).
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO ?= go
+BIN := bin/taskweave
+
+.PHONY: help build run migrate test bench fmt vet pg-stop
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/taskweave
+	$(GO) build -o $(BIN) ./cmd/taskweave
+
+run: build ## migrate and run API + workers on :8080 (TW_HTTP_ADDR), Postgres from scripts/pg.sh
+	@scripts/run.sh all
+
+migrate: build ## apply the migrations to TW_DATABASE_URL (or the scripts/pg.sh database)
+	@scripts/run.sh migrate
+
+test: ## run every test against a real Postgres (TW_TEST_DATABASE_URL or scripts/pg.sh)
+	@url=$$(scripts/pg.sh test | tail -n 1); export TW_TEST_DATABASE_URL=$$url; \
+	echo "go test ./... (TW_TEST_DATABASE_URL=$$TW_TEST_DATABASE_URL)"; \
+	$(GO) test -count=1 -timeout 15m ./... 2>&1 | { grep -v 'no test files' || true; }
+
+bench: ## Go benchmarks of domain/ and api/, then the ./bench load generator when present
+	@url=$$(scripts/pg.sh test | tail -n 1); export TW_TEST_DATABASE_URL=$$url; \
+	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./domain/... ./api/... 2>&1 | { grep -v 'no test files' || true; }; \
+	if [ "$$($(GO) list -f '{{.Name}}' ./bench 2>/dev/null)" = main ]; then \
+		$(GO) run ./bench; \
+	else \
+		echo "bench: no main package in ./bench yet, skipped"; \
+	fi
+
+fmt: ## gofmt every Go file
+	$(GO) fmt ./...
+
+vet: ## go vet
+	$(GO) vet ./...
+
+pg-stop: ## stop the private Postgres under .data/pg (if scripts/pg.sh started one)
+	@scripts/pg.sh stop
