@@ -155,9 +155,13 @@ func (h *Harness) Register(name string) User {
 }
 
 // MakeAdmin gives u the system role ADMIN directly in the database.
-func (h *Harness) MakeAdmin(u User) {
+func (h *Harness) MakeAdmin(u User) { h.SetSystemRole(u, "ADMIN") }
+
+// SetSystemRole sets u's system role directly in the database (on a shared database the
+// first registration of the package is ADMIN, whichever test made it).
+func (h *Harness) SetSystemRole(u User, role string) {
 	h.T.Helper()
-	_, err := h.DB.Pool.Exec(context.Background(), "UPDATE users SET system_role = 'ADMIN' WHERE id = $1", u.ID)
+	_, err := h.DB.Pool.Exec(context.Background(), "UPDATE users SET system_role = $2 WHERE id = $1", u.ID, role)
 	require.NoError(h.T, err)
 }
 

@@ -112,32 +112,43 @@ func (a *Authenticator) accessToken(ctx context.Context, token string, grace tim
 }
 
 
-func (a *Authenticator) personalAccessToken(ctx context.Context, token string) (*Principal, error) {
-	var row struct {
-		bun.BaseModel `bun:"table:personal_access_tokens,alias:t"`
-		ID            uuid.UUID  `bun:"id"`
-		Scope         string     `bun:"scope"`
-		LastUsedAt    *time.Time `bun:"last_used_at"`
-		ExpiresAt     *time.Time `bun:"expires_at"`
-		RevokedAt     *time.Time `bun:"revoked_at"`
-		store.User    `bun:"u,embed:u__"`
-	}
-	err := a.db.NewSelect().Model(&row).
-		ColumnExpr("t.id, t.scope, t.last_used_at, t.expires_at, t.revoked_at").
-		ColumnExpr("u.id AS u__id, u.email AS u__email, u.display_name AS u__display_name, u.system_role AS u__system_role, u.language AS u__language, u.org_id AS u__org_id, u.active AS u__active, u.deleted_at AS u__deleted_at").
-		Join("JOIN users AS u ON u.id = t.user_id").
-		Where("t.token_hash = ?", HashToken(token)).Scan(ctx)
+// credentialRow is a token or key row joined with its user.
+type credentialRow struct {
+	ID         uuid.UUID
+	Scope      string
+	ProjectID  *uuid.UUID
+	ProjectKey *string
+	LastUsedAt *time.Time
+	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+	User       store.User
+}
+
+const credentialUserColumns = `u.id, u.email, u.display_name, u.system_role, u.language, u.org_id, u.active, u.deleted_at`
+
+func (a *Authenticator) loadCredential(ctx context.Context, query string, hash string) (*credentialRow, error) {
+	var r credentialRow
+	u := &r.User
+	err := a.db.QueryRowContext(ctx, query, hash).Scan(&r.ID, &r.Scope, &r.ProjectID, &r.ProjectKey, &r.LastUsedAt, &r.ExpiresAt, &r.RevokedAt,
+		&u.ID, &u.Email, &u.DisplayName, &u.SystemRole, &u.Language, &u.OrgID, &u.Active, &u.DeletedAt)
 	if err != nil {
 		return nil, unauthenticatedOr(err)
+	}
+	return &r, nil
+}
+
+func (a *Authenticator) personalAccessToken(ctx context.Context, token string) (*Principal, error) {
+	row, err := a.loadCredential(ctx, `SELECT t.id, t.scope, NULL::uuid, NULL::text, t.last_used_at, t.expires_at, t.revoked_at, `+credentialUserColumns+`
+		FROM personal_access_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?`, HashToken(token))
+	if err != nil {
+		return nil, err
 	}
 	now := a.now()
 	if row.RevokedAt != nil || (row.ExpiresAt != nil && !row.ExpiresAt.After(now)) || !row.User.Active || row.User.DeletedAt != nil {
 		return nil, fmt.Errorf("%w: token revoked, expired or user inactive", ErrUnauthenticated)
 	}
-	if row.LastUsedAt == nil || now.Sub(*row.LastUsedAt) > touchEvery {
-		if _, err := a.db.NewUpdate().Table("personal_access_tokens").Set("last_used_at = ?", now).Where("id = ?", row.ID).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("touch token: %w", store.Translate(err))
-		}
+	if err := a.touch(ctx, "personal_access_tokens", row, now); err != nil {
+		return nil, err
 	}
 	p := principalOf(&row.User, MethodPAT)
 	p.Scope = row.Scope
@@ -145,32 +156,18 @@ func (a *Authenticator) personalAccessToken(ctx context.Context, token string) (
 }
 
 func (a *Authenticator) apiKey(ctx context.Context, token string) (*Principal, error) {
-	var row struct {
-		bun.BaseModel `bun:"table:project_api_keys,alias:k"`
-		ID            uuid.UUID  `bun:"id"`
-		ProjectID     *uuid.UUID `bun:"project_id"`
-		ProjectKey    *string    `bun:"project_key"`
-		LastUsedAt    *time.Time `bun:"last_used_at"`
-		ExpiresAt     *time.Time `bun:"expires_at"`
-		store.User    `bun:"u,embed:u__"`
-	}
-	err := a.db.NewSelect().Model(&row).
-		ColumnExpr("k.id, k.project_id, p.key AS project_key, k.last_used_at, k.expires_at").
-		ColumnExpr("u.id AS u__id, u.email AS u__email, u.display_name AS u__display_name, u.system_role AS u__system_role, u.language AS u__language, u.org_id AS u__org_id, u.active AS u__active, u.deleted_at AS u__deleted_at").
-		Join("JOIN users AS u ON u.id = k.created_by").
-		Join("LEFT JOIN projects AS p ON p.id = k.project_id").
-		Where("k.key_hash = ?", HashToken(token)).Scan(ctx)
+	row, err := a.loadCredential(ctx, `SELECT k.id, 'READ_WRITE', k.project_id, p.key, k.last_used_at, k.expires_at, NULL::timestamptz, `+credentialUserColumns+`
+		FROM project_api_keys k JOIN users u ON u.id = k.created_by LEFT JOIN projects p ON p.id = k.project_id
+		WHERE k.key_hash = ?`, HashToken(token))
 	if err != nil {
-		return nil, unauthenticatedOr(err)
+		return nil, err
 	}
 	now := a.now()
 	if (row.ExpiresAt != nil && !row.ExpiresAt.After(now)) || !row.User.Active || row.User.DeletedAt != nil {
 		return nil, fmt.Errorf("%w: key expired or creator inactive", ErrUnauthenticated)
 	}
-	if row.LastUsedAt == nil || now.Sub(*row.LastUsedAt) > touchEvery {
-		if _, err := a.db.NewUpdate().Table("project_api_keys").Set("last_used_at = ?", now).Where("id = ?", row.ID).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("touch api key: %w", store.Translate(err))
-		}
+	if err := a.touch(ctx, "project_api_keys", row, now); err != nil {
+		return nil, err
 	}
 	p := principalOf(&row.User, MethodAPIKey)
 	p.ProjectID = row.ProjectID
@@ -178,6 +175,17 @@ func (a *Authenticator) apiKey(ctx context.Context, token string) (*Principal, e
 		p.ProjectKey = *row.ProjectKey
 	}
 	return p, nil
+}
+
+// touch records lastUsedAt at most once a minute per credential.
+func (a *Authenticator) touch(ctx context.Context, table string, row *credentialRow, now time.Time) error {
+	if row.LastUsedAt != nil && now.Sub(*row.LastUsedAt) <= touchEvery {
+		return nil
+	}
+	if _, err := a.db.NewUpdate().Table(table).Set("last_used_at = ?", now).Where("id = ?", row.ID).Exec(ctx); err != nil {
+		return fmt.Errorf("touch %s: %w", table, store.Translate(err))
+	}
+	return nil
 }
 
 func principalOf(u *store.User, m Method) *Principal {
