@@ -21,6 +21,13 @@ func (s *Server) docsRoutes(app *fiber.App) {
 	})
 	ui := adaptor.HTTPHandler(v5emb.New("Taskweave API", "/openapi.yaml", "/swagger-ui/"))
 	app.Get("/swagger-ui.html", func(c *fiber.Ctx) error { return c.Redirect("/swagger-ui/", fiber.StatusFound) })
-	app.Get("/swagger-ui", func(c *fiber.Ctx) error { return c.Redirect("/swagger-ui/", fiber.StatusFound) })
+	// Routing ignores a trailing slash, so this route also sees "/swagger-ui/": that one
+	// is the UI itself.
+	app.Get("/swagger-ui", func(c *fiber.Ctx) error {
+		if c.Path() == "/swagger-ui/" {
+			return c.Next()
+		}
+		return c.Redirect("/swagger-ui/", fiber.StatusFound)
+	})
 	app.Get("/swagger-ui/*", ui)
 }

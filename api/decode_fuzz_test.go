@@ -1,0 +1,69 @@
+package api
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// checkDecodeResult asserts the one promise of every auth body parser: either a value
+// that satisfies the rules, or a 400 error with a known code.
+func checkDecodeResult(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var ae *Error
+	if !errors.As(err, &ae) {
+		t.Fatalf("non-API error %T: %v", err, err)
+	}
+	if ae.Status != 400 || (ae.Code != "BAD_REQUEST" && ae.Code != "VALIDATION_ERROR") {
+		t.Fatalf("unexpected error %d %s", ae.Status, ae.Code)
+	}
+	if ae.Code == "VALIDATION_ERROR" && len(ae.Fields) == 0 {
+		t.Fatal("validation error without fields")
+	}
+}
+
+func FuzzAuthBodies(f *testing.F) {
+	for _, seed := range []string{
+		`{"email":"a@example.com","displayName":"A","password":"password1"}`,
+		`{"email":"a@example.com","displayName":" ","password":"        "}`,
+		`{"email":1}`, `{`, `[]`, `null`, ``, `{"refreshToken":"x"}`, `{"currentPassword":"a","newPassword":"b"}`,
+		`{"name":"ci","scope":"READ_ONLY","expiresAt":"2030-01-01T00:00:00Z"}`, `{"displayName":"\u0000"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		reg, err := parseRegister(body)
+		checkDecodeResult(t, err)
+		if err == nil {
+			if !strings.Contains(reg.Email, "@") || strings.TrimSpace(reg.DisplayName) == "" {
+				t.Fatalf("accepted bad registration %+v", reg)
+			}
+			n := utf8.RuneCountInString(reg.Password)
+			if n < 8 || n > 128 || strings.TrimFunc(reg.Password, unicode.IsSpace) == "" {
+				t.Fatalf("accepted bad password %q", reg.Password)
+			}
+		}
+		_, _, err = parseLogin(body)
+		checkDecodeResult(t, err)
+		_, err = parseRefresh(body)
+		checkDecodeResult(t, err)
+		_, next, err := parsePasswordChange(body)
+		checkDecodeResult(t, err)
+		if err == nil && (utf8.RuneCountInString(next) < 8 || strings.TrimFunc(next, unicode.IsSpace) == "") {
+			t.Fatalf("accepted bad new password %q", next)
+		}
+		tok, err := parseCreateToken(body, time.Now())
+		checkDecodeResult(t, err)
+		if err == nil && (strings.TrimSpace(tok.Name) == "" || (tok.Scope != "READ_ONLY" && tok.Scope != "READ_WRITE")) {
+			t.Fatalf("accepted bad token %+v", tok)
+		}
+		_, err = parseUpdateMe(body)
+		checkDecodeResult(t, err)
+	})
+}
