@@ -132,10 +132,5 @@ func (s *Server) me(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	r := toUserResponse(u)
-	if p.OrgID != nil {
-		id := p.OrgID.String()
-		r.OrgID = &id
-	}
-	return c.JSON(r)
+	return c.JSON(userResponseFor(c, u))
 }

@@ -40,7 +40,7 @@ func (s *Server) updateMe(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(toUserResponse(u))
+	return c.JSON(userResponseFor(c, u))
 }
 
 func (s *Server) deleteMe(c *fiber.Ctx) error {
@@ -99,7 +99,7 @@ func (s *Server) setLanguage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(toUserResponse(u))
+	return c.JSON(userResponseFor(c, u))
 }
 
 type preferenceJSON struct {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -30,13 +31,12 @@ func newHTTPMetrics(reg *prometheus.Registry) *httpMetrics {
 }
 
 func (m *httpMetrics) observe(c *fiber.Ctx, d time.Duration) {
+	// Fiber reuses its buffers after the request: label values must be copies.
 	route := "unmatched"
-	if r := c.Route(); r != nil && r.Path != "/" && r.Path != "" {
-		route = r.Path
+	if r := c.Route(); r != nil && r.Path != "/" && r.Path != "" && r.Path != "/api/v1" {
+		route = strings.Clone(r.Path)
 	}
-	if c.Response().StatusCode() == fiber.StatusNotFound && route == "/api/v1" {
-		route = "unmatched"
-	}
-	m.requests.WithLabelValues(c.Method(), route, strconv.Itoa(c.Response().StatusCode())).Inc()
-	m.latency.WithLabelValues(c.Method(), route).Observe(d.Seconds())
+	method := strings.Clone(c.Method())
+	m.requests.WithLabelValues(method, route, strconv.Itoa(c.Response().StatusCode())).Inc()
+	m.latency.WithLabelValues(method, route).Observe(d.Seconds())
 }

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"github.com/gofiber/fiber/v2"
+
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -42,4 +44,15 @@ type adminUserResponse struct {
 func toAdminUserResponse(u *store.User) adminUserResponse {
 	return adminUserResponse{ID: u.ID.String(), Email: u.Email, DisplayName: u.DisplayName, SystemRole: u.SystemRole,
 		Active: u.Active, AvatarURL: u.AvatarURL, Role: u.SystemRole, Language: u.Language, CreatedAt: instant(u.CreatedAt)}
+}
+
+// userResponseFor is the caller's own UserResponse: orgId is the organization its token
+// is scoped to (switch-org), else the stored one.
+func userResponseFor(c *fiber.Ctx, u *store.User) userResponse {
+	r := toUserResponse(u)
+	if p := principal(c); p != nil && p.OrgID != nil {
+		id := p.OrgID.String()
+		r.OrgID = &id
+	}
+	return r
 }

@@ -175,3 +175,18 @@ func appliedVersions(ctx context.Context, conn *pgx.Conn) (map[int]bool, error) 
 	}
 	return out, nil
 }
+
+// Ready is the /readyz check: the database answers and every migration is applied.
+func Ready(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := pool.Ping(ctx); err != nil {
+		return fmt.Errorf("database unreachable: %w", err)
+	}
+	ok, err := Current(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("migrations are not current")
+	}
+	return nil
+}

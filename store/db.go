@@ -30,6 +30,12 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
+	return OpenConfig(ctx, cfg)
+}
+
+// OpenConfig connects with a prepared pool configuration (tests use it to cut the
+// network under a running server).
+func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open pool: %w", err)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/migrations"
 	"github.com/taskweave/taskweave/store"
 	"github.com/taskweave/taskweave/workers"
 )
@@ -70,7 +71,12 @@ func New(tb testing.TB, opts Options) *Harness {
 	inserter, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
 	require.NoError(tb, err)
 	reg := prometheus.NewRegistry()
-	srv, err := api.Wire(s, TestLogger(tb), db, reg, inserter, nil)
+	ready := func(timeout time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return migrations.Ready(ctx, db.Pool)
+	}
+	srv, err := api.Wire(s, TestLogger(tb), db, reg, inserter, ready)
 	require.NoError(tb, err)
 	return &Harness{T: tb, DB: db, Server: srv, Settings: s, Registry: reg}
 }

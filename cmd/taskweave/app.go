@@ -55,17 +55,7 @@ func (a *app) migrate(ctx context.Context) error {
 func (a *app) ready(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if err := a.db.Pool.Ping(ctx); err != nil {
-		return err
-	}
-	ok, err := migrations.Current(ctx, a.db.Pool)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errors.New("migrations are not current")
-	}
-	return nil
+	return migrations.Ready(ctx, a.db.Pool)
 }
 
 // server builds the API with its insert-only River client on database/sql, so jobs

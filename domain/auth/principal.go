@@ -111,7 +111,6 @@ func (a *Authenticator) accessToken(ctx context.Context, token string, grace tim
 	return p, nil
 }
 
-
 // credentialRow is a token or key row joined with its user.
 type credentialRow struct {
 	ID         uuid.UUID

@@ -44,7 +44,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	rows, err := c.pool.Query(ctx, `
 		SELECT queue, kind, state::text, count(*),
-		       coalesce(extract(epoch FROM now() - min(scheduled_at)) FILTER (WHERE state = 'available'), 0)
+		       coalesce(extract(epoch FROM now() - min(scheduled_at) FILTER (WHERE state = 'available')), 0)::float8
 		FROM river_job
 		WHERE state NOT IN ('completed', 'cancelled', 'discarded') OR finalized_at > now() - interval '1 hour'
 		GROUP BY queue, kind, state`)

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sethvargo/go-envconfig"
+	"github.com/stretchr/testify/require"
+)
+
+func TestShortJWTSecretStopsEverySubcommand(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"api", "worker", "migrate", "all"} {
+		for _, secret := range []string{"", "too-short-secret-31-bytes-long!"} {
+			err := run(context.Background(), []string{cmd}, envconfig.MapLookuper(map[string]string{"TW_JWT_SECRET": secret}))
+			require.Error(t, err, cmd)
+			require.Contains(t, err.Error(), "TW_JWT_SECRET", cmd)
+			require.NotContains(t, err.Error(), "\n", "one line")
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	err := run(context.Background(), []string{"serve"}, envconfig.MapLookuper(nil))
+	require.Error(t, err)
+	require.True(t, strings.HasPrefix(err.Error(), "usage:"))
+}
+
+func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(map[string]string{"TW_JWT_SECRET": strings.Repeat("s", 32)}))
+	require.NoError(t, err)
+	require.Equal(t, "postgres://postgres@127.0.0.1:5432/taskweave?sslmode=disable", cfg.DatabaseURL)
+	require.Equal(t, 10, cfg.AuthRateLimit)
+	require.Equal(t, "1m0s", cfg.AuthRateWindow.String())
+	require.Equal(t, "15m0s", cfg.AccessTokenTTL.String())
+	require.Equal(t, "168h0m0s", cfg.RefreshTokenTTL.String())
+	require.Len(t, cfg.WebhookRetryDelays, 2)
+	require.Equal(t, "X-Taskweave", cfg.WebhookHeaderPrefix)
+	require.EqualValues(t, 26214400, cfg.MaxUploadBytes)
+	require.True(t, cfg.RegistrationEnabled)
+}
