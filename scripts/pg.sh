@@ -59,7 +59,7 @@ if command -v flock >/dev/null; then
 	flock 9
 fi
 
-# find_bin finds the directory holding a Postgres server program: PATH first, then the
+# find_bin prints the path of a Postgres program: PATH first, then the
 # Debian layout (newest major version wins).
 find_bin() {
 	local name=$1 p d
