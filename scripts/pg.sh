@@ -80,7 +80,7 @@ find_bin() {
 answers() {
 	local port=$1 isready
 	if isready=$(find_bin pg_isready); then
-		"$isready" -q -h "$host" -p "$port" -t 3
+		"$isready" -q -h "$host" -p "$port" -t 3 2>/dev/null
 		return
 	fi
 	timeout 3 bash -c "exec 3<>/dev/tcp/$host/$port" 2>/dev/null
