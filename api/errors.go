@@ -63,14 +63,23 @@ func notFound(reason string) *Error { return newError(http.StatusNotFound, "NOT_
 
 var errUnauthorized = newError(http.StatusUnauthorized, "UNAUTHORIZED", "")
 
-// domainErrors maps every domain sentinel to its status, code and reason: the one table
-// where rules meet the wire.
-var domainErrors = []struct {
+// errorMapping ties a domain sentinel to its status, code and reason.
+type errorMapping struct {
 	err    error
 	status int
 	code   string
 	reason string
-}{
+}
+
+// errorTables are where rules meet the wire: one table per resource group
+// (errors_<group>.go), consulted in order.
+var errorTables = [][]errorMapping{coreErrors, projectErrors, workflowErrors, issueErrors}
+
+// errorMappers handle domain error structs that carry data for the message.
+var errorMappers = []func(error) *Error{guardError}
+
+// coreErrors maps the account and store sentinels.
+var coreErrors = []errorMapping{
 	{auth.ErrInvalidCredentials, 403, "FORBIDDEN", "INVALID_CREDENTIALS"},
 	{auth.ErrInvalidRefreshToken, 403, "FORBIDDEN", "INVALID_REFRESH_TOKEN"},
 	{auth.ErrRegistrationDisabled, 403, "FORBIDDEN", "REGISTRATION_DISABLED"},
@@ -113,9 +122,16 @@ func toAPIError(err error) *Error {
 			return newError(http.StatusServiceUnavailable, "UNAVAILABLE", "")
 		}
 	}
-	for _, m := range domainErrors {
-		if errors.Is(err, m.err) {
-			return newError(m.status, m.code, m.reason)
+	for _, m := range errorMappers {
+		if e := m(err); e != nil {
+			return e
+		}
+	}
+	for _, table := range errorTables {
+		for _, m := range table {
+			if errors.Is(err, m.err) {
+				return newError(m.status, m.code, m.reason)
+			}
 		}
 	}
 	var ce *store.ConstraintError

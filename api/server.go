@@ -10,7 +10,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -31,6 +33,9 @@ type Deps struct {
 	Authn    *auth.Authenticator
 	Limiter  *auth.Limiter
 	Registry *prometheus.Registry
+	// Bus turns domain events into jobs on the request's transaction.
+	Bus   *event.Bus
+	Audit *audit.Recorder
 	// Ready reports whether the database answers and migrations are current.
 	Ready func(ctxTimeout time.Duration) error
 }
@@ -43,6 +48,8 @@ type Server struct {
 	auth    *auth.Service
 	authn   *auth.Authenticator
 	limiter *auth.Limiter
+	bus     *event.Bus
+	audit   *audit.Recorder
 	metrics *httpMetrics
 	cfg     Config
 	deps    Deps
@@ -56,7 +63,7 @@ func New(cfg Config, d Deps) *Server {
 	if cfg.BodyLimit == 0 {
 		cfg.BodyLimit = 4 << 20
 	}
-	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, authn: d.Authn, limiter: d.Limiter, cfg: cfg, deps: d,
+	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, authn: d.Authn, limiter: d.Limiter, cfg: cfg, deps: d, bus: d.Bus, audit: d.Audit,
 		metrics: newHTTPMetrics(d.Registry)}
 	fc := fiber.Config{
 		AppName:               "taskweave",
@@ -105,6 +112,10 @@ func (s *Server) routes() {
 	v1.Get("/me/tokens", s.listTokens)
 	v1.Post("/me/tokens", s.createToken)
 	v1.Delete("/me/tokens/:id", s.revokeToken)
+
+	s.projectRoutes(v1)
+	s.workflowRoutes(v1)
+	s.issueRoutes(v1)
 
 	admin := v1.Group("/admin", s.requireAdmin)
 	admin.Get("/users", s.listUsers)

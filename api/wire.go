@@ -47,5 +47,6 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 	return New(s.Config, Deps{
 		Log: log, DB: db, Auth: svc, Authn: auth.NewAuthenticator(db.Bun, tokens),
 		Limiter: auth.NewLimiter(db.Bun, s.AuthRateLimit, s.AuthRateWindow), Registry: reg, Ready: ready,
+		Bus: bus, Audit: rec,
 	}), nil
 }

@@ -44,3 +44,16 @@ var de = map[string]string{
 	"field.PAST":       "muss in der Zukunft liegen",
 	"field.ENUM":       "muss einer der Werte {values} sein",
 }
+
+func init() {
+	for k, v := range map[string]string{
+		"reason.NOT_A_MEMBER":           "Sie sind kein Mitglied dieses Projekts.",
+		"reason.TRANSITION_NOT_ALLOWED": "Der Workflow erlaubt diesen Statuswechsel nicht.",
+		"reason.STATUS_NOT_IN_WORKFLOW": "Der Status gehört nicht zum Workflow dieses Projekts.",
+		"reason.NO_DEFAULT_STATUS":      "Der Workflow hat keinen Status der Kategorie TODO für neue Vorgänge.",
+		"reason.GUARD_FIELD":            "Der Übergang erfordert das Feld {field}.",
+		"reason.GUARD_ROLE":             "Die Rolle {role} darf diesen Übergang nicht ausführen.",
+	} {
+		de[k] = v
+	}
+}

@@ -47,3 +47,16 @@ var en = map[string]string{
 	"field.PAST":       "must be in the future",
 	"field.ENUM":       "must be one of {values}",
 }
+
+func init() {
+	for k, v := range map[string]string{
+		"reason.NOT_A_MEMBER":           "You are not a member of this project.",
+		"reason.TRANSITION_NOT_ALLOWED": "The workflow does not allow this status change.",
+		"reason.STATUS_NOT_IN_WORKFLOW": "The status does not belong to this project's workflow.",
+		"reason.NO_DEFAULT_STATUS":      "The workflow has no status of category TODO for new issues.",
+		"reason.GUARD_FIELD":            "The transition requires the field {field}.",
+		"reason.GUARD_ROLE":             "The role {role} may not make this transition.",
+	} {
+		en[k] = v
+	}
+}

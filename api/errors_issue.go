@@ -1,0 +1,4 @@
+package api
+
+// issueErrors maps issues, versions and activity.
+var issueErrors = []errorMapping{}

@@ -1,0 +1,24 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/project"
+)
+
+// projectAccess loads the project named by the :key path parameter with the caller's
+// effective role and requires at least min: unknown key 404, not a member 403.
+// Every project endpoint goes through it.
+func (s *Server) projectAccess(c *fiber.Ctx, min project.Role) (*project.Access, error) {
+	a, err := project.Load(c.UserContext(), s.db.Bun, c.Params("key"), principal(c))
+	if err != nil {
+		return nil, err
+	}
+	if a.Role == project.None {
+		return nil, forbidden("NOT_A_MEMBER")
+	}
+	if err := a.Require(min); err != nil {
+		return nil, err
+	}
+	return a, nil
+}

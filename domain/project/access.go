@@ -1,0 +1,115 @@
+// Package project owns projects, their members and the one authorization rule every
+// project endpoint uses: the caller's effective project role.
+package project
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Role is a project role; None means no access at all.
+type Role string
+
+// Project roles from weakest to strongest.
+const (
+	None   Role = ""
+	Viewer Role = "VIEWER"
+	Member Role = "MEMBER"
+	Admin  Role = "ADMIN"
+)
+
+var rank = map[Role]int{None: 0, Viewer: 1, Member: 2, Admin: 3}
+
+// ParseRole validates a role name.
+func ParseRole(s string) (Role, bool) {
+	r := Role(s)
+	_, ok := rank[r]
+	return r, ok && r != None
+}
+
+// AtLeast reports whether r grants at least min.
+func (r Role) AtLeast(min Role) bool { return rank[r] >= rank[min] }
+
+// Errors of project access.
+var (
+	ErrNotFound  = errors.New("project: not found")
+	ErrForbidden = errors.New("project: forbidden")
+)
+
+// Access is a project as one caller sees it.
+type Access struct {
+	Project store.Project
+	// Role is the effective role: explicit membership (the owner is an implicit ADMIN)
+	// raised by organization inheritance, never lowered.
+	Role Role
+	// MemberRole is the explicit role (ADMIN for the owner), None without a member row;
+	// workflow role guards use it (NONE for non-members).
+	MemberRole Role
+}
+
+// Require fails with ErrForbidden unless the effective role is at least min.
+func (a *Access) Require(min Role) error {
+	if !a.Role.AtLeast(min) {
+		return fmt.Errorf("%w: role %q below %q", ErrForbidden, a.Role, min)
+	}
+	return nil
+}
+
+// inherited maps an organization role to the project role it grants.
+func inherited(orgRole *string) Role {
+	if orgRole == nil {
+		return None
+	}
+	switch *orgRole {
+	case "OWNER", "ADMIN":
+		return Admin
+	case "MEMBER":
+		return Viewer
+	}
+	return None
+}
+
+// Load resolves a project by key and the caller's effective role in one query.
+// Unknown key → ErrNotFound; a caller without any role gets an Access with Role None
+// (the caller decides: 403 for project endpoints).
+func Load(ctx context.Context, db bun.IDB, key string, p *auth.Principal) (*Access, error) {
+	var row struct {
+		store.Project `bun:",extend"`
+		MemberRole    *string `bun:"member_role"`
+		OrgRole       *string `bun:"org_role"`
+	}
+	uid := uuid.Nil
+	if p != nil {
+		uid = p.UserID
+	}
+	err := db.NewSelect().Model(&row).
+		ColumnExpr("project.*").
+		ColumnExpr("CASE WHEN project.owner_id = ? THEN 'ADMIN' ELSE pm.role END AS member_role", uid).
+		ColumnExpr("om.role AS org_role").
+		Join("LEFT JOIN project_members AS pm ON pm.project_id = project.id AND pm.user_id = ?", uid).
+		Join("LEFT JOIN organization_members AS om ON om.org_id = project.org_id AND om.user_id = ?", uid).
+		Where("project.key = ?", key).
+		Scan(ctx)
+	if err != nil {
+		if store.Translate(err) == store.ErrNotFound {
+			return nil, ErrNotFound
+		}
+		return nil, fmt.Errorf("load project %s: %w", key, err)
+	}
+	a := &Access{Project: row.Project}
+	if row.MemberRole != nil {
+		a.MemberRole = Role(*row.MemberRole)
+	}
+	a.Role = a.MemberRole
+	if inh := inherited(row.OrgRole); !a.Role.AtLeast(inh) {
+		a.Role = inh
+	}
+	return a, nil
+}
