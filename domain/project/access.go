@@ -76,40 +76,53 @@ func inherited(orgRole *string) Role {
 	return None
 }
 
-// Load resolves a project by key and the caller's effective role in one query.
-// Unknown key → ErrNotFound; a caller without any role gets an Access with Role None
-// (the caller decides: 403 for project endpoints).
-func Load(ctx context.Context, db bun.IDB, key string, p *auth.Principal) (*Access, error) {
-	var row struct {
-		store.Project `bun:",extend"`
-		MemberRole    *string `bun:"member_role"`
-		OrgRole       *string `bun:"org_role"`
-	}
-	uid := uuid.Nil
-	if p != nil {
-		uid = p.UserID
-	}
-	err := db.NewSelect().Model(&row).
+// roleRow is a project with the caller's explicit and organization roles.
+type roleRow struct {
+	store.Project `bun:",extend"`
+	MemberRole    *string `bun:"member_role"`
+	OrgRole       *string `bun:"org_role"`
+}
+
+// selectWithRoles selects projects (alias project) with the caller's explicit role (ADMIN
+// for the owner) and organization role; joins are unique per project, so rows never repeat.
+func selectWithRoles(db bun.IDB, dst any, uid uuid.UUID) *bun.SelectQuery {
+	return db.NewSelect().Model(dst).
 		ColumnExpr("project.*").
 		ColumnExpr("CASE WHEN project.owner_id = ? THEN 'ADMIN' ELSE pm.role END AS member_role", uid).
 		ColumnExpr("om.role AS org_role").
 		Join("LEFT JOIN project_members AS pm ON pm.project_id = project.id AND pm.user_id = ?", uid).
-		Join("LEFT JOIN organization_members AS om ON om.org_id = project.org_id AND om.user_id = ?", uid).
-		Where("project.key = ?", key).
-		Scan(ctx)
+		Join("LEFT JOIN organization_members AS om ON om.org_id = project.org_id AND om.user_id = ?", uid)
+}
+
+// access computes the effective role: the explicit role raised by organization
+// inheritance, never lowered.
+func (r *roleRow) access() *Access {
+	a := &Access{Project: r.Project}
+	if r.MemberRole != nil {
+		a.MemberRole = Role(*r.MemberRole)
+	}
+	a.Role = a.MemberRole
+	if inh := inherited(r.OrgRole); !a.Role.AtLeast(inh) {
+		a.Role = inh
+	}
+	return a
+}
+
+// Load resolves a project by key and the caller's effective role in one query.
+// Unknown key → ErrNotFound; a caller without any role gets an Access with Role None
+// (the caller decides: 403 for project endpoints).
+func Load(ctx context.Context, db bun.IDB, key string, p *auth.Principal) (*Access, error) {
+	uid := uuid.Nil
+	if p != nil {
+		uid = p.UserID
+	}
+	var row roleRow
+	err := selectWithRoles(db, &row, uid).Where("project.key = ?", key).Scan(ctx)
 	if err != nil {
 		if store.Translate(err) == store.ErrNotFound {
 			return nil, ErrNotFound
 		}
 		return nil, fmt.Errorf("load project %s: %w", key, err)
 	}
-	a := &Access{Project: row.Project}
-	if row.MemberRole != nil {
-		a.MemberRole = Role(*row.MemberRole)
-	}
-	a.Role = a.MemberRole
-	if inh := inherited(row.OrgRole); !a.Role.AtLeast(inh) {
-		a.Role = inh
-	}
-	return a, nil
+	return row.access(), nil
 }
