@@ -45,8 +45,10 @@ func TestLoadDefaultWorkflow(t *testing.T) {
 // queryCounter counts the queries a bun.DB sends.
 type queryCounter struct{ n atomic.Int64 }
 
-func (q *queryCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
-func (q *queryCounter) AfterQuery(context.Context, *bun.QueryEvent)                         { q.n.Add(1) }
+func (q *queryCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
+func (q *queryCounter) AfterQuery(context.Context, *bun.QueryEvent) { q.n.Add(1) }
 
 func TestListMakesTwoQueries(t *testing.T) {
 	t.Parallel()
