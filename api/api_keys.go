@@ -1,0 +1,104 @@
+package api
+
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/store"
+)
+
+// apiKeyResponse is a project API key in lists; the plaintext is never listed.
+type apiKeyResponse struct {
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	KeyPrefix  string  `json:"keyPrefix"`
+	LastUsedAt *string `json:"lastUsedAt"`
+	ExpiresAt  *string `json:"expiresAt"`
+	CreatedAt  string  `json:"createdAt"`
+}
+
+// apiKeyCreatedResponse is the create reply, the only one carrying the plaintext.
+type apiKeyCreatedResponse struct {
+	ID        string  `json:"id"`
+	Name      string  `json:"name"`
+	KeyPrefix string  `json:"keyPrefix"`
+	Plaintext string  `json:"plaintext"`
+	ExpiresAt *string `json:"expiresAt"`
+	CreatedAt string  `json:"createdAt"`
+}
+
+func toAPIKeyResponse(k *store.ProjectAPIKey) apiKeyResponse {
+	return apiKeyResponse{ID: k.ID.String(), Name: k.Name, KeyPrefix: k.KeyPrefix,
+		LastUsedAt: instantPtr(k.LastUsedAt), ExpiresAt: instantPtr(k.ExpiresAt), CreatedAt: instant(k.CreatedAt)}
+}
+
+type createAPIKeyRequest struct {
+	Name      *string    `json:"name"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+}
+
+func parseCreateAPIKey(body []byte, now time.Time) (project.NewAPIKey, error) {
+	var r createAPIKeyRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return project.NewAPIKey{}, err
+	}
+	if r.Name == nil {
+		return project.NewAPIKey{}, required("name")
+	}
+	var f fields
+	f.text("name", *r.Name, true, 255)
+	if r.ExpiresAt != nil && !r.ExpiresAt.After(now) {
+		f.add("expiresAt", "PAST", "field.PAST")
+	}
+	return project.NewAPIKey{Name: *r.Name, ExpiresAt: r.ExpiresAt}, f.err()
+}
+
+func (s *Server) listAPIKeys(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	ks, err := project.APIKeys(c.UserContext(), s.db.Bun, a.Project.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]apiKeyResponse, 0, len(ks))
+	for i := range ks {
+		out = append(out, toAPIKeyResponse(&ks[i]))
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) createAPIKey(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	in, err := parseCreateAPIKey(c.Body(), time.Now())
+	if err != nil {
+		return err
+	}
+	k, plain, err := s.projects().CreateAPIKey(c.UserContext(), projectActor(c), a, in)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(apiKeyCreatedResponse{ID: k.ID.String(), Name: k.Name, KeyPrefix: k.KeyPrefix,
+		Plaintext: plain, ExpiresAt: instantPtr(k.ExpiresAt), CreatedAt: instant(k.CreatedAt)})
+}
+
+func (s *Server) deleteAPIKey(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "keyId")
+	if err != nil {
+		return err
+	}
+	if err := s.projects().DeleteAPIKey(c.UserContext(), projectActor(c), a, id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

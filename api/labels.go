@@ -1,0 +1,121 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/label"
+	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/store"
+)
+
+// labelResponse is CONTRACT §4's Label.
+type labelResponse struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Color string `json:"color"`
+}
+
+func toLabelResponse(l *store.Label) labelResponse {
+	return labelResponse{ID: l.ID.String(), Name: l.Name, Color: l.Color}
+}
+
+type labelRequest struct {
+	Name  *string `json:"name"`
+	Color *string `json:"color"`
+}
+
+// parseLabel decodes a label body. On create both members are required; on update an
+// absent member stays unchanged. Names are trimmed.
+func parseLabel(body []byte, create bool) (label.Change, error) {
+	var r labelRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return label.Change{}, err
+	}
+	if create {
+		switch {
+		case r.Name == nil:
+			return label.Change{}, required("name")
+		case r.Color == nil:
+			return label.Change{}, required("color")
+		}
+	}
+	var f fields
+	if r.Name != nil {
+		f.text("name", *r.Name, true, label.MaxNameLength)
+		name := strings.TrimSpace(*r.Name)
+		r.Name = &name
+	}
+	if r.Color != nil && !label.ColorPattern.MatchString(*r.Color) {
+		f.add("color", "PATTERN", "field.COLOR")
+	}
+	return label.Change{Name: r.Name, Color: r.Color}, f.err()
+}
+
+func (s *Server) listLabels(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	ls, err := label.List(c.UserContext(), s.db.Bun, a.Project.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]labelResponse, 0, len(ls))
+	for i := range ls {
+		out = append(out, toLabelResponse(&ls[i]))
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) createLabel(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	in, err := parseLabel(c.Body(), true)
+	if err != nil {
+		return err
+	}
+	l, err := label.Create(c.UserContext(), s.db.Bun, a.Project.ID, *in.Name, *in.Color)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toLabelResponse(l))
+}
+
+func (s *Server) updateLabel(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	in, err := parseLabel(c.Body(), false)
+	if err != nil {
+		return err
+	}
+	l, err := label.Update(c.UserContext(), s.db.Bun, a.Project.ID, id, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toLabelResponse(l))
+}
+
+func (s *Server) deleteLabel(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := label.Delete(c.UserContext(), s.db.Bun, a.Project.ID, id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

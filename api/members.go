@@ -1,0 +1,139 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/project"
+)
+
+// memberResponse is `{user: UserResponse, role}` of a project member.
+type memberResponse struct {
+	User userResponse `json:"user"`
+	Role string       `json:"role"`
+}
+
+func toMemberResponse(m *project.MemberView) memberResponse {
+	return memberResponse{User: toUserResponse(&m.User), Role: string(m.Role)}
+}
+
+var projectRoleNames = []string{string(project.Admin), string(project.Member), string(project.Viewer)}
+
+// parseProjectRole reads a required role member; an unknown value is BAD_REQUEST.
+func parseProjectRole(v *string) (project.Role, error) {
+	if v == nil {
+		return project.None, required("role")
+	}
+	r, ok := project.ParseRole(*v)
+	if !ok {
+		return project.None, badRequest("INVALID_ROLE", "field", "role", "values", strings.Join(projectRoleNames, ", "))
+	}
+	return r, nil
+}
+
+// parseUserID reads a required user id member; a malformed one is BAD_REQUEST.
+func parseUserID(v *string) (uuid.UUID, error) {
+	if v == nil {
+		return uuid.Nil, required("userId")
+	}
+	id, err := uuid.Parse(*v)
+	if err != nil {
+		return uuid.Nil, badRequest("INVALID_UUID", "field", "userId")
+	}
+	return id, nil
+}
+
+type addMemberRequest struct {
+	UserID *string `json:"userId"`
+	Role   *string `json:"role"`
+}
+
+func parseAddMember(body []byte) (uuid.UUID, project.Role, error) {
+	var r addMemberRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return uuid.Nil, project.None, err
+	}
+	id, err := parseUserID(r.UserID)
+	if err != nil {
+		return uuid.Nil, project.None, err
+	}
+	role, err := parseProjectRole(r.Role)
+	return id, role, err
+}
+
+type roleRequest struct {
+	Role *string `json:"role"`
+}
+
+func (s *Server) listMembers(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	ms, err := project.Members(c.UserContext(), s.db.Bun, &a.Project)
+	if err != nil {
+		return err
+	}
+	out := make([]memberResponse, 0, len(ms))
+	for i := range ms {
+		out = append(out, toMemberResponse(&ms[i]))
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) addMember(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	userID, role, err := parseAddMember(c.Body())
+	if err != nil {
+		return err
+	}
+	m, err := s.projects().AddMember(c.UserContext(), projectActor(c), a, userID, role)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toMemberResponse(m))
+}
+
+func (s *Server) changeMemberRole(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	userID, err := pathUUID(c, "userId")
+	if err != nil {
+		return err
+	}
+	var r roleRequest
+	if err := decodeJSON(c.Body(), &r); err != nil {
+		return err
+	}
+	role, err := parseProjectRole(r.Role)
+	if err != nil {
+		return err
+	}
+	m, err := s.projects().ChangeRole(c.UserContext(), projectActor(c), a, userID, role)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toMemberResponse(m))
+}
+
+func (s *Server) removeMember(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	userID, err := pathUUID(c, "userId")
+	if err != nil {
+		return err
+	}
+	if err := s.projects().RemoveMember(c.UserContext(), projectActor(c), a, userID); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

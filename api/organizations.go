@@ -1,0 +1,234 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/organization"
+	"github.com/taskweave/taskweave/store"
+)
+
+// organizationResponse is CONTRACT §4's Organization.
+type organizationResponse struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Slug string `json:"slug"`
+}
+
+func toOrganizationResponse(o *store.Organization) organizationResponse {
+	return organizationResponse{ID: o.ID.String(), Name: o.Name, Slug: o.Slug}
+}
+
+func toOrganizationResponses(os []store.Organization) []organizationResponse {
+	out := make([]organizationResponse, 0, len(os))
+	for i := range os {
+		out = append(out, toOrganizationResponse(&os[i]))
+	}
+	return out
+}
+
+// orgMemberResponse is CONTRACT §4's OrgMember.
+type orgMemberResponse struct {
+	User userResponse `json:"user"`
+	Role string       `json:"role"`
+}
+
+func toOrgMemberResponse(m *organization.MemberView) orgMemberResponse {
+	return orgMemberResponse{User: toUserResponse(&m.User), Role: string(m.Role)}
+}
+
+var orgRoleNames = []string{string(organization.Owner), string(organization.Admin), string(organization.Member)}
+
+func parseOrgRole(v string) (organization.Role, error) {
+	r, ok := organization.ParseRole(v)
+	if !ok {
+		return organization.None, badRequest("INVALID_ROLE", "field", "role", "values", strings.Join(orgRoleNames, ", "))
+	}
+	return r, nil
+}
+
+type createOrganizationRequest struct {
+	Name *string `json:"name"`
+	Slug *string `json:"slug"`
+}
+
+func parseCreateOrganization(body []byte) (name, slug string, err error) {
+	var r createOrganizationRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return "", "", err
+	}
+	switch {
+	case r.Name == nil:
+		return "", "", required("name")
+	case r.Slug == nil:
+		return "", "", required("slug")
+	}
+	var f fields
+	f.text("name", *r.Name, true, 255)
+	f.text("slug", *r.Slug, true, 100)
+	if len(f) == 0 && !organization.SlugPattern.MatchString(*r.Slug) {
+		f.add("slug", "PATTERN", "field.SLUG")
+	}
+	return strings.TrimSpace(*r.Name), *r.Slug, f.err()
+}
+
+type addOrgMemberRequest struct {
+	UserID *string `json:"userId"`
+	Role   *string `json:"role"`
+}
+
+// parseAddOrgMember decodes {userId, role?}; the role defaults to MEMBER.
+func parseAddOrgMember(body []byte) (uuid.UUID, organization.Role, error) {
+	var r addOrgMemberRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return uuid.Nil, organization.None, err
+	}
+	id, err := parseUserID(r.UserID)
+	if err != nil {
+		return uuid.Nil, organization.None, err
+	}
+	if r.Role == nil {
+		return id, organization.Member, nil
+	}
+	role, err := parseOrgRole(*r.Role)
+	return id, role, err
+}
+
+func (s *Server) listOrganizations(c *fiber.Ctx) error {
+	os, err := organization.List(c.UserContext(), s.db.Bun)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toOrganizationResponses(os))
+}
+
+func (s *Server) myOrganizations(c *fiber.Ctx) error {
+	os, err := organization.Mine(c.UserContext(), s.db.Bun, principal(c).UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toOrganizationResponses(os))
+}
+
+func (s *Server) createOrganization(c *fiber.Ctx) error {
+	name, slug, err := parseCreateOrganization(c.Body())
+	if err != nil {
+		return err
+	}
+	o, err := organization.Create(c.UserContext(), s.db.Bun, principal(c).UserID, name, slug)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toOrganizationResponse(o))
+}
+
+func (s *Server) getOrganization(c *fiber.Ctx) error {
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := organization.Get(c.UserContext(), s.db.Bun, id, principal(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(toOrganizationResponse(o))
+}
+
+func (s *Server) listOrgMembers(c *fiber.Ctx) error {
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	ms, err := organization.Members(c.UserContext(), s.db.Bun, id, principal(c))
+	if err != nil {
+		return err
+	}
+	out := make([]orgMemberResponse, 0, len(ms))
+	for i := range ms {
+		out = append(out, toOrgMemberResponse(&ms[i]))
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) addOrgMember(c *fiber.Ctx) error {
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	userID, role, err := parseAddOrgMember(c.Body())
+	if err != nil {
+		return err
+	}
+	m, err := organization.AddMember(c.UserContext(), s.db.Bun, id, principal(c), userID, role)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toOrgMemberResponse(m))
+}
+
+func (s *Server) changeOrgMemberRole(c *fiber.Ctx) error {
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	userID, err := pathUUID(c, "userId")
+	if err != nil {
+		return err
+	}
+	var r roleRequest
+	if err := decodeJSON(c.Body(), &r); err != nil {
+		return err
+	}
+	if r.Role == nil {
+		return required("role")
+	}
+	role, err := parseOrgRole(*r.Role)
+	if err != nil {
+		return err
+	}
+	m, err := organization.ChangeRole(c.UserContext(), s.db.Bun, id, principal(c), userID, role)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toOrgMemberResponse(m))
+}
+
+func (s *Server) removeOrgMember(c *fiber.Ctx) error {
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	userID, err := pathUUID(c, "userId")
+	if err != nil {
+		return err
+	}
+	if err := organization.RemoveMember(c.UserContext(), s.db.Bun, id, principal(c), userID); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// switchOrgResponse is the organization-scoped access token.
+type switchOrgResponse struct {
+	AccessToken string `json:"accessToken"`
+	TokenType   string `json:"tokenType"`
+	ExpiresIn   int64  `json:"expiresIn"`
+}
+
+func (s *Server) switchOrg(c *fiber.Ctx) error {
+	id, err := pathUUID(c, "orgId")
+	if err != nil {
+		return err
+	}
+	p := principal(c)
+	if err := organization.RequireMember(c.UserContext(), s.db.Bun, id, p.UserID); err != nil {
+		return err
+	}
+	token, err := s.auth.SwitchOrg(p, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(switchOrgResponse{AccessToken: token, TokenType: "Bearer", ExpiresIn: int64(s.auth.Tokens().AccessTTL().Seconds())})
+}

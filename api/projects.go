@@ -1,0 +1,175 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/project"
+)
+
+// projectResponse is CONTRACT §4's ProjectResponse; myRole is the caller's effective
+// role, null when the caller has none (a system ADMIN acting on a foreign project).
+type projectResponse struct {
+	ID          string  `json:"id"`
+	Key         string  `json:"key"`
+	Name        string  `json:"name"`
+	Description *string `json:"description"`
+	OwnerID     string  `json:"ownerId"`
+	Archived    bool    `json:"archived"`
+	OrgID       *string `json:"orgId"`
+	MyRole      *string `json:"myRole"`
+}
+
+func toProjectResponse(a *project.Access) projectResponse {
+	p := &a.Project
+	r := projectResponse{ID: p.ID.String(), Key: p.Key, Name: p.Name, Description: p.Description,
+		OwnerID: p.OwnerID.String(), Archived: p.Archived, OrgID: uuidPtrString(p.OrgID)}
+	if a.Role != project.None {
+		role := string(a.Role)
+		r.MyRole = &role
+	}
+	return r
+}
+
+func uuidPtrString(id *uuid.UUID) *string {
+	if id == nil {
+		return nil
+	}
+	s := id.String()
+	return &s
+}
+
+// projects is the project service over the server's database and audit recorder.
+func (s *Server) projects() *project.Service { return project.NewService(s.db.Bun, s.audit) }
+
+// projectActor is the caller as the audit log sees it.
+func projectActor(c *fiber.Ctx) project.Actor {
+	return project.Actor{Principal: principal(c), Meta: meta(c)}
+}
+
+// projectAccessOrAdmin is projectAccess for the calls a system ADMIN may make on any
+// project: the ADMIN passes with whatever role it has (possibly none).
+func (s *Server) projectAccessOrAdmin(c *fiber.Ctx, min project.Role) (*project.Access, error) {
+	if !principal(c).IsAdmin() {
+		return s.projectAccess(c, min)
+	}
+	return project.Load(c.UserContext(), s.db.Bun, c.Params("key"), principal(c))
+}
+
+// projectHasNoUpdate answers 404 to PUT, PATCH and DELETE /projects/{key}: there is no
+// project update or archive endpoint (CONTRACT §4), and Fiber would otherwise say 405
+// because GET exists on the path.
+func projectHasNoUpdate(c *fiber.Ctx) error {
+	switch c.Method() {
+	case http.MethodPut, http.MethodPatch, http.MethodDelete:
+		if strings.TrimSuffix(c.Path(), "/") == "/api/v1/projects/"+c.Params("key") {
+			return notFound("ROUTE_NOT_FOUND")
+		}
+	}
+	return c.Next()
+}
+
+type createProjectRequest struct {
+	Key         *string `json:"key"`
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+}
+
+// parseCreateProject decodes POST /projects: key and name are required; a lower-case
+// or otherwise malformed key is a VALIDATION_ERROR, not silently upper-cased.
+func parseCreateProject(body []byte) (project.NewProject, error) {
+	var r createProjectRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return project.NewProject{}, err
+	}
+	switch {
+	case r.Key == nil:
+		return project.NewProject{}, required("key")
+	case r.Name == nil:
+		return project.NewProject{}, required("name")
+	}
+	var f fields
+	if !project.KeyPattern.MatchString(*r.Key) {
+		f.add("key", "PATTERN", "field.PROJECT_KEY")
+	}
+	f.text("name", *r.Name, true, 255)
+	return project.NewProject{Key: *r.Key, Name: strings.TrimSpace(*r.Name), Description: r.Description}, f.err()
+}
+
+func (s *Server) createProject(c *fiber.Ctx) error {
+	in, err := parseCreateProject(c.Body())
+	if err != nil {
+		return err
+	}
+	a, err := s.projects().Create(c.UserContext(), projectActor(c), in)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toProjectResponse(a))
+}
+
+func (s *Server) listProjects(c *fiber.Ctx) error {
+	as, err := project.ListFor(c.UserContext(), s.db.Bun, principal(c).UserID)
+	if err != nil {
+		return err
+	}
+	out := make([]projectResponse, 0, len(as))
+	for i := range as {
+		out = append(out, toProjectResponse(&as[i]))
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) getProject(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toProjectResponse(a))
+}
+
+// parseProjectOrganization decodes {orgId: uuid|null}; the member is required, null
+// removes the organization.
+func parseProjectOrganization(body []byte) (*uuid.UUID, error) {
+	var r struct {
+		OrgID json.RawMessage `json:"orgId"`
+	}
+	if err := decodeJSON(body, &r); err != nil {
+		return nil, err
+	}
+	if len(r.OrgID) == 0 {
+		return nil, required("orgId")
+	}
+	if string(r.OrgID) == "null" {
+		return nil, nil
+	}
+	var raw string
+	if err := json.Unmarshal(r.OrgID, &raw); err != nil {
+		return nil, badRequest("WRONG_TYPE", "field", "orgId")
+	}
+	id, err := uuid.Parse(raw)
+	if err != nil {
+		return nil, badRequest("INVALID_UUID", "field", "orgId")
+	}
+	return &id, nil
+}
+
+func (s *Server) setProjectOrganization(c *fiber.Ctx) error {
+	a, err := s.projectAccessOrAdmin(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	orgID, err := parseProjectOrganization(c.Body())
+	if err != nil {
+		return err
+	}
+	a, err = s.projects().SetOrganization(c.UserContext(), projectActor(c), a, orgID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toProjectResponse(a))
+}

@@ -1,0 +1,26 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/user"
+)
+
+// userSearchResult is one hit of GET /users/search.
+type userSearchResult struct {
+	ID          string `json:"id"`
+	Email       string `json:"email"`
+	DisplayName string `json:"displayName"`
+}
+
+func (s *Server) searchUsers(c *fiber.Ctx) error {
+	us, err := user.Search(c.UserContext(), s.db.Bun, principal(c), c.Query("q"))
+	if err != nil {
+		return err
+	}
+	out := make([]userSearchResult, 0, len(us))
+	for _, u := range us {
+		out = append(out, userSearchResult{ID: u.ID.String(), Email: u.Email, DisplayName: u.DisplayName})
+	}
+	return c.JSON(out)
+}
