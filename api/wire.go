@@ -12,6 +12,7 @@ import (
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -33,6 +34,7 @@ type Settings struct {
 func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, inserter *river.Client[*sql.Tx], ready func(time.Duration) error) (*Server, error) {
 	bus := event.NewBus(inserter)
 	rec := audit.NewRecorder(bus)
+	issue.RegisterConsumers(bus, rec)
 	tokens, err := auth.NewTokens(s.JWTSecret, s.AccessTokenTTL, s.RefreshTokenTTL)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,272 @@
+package api
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/issue"
+)
+
+// createIssueRequest is POST /projects/{key}/issues. Ids arrive as strings so a
+// malformed one is named in the 400; customFieldValues are not handled yet and ignored.
+type createIssueRequest struct {
+	Title       *string  `json:"title"`
+	Description *string  `json:"description"`
+	Type        *string  `json:"type"`
+	Priority    *string  `json:"priority"`
+	AssigneeID  *string  `json:"assigneeId"`
+	ParentID    *string  `json:"parentId"`
+	StoryPoints *int     `json:"storyPoints"`
+	DueDate     *string  `json:"dueDate"`
+	SprintID    *string  `json:"sprintId"`
+	LabelIDs    []string `json:"labelIds"`
+}
+
+// parseCreateIssue decodes and validates a create request into issue.NewIssue.
+func parseCreateIssue(body []byte) (issue.NewIssue, error) {
+	var r createIssueRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return issue.NewIssue{}, err
+	}
+	if r.Title == nil {
+		return issue.NewIssue{}, required("title")
+	}
+	in := issue.NewIssue{Title: *r.Title, Description: r.Description, Type: issue.TypeTask, Priority: issue.PriorityMedium,
+		StoryPoints: r.StoryPoints}
+	var err error
+	if r.Type != nil {
+		if in.Type, err = issueEnum("type", *r.Type, issue.Types); err != nil {
+			return in, err
+		}
+	}
+	if r.Priority != nil {
+		if in.Priority, err = issueEnum("priority", *r.Priority, issue.Priorities); err != nil {
+			return in, err
+		}
+	}
+	if in.AssigneeID, err = issueUUID("assigneeId", r.AssigneeID); err != nil {
+		return in, err
+	}
+	if in.ParentID, err = issueUUID("parentId", r.ParentID); err != nil {
+		return in, err
+	}
+	if in.SprintID, err = issueUUID("sprintId", r.SprintID); err != nil {
+		return in, err
+	}
+	if r.LabelIDs != nil {
+		if in.LabelIDs, err = issueUUIDs("labelIds", r.LabelIDs); err != nil {
+			return in, err
+		}
+	}
+	var f fields
+	f.text("title", *r.Title, true, 255)
+	f.issueStoryPoints(r.StoryPoints)
+	in.DueDate = f.issueDate("dueDate", r.DueDate)
+	return in, f.err()
+}
+
+// patchIssueRequest is PATCH /projects/{key}/issues/{id}: absent or null changes
+// nothing, only the clear flags clear; the id lists are absent (unchanged), [] (clear)
+// or the new set.
+type patchIssueRequest struct {
+	Title             *string   `json:"title"`
+	Description       *string   `json:"description"`
+	StatusID          *string   `json:"statusId"`
+	AssigneeID        *string   `json:"assigneeId"`
+	Priority          *string   `json:"priority"`
+	StoryPoints       *int      `json:"storyPoints"`
+	Type              *string   `json:"type"`
+	DueDate           *string   `json:"dueDate"`
+	SprintID          *string   `json:"sprintId"`
+	LabelIDs          *[]string `json:"labelIds"`
+	FixVersionIDs     *[]string `json:"fixVersionIds"`
+	AffectsVersionIDs *[]string `json:"affectsVersionIds"`
+	ClearAssignee     *bool     `json:"clearAssignee"`
+	ClearStoryPoints  *bool     `json:"clearStoryPoints"`
+	ClearDueDate      *bool     `json:"clearDueDate"`
+	ClearSprint       *bool     `json:"clearSprint"`
+}
+
+// parsePatchIssue decodes and validates an update into issue.Patch.
+func parsePatchIssue(body []byte) (issue.Patch, error) {
+	var r patchIssueRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return issue.Patch{}, err
+	}
+	in := issue.Patch{Title: r.Title, Description: r.Description, StoryPoints: r.StoryPoints,
+		ClearAssignee: issueFlag(r.ClearAssignee), ClearStoryPoints: issueFlag(r.ClearStoryPoints),
+		ClearDueDate: issueFlag(r.ClearDueDate), ClearSprint: issueFlag(r.ClearSprint)}
+	var err error
+	if r.Type != nil {
+		v, err := issueEnum("type", *r.Type, issue.Types)
+		if err != nil {
+			return in, err
+		}
+		in.Type = &v
+	}
+	if r.Priority != nil {
+		v, err := issueEnum("priority", *r.Priority, issue.Priorities)
+		if err != nil {
+			return in, err
+		}
+		in.Priority = &v
+	}
+	if in.StatusID, err = issueUUID("statusId", r.StatusID); err != nil {
+		return in, err
+	}
+	if in.AssigneeID, err = issueUUID("assigneeId", r.AssigneeID); err != nil {
+		return in, err
+	}
+	if in.SprintID, err = issueUUID("sprintId", r.SprintID); err != nil {
+		return in, err
+	}
+	for _, l := range []struct {
+		name string
+		in   *[]string
+		out  **[]uuid.UUID
+	}{{"labelIds", r.LabelIDs, &in.LabelIDs}, {"fixVersionIds", r.FixVersionIDs, &in.FixVersionIDs},
+		{"affectsVersionIds", r.AffectsVersionIDs, &in.AffectsVersionIDs}} {
+		if l.in == nil {
+			continue
+		}
+		ids, err := issueUUIDs(l.name, *l.in)
+		if err != nil {
+			return in, err
+		}
+		*l.out = &ids
+	}
+	var f fields
+	if r.Title != nil {
+		f.text("title", *r.Title, true, 255)
+	}
+	f.issueStoryPoints(r.StoryPoints)
+	in.DueDate = f.issueDate("dueDate", r.DueDate)
+	return in, f.err()
+}
+
+// parseIssueFilter reads the list query: every filter is one more AND condition; a
+// malformed id, enum or flag is BAD_REQUEST.
+func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
+	var f issue.Filter
+	flag := func(name string) (bool, error) {
+		switch v := c.Query(name); v {
+		case "", "false":
+			return false, nil
+		case "true":
+			return true, nil
+		default:
+			return false, badRequest("INVALID_QUERY", "field", name)
+		}
+	}
+	id := func(name string, dst **uuid.UUID) error {
+		v := c.Query(name)
+		if v == "" {
+			return nil
+		}
+		parsed, err := uuid.Parse(v)
+		if err != nil {
+			return badRequest("INVALID_UUID", "field", name)
+		}
+		*dst = &parsed
+		return nil
+	}
+	var err error
+	var assigneeMe bool
+	if assigneeMe, err = flag("assigneeMe"); err != nil {
+		return f, err
+	}
+	if assigneeMe {
+		f.AssigneeMe = &me
+	}
+	if f.Overdue, err = flag("overdue"); err != nil {
+		return f, err
+	}
+	if f.Backlog, err = flag("backlog"); err != nil {
+		return f, err
+	}
+	for name, dst := range map[string]**uuid.UUID{
+		"assigneeId": &f.AssigneeID, "labelId": &f.LabelID, "fixVersionId": &f.FixVersionID,
+		"affectsVersionId": &f.AffectsVersionID, "statusId": &f.StatusID, "sprintId": &f.SprintID, "parentId": &f.ParentID,
+	} {
+		if err := id(name, dst); err != nil {
+			return f, err
+		}
+	}
+	if v := c.Query("type"); v != "" {
+		if f.Type, err = issueEnum("type", v, issue.Types); err != nil {
+			return f, err
+		}
+	}
+	if v := c.Query("priority"); v != "" {
+		if f.Priority, err = issueEnum("priority", v, issue.Priorities); err != nil {
+			return f, err
+		}
+	}
+	// Spring-style "sort=updatedAt,desc" is accepted; the direction is fixed per key.
+	switch key, _, _ := strings.Cut(c.Query("sort"), ","); key {
+	case "":
+	case issue.SortCreated, issue.SortUpdated:
+		f.Sort = key
+	default:
+		return f, badRequest("INVALID_QUERY", "field", "sort")
+	}
+	f.Q = strings.TrimSpace(c.Query("q"))
+	return f, nil
+}
+
+// issueEnum checks an enum member; an unknown value is BAD_REQUEST naming the values.
+func issueEnum(field, v string, values []string) (string, error) {
+	if !issue.Valid(values, v) {
+		return "", badRequest("INVALID_ENUM", "field", field, "values", strings.Join(values, ", "))
+	}
+	return v, nil
+}
+
+func issueUUID(field string, s *string) (*uuid.UUID, error) {
+	if s == nil {
+		return nil, nil
+	}
+	id, err := uuid.Parse(*s)
+	if err != nil || len(*s) != 36 {
+		return nil, badRequest("INVALID_UUID", "field", field)
+	}
+	return &id, nil
+}
+
+func issueUUIDs(field string, ss []string) ([]uuid.UUID, error) {
+	out := make([]uuid.UUID, 0, len(ss))
+	for _, s := range ss {
+		id, err := uuid.Parse(s)
+		if err != nil || len(s) != 36 {
+			return nil, badRequest("INVALID_UUID", "field", field)
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+func issueFlag(b *bool) bool { return b != nil && *b }
+
+// issueStoryPoints checks a present storyPoints: 0–1000.
+func (f *fields) issueStoryPoints(n *int) {
+	if n != nil && (*n < 0 || *n > issue.MaxStoryPoints) {
+		f.add("storyPoints", "RANGE", "field.RANGE", "min", "0", "max", strconv.Itoa(issue.MaxStoryPoints))
+	}
+}
+
+// issueDate parses a present plain date (YYYY-MM-DD).
+func (f *fields) issueDate(field string, s *string) *time.Time {
+	if s == nil {
+		return nil
+	}
+	d, err := time.Parse(time.DateOnly, *s)
+	if err != nil {
+		f.add(field, "DATE", "field.DATE")
+		return nil
+	}
+	return &d
+}

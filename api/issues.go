@@ -1,0 +1,125 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/project"
+)
+
+// issueListPageSize is GET /projects/{key}/issues' default page size (CONTRACT §1).
+const issueListPageSize = 50
+
+// issues is the issue service over the server's database and event bus.
+func (s *Server) issues() *issue.Service { return issue.NewService(s.db.Bun, s.bus) }
+
+func issueProject(a *project.Access) issue.Project {
+	return issue.Project{ID: a.Project.ID, Key: a.Project.Key, WorkflowID: a.Project.WorkflowID}
+}
+
+// issueActor is the caller as the issue rules and the audit log see them.
+func issueActor(c *fiber.Ctx, a *project.Access) issue.Actor {
+	p := principal(c)
+	return issue.Actor{ID: p.UserID, Email: p.Email, DisplayName: p.DisplayName, MemberRole: string(a.MemberRole),
+		IP: c.IP(), UserAgent: c.Get(fiber.HeaderUserAgent)}
+}
+
+// issueRef reads the :issueKey path segment, an issue key (ABC-12) or a UUID.
+func issueRef(c *fiber.Ctx) (issue.Ref, error) {
+	ref, ok := issue.ParseRef(c.Params("issueKey"))
+	if !ok {
+		return ref, badRequest("INVALID_ISSUE_REF")
+	}
+	return ref, nil
+}
+
+func (s *Server) createIssue(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	in, err := parseCreateIssue(c.Body())
+	if err != nil {
+		return err
+	}
+	v, err := s.issues().Create(c.UserContext(), issueProject(a), issueActor(c, a), in)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toIssueResponse(v))
+}
+
+func (s *Server) listIssues(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	pr, err := parsePage(c, issueListPageSize)
+	if err != nil {
+		return err
+	}
+	f, err := parseIssueFilter(c, principal(c).UserID)
+	if err != nil {
+		return err
+	}
+	views, total, err := s.issues().List(c.UserContext(), issueProject(a), f, pr.Offset(), pr.Size)
+	if err != nil {
+		return err
+	}
+	content := make([]issueResponse, len(views))
+	for i, v := range views {
+		content[i] = toIssueResponse(v)
+	}
+	return c.JSON(newPage(content, pr, total))
+}
+
+func (s *Server) getIssue(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.issues().Get(c.UserContext(), issueProject(a), ref)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toIssueResponse(v))
+}
+
+func (s *Server) patchIssue(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return err
+	}
+	in, err := parsePatchIssue(c.Body())
+	if err != nil {
+		return err
+	}
+	v, err := s.issues().Update(c.UserContext(), issueProject(a), issueActor(c, a), ref, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toIssueResponse(v))
+}
+
+func (s *Server) deleteIssue(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return err
+	}
+	if err := s.issues().Delete(c.UserContext(), issueProject(a), issueActor(c, a), ref); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

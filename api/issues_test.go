@@ -1,0 +1,284 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// issueResponseMembers is CONTRACT §5's IssueResponse member list, exactly.
+var issueResponseMembers = []string{"id", "key", "title", "description", "type", "priority", "storyPoints", "statusId",
+	"statusName", "statusCategory", "projectId", "assigneeId", "assigneeName", "reporterId", "reporterName", "parentId",
+	"dueDate", "sprintId", "sprintName", "createdAt", "updatedAt", "refs", "labels", "fixVersions", "affectsVersions",
+	"customFields", "projectKey", "slaStartTime"}
+
+func requireIssueShape(t *testing.T, m map[string]any) {
+	t.Helper()
+	got := make([]string, 0, len(m))
+	for k := range m {
+		got = append(got, k)
+	}
+	want := append([]string(nil), issueResponseMembers...)
+	sort.Strings(got)
+	sort.Strings(want)
+	require.Equal(t, want, got)
+	require.NotContains(t, m, "status")
+}
+
+func TestIssueCreateDefaults(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+
+	m := f.create(t, map[string]any{"title": "Login fails"})
+	requireIssueShape(t, m)
+	require.Equal(t, f.key+"-1", m["key"])
+	require.Equal(t, "Login fails", m["title"])
+	require.Equal(t, "TASK", m["type"])
+	require.Equal(t, "MEDIUM", m["priority"])
+	require.Equal(t, f.todo.String(), m["statusId"])
+	require.Equal(t, "To Do", m["statusName"])
+	require.Equal(t, "TODO", m["statusCategory"])
+	require.Equal(t, f.projectID.String(), m["projectId"])
+	require.Equal(t, f.key, m["projectKey"])
+	require.Equal(t, f.owner.ID.String(), m["reporterId"])
+	require.Equal(t, "Owner", m["reporterName"])
+	for _, k := range []string{"description", "storyPoints", "assigneeId", "assigneeName", "parentId", "dueDate", "sprintId", "sprintName", "slaStartTime"} {
+		require.Nil(t, m[k], k)
+	}
+	for _, k := range []string{"refs", "labels", "fixVersions", "affectsVersions", "customFields"} {
+		require.Equal(t, []any{}, m[k], k)
+	}
+	created, err := time.Parse(time.RFC3339Nano, m["createdAt"].(string))
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(m["createdAt"].(string), "Z"))
+	require.WithinDuration(t, time.Now(), created, time.Minute)
+
+	require.Equal(t, f.key+"-2", f.create(t, map[string]any{"title": "Second"})["key"])
+	require.Equal(t, 2, f.h.Count("SELECT issue_seq FROM projects WHERE id = $1", f.projectID))
+	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM issue_activities AS a JOIN issues AS i ON i.id = a.issue_id WHERE i.project_id = $1", f.projectID),
+		"creation writes no activity (SPEC's mapping has no type for it)")
+}
+
+func TestIssueCreateAllMembers(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	lb, la := f.label(t, "backend"), f.label(t, "api")
+	other := issueFixtureNew(t)
+	foreign := other.label(t, "foreign")
+	sprint := f.sprint(t, "Sprint 1", "PLANNED")
+	parent := f.create(t, map[string]any{"title": "Epic", "type": "EPIC"})
+
+	m := f.create(t, map[string]any{"title": "Child", "description": "Some text", "type": "STORY", "priority": "HIGH",
+		"assigneeId": f.member.ID, "parentId": parent["id"], "storyPoints": 5, "dueDate": "2026-12-01", "sprintId": sprint,
+		"labelIds": []string{lb, la, foreign}, "customFieldValues": []map[string]any{{"fieldId": uuid.New(), "value": "x"}}})
+	requireIssueShape(t, m)
+	require.Equal(t, "Some text", m["description"])
+	require.Equal(t, "STORY", m["type"])
+	require.Equal(t, "HIGH", m["priority"])
+	require.Equal(t, f.member.ID.String(), m["assigneeId"])
+	require.Equal(t, "Mia", m["assigneeName"])
+	require.Equal(t, parent["id"], m["parentId"])
+	require.EqualValues(t, 5, m["storyPoints"])
+	require.Equal(t, "2026-12-01", m["dueDate"])
+	require.Equal(t, sprint, m["sprintId"])
+	require.Equal(t, "Sprint 1", m["sprintName"])
+	labels := m["labels"].([]any)
+	require.Len(t, labels, 2, "the other project's label is dropped")
+	require.Equal(t, map[string]any{"id": la, "name": "api", "color": "#112233"}, labels[0], "labels by name")
+	require.Equal(t, "backend", labels[1].(map[string]any)["name"])
+
+	// The reply is what a read returns.
+	got := f.get(t, m["key"].(string))
+	for _, k := range issueResponseMembers {
+		if k != "fixVersions" && k != "affectsVersions" {
+			require.Equal(t, m[k], got[k], k)
+		}
+	}
+
+	// The owner counts as a member even without a row; a SUBTASK with a parent is fine.
+	sub := f.create(t, map[string]any{"title": "Sub", "type": "SUBTASK", "parentId": m["id"], "assigneeId": f.owner.ID})
+	require.Equal(t, "Owner", sub["assigneeName"])
+	// A viewer is a member too.
+	require.Equal(t, "Viv", f.create(t, map[string]any{"title": "V", "assigneeId": f.viewer.ID})["assigneeName"])
+}
+
+func TestIssueCreateRefusals(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	other := issueFixtureNew(t)
+	foreignIssue := other.create(t, map[string]any{"title": "Elsewhere"})
+	foreignSprint := other.sprint(t, "Theirs", "PLANNED")
+	closed := f.sprint(t, "Old", "CLOSED")
+	long := strings.Repeat("x", 256)
+
+	cases := []struct {
+		name   string
+		body   any
+		status int
+		code   string
+		reason string
+		field  string
+	}{
+		{"malformed json", `{"title": `, 400, "BAD_REQUEST", "MALFORMED_JSON", ""},
+		{"not an object", `["title"]`, 400, "BAD_REQUEST", "MALFORMED_JSON", ""},
+		{"missing title", map[string]any{"description": "x"}, 400, "BAD_REQUEST", "MISSING_FIELD", ""},
+		{"null title", map[string]any{"title": nil}, 400, "BAD_REQUEST", "MISSING_FIELD", ""},
+		{"title wrong type", map[string]any{"title": 5}, 400, "BAD_REQUEST", "WRONG_TYPE", ""},
+		{"blank title", map[string]any{"title": "   "}, 400, "VALIDATION_ERROR", "", "title"},
+		{"long title", map[string]any{"title": long}, 400, "VALIDATION_ERROR", "", "title"},
+		{"negative points", map[string]any{"title": "t", "storyPoints": -1}, 400, "VALIDATION_ERROR", "", "storyPoints"},
+		{"too many points", map[string]any{"title": "t", "storyPoints": 1001}, 400, "VALIDATION_ERROR", "", "storyPoints"},
+		{"fractional points", map[string]any{"title": "t", "storyPoints": 1.5}, 400, "BAD_REQUEST", "WRONG_TYPE", ""},
+		{"bad due date", map[string]any{"title": "t", "dueDate": "01.12.2026"}, 400, "VALIDATION_ERROR", "", "dueDate"},
+		{"unknown type", map[string]any{"title": "t", "type": "FEATURE"}, 400, "BAD_REQUEST", "INVALID_ENUM", ""},
+		{"lower-case type", map[string]any{"title": "t", "type": "bug"}, 400, "BAD_REQUEST", "INVALID_ENUM", ""},
+		{"unknown priority", map[string]any{"title": "t", "priority": "BLOCKER"}, 400, "BAD_REQUEST", "INVALID_ENUM", ""},
+		{"bad assignee id", map[string]any{"title": "t", "assigneeId": "nope"}, 400, "BAD_REQUEST", "INVALID_UUID", ""},
+		{"bad label id", map[string]any{"title": "t", "labelIds": []string{"nope"}}, 400, "BAD_REQUEST", "INVALID_UUID", ""},
+		{"subtask without parent", map[string]any{"title": "t", "type": "SUBTASK"}, 400, "BAD_REQUEST", "SUBTASK_NEEDS_PARENT", ""},
+		{"assignee not a member", map[string]any{"title": "t", "assigneeId": f.outsider.ID}, 404, "NOT_FOUND", "ASSIGNEE_NOT_MEMBER", ""},
+		{"unknown assignee", map[string]any{"title": "t", "assigneeId": uuid.New()}, 404, "NOT_FOUND", "ASSIGNEE_NOT_MEMBER", ""},
+		{"parent of another project", map[string]any{"title": "t", "parentId": foreignIssue["id"]}, 404, "NOT_FOUND", "PARENT_NOT_FOUND", ""},
+		{"unknown parent", map[string]any{"title": "t", "parentId": uuid.New()}, 404, "NOT_FOUND", "PARENT_NOT_FOUND", ""},
+		{"sprint of another project", map[string]any{"title": "t", "sprintId": foreignSprint}, 403, "FORBIDDEN", "SPRINT_NOT_IN_PROJECT", ""},
+		{"unknown sprint", map[string]any{"title": "t", "sprintId": uuid.New()}, 404, "NOT_FOUND", "SPRINT_NOT_FOUND", ""},
+		{"closed sprint", map[string]any{"title": "t", "sprintId": closed}, 409, "CONFLICT", "SPRINT_STATE", ""},
+	}
+	for _, tc := range cases {
+		r := f.h.Do("POST", f.path("/issues"), tc.body, f.owner.Access)
+		issueProblem(t, r, tc.status, tc.code, tc.reason)
+		if tc.field != "" {
+			m := r.JSON(t)
+			require.Contains(t, m["details"], tc.field, tc.name)
+			require.Equal(t, tc.field, m["errors"].([]any)[0].(map[string]any)["field"], tc.name)
+		}
+	}
+	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM issues WHERE project_id = $1", f.projectID), "nothing was created")
+	require.Equal(t, 0, f.h.Count("SELECT issue_seq FROM projects WHERE id = $1", f.projectID), "no number was used up")
+	require.Equal(t, f.key+"-1", f.create(t, map[string]any{"title": "First"})["key"])
+
+	// Messages are localized; codes are not.
+	r := f.h.Do("POST", f.path("/issues"), map[string]any{"title": "t", "type": "SUBTASK"}, f.owner.Access, "Accept-Language", "de")
+	require.Equal(t, "Eine Unteraufgabe braucht einen übergeordneten Vorgang.", r.JSON(t)["message"])
+}
+
+func TestIssueCreateWithoutDefaultStatus(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	_, err := f.h.DB.Pool.Exec(context.Background(), "UPDATE workflow_statuses SET category = 'IN_PROGRESS' WHERE id = $1", f.todo)
+	require.NoError(t, err)
+	issueProblem(t, f.h.Do("POST", f.path("/issues"), map[string]any{"title": "t"}, f.owner.Access), 404, "NOT_FOUND", "NO_DEFAULT_STATUS")
+	require.Equal(t, 0, f.h.Count("SELECT issue_seq FROM projects WHERE id = $1", f.projectID))
+
+	// The lowest-position TODO status is the default, whatever its name.
+	_, err = f.h.DB.Pool.Exec(context.Background(), "UPDATE workflow_statuses SET category = 'TODO', position = 7 WHERE id = $1", f.done)
+	require.NoError(t, err)
+	require.Equal(t, f.done.String(), f.create(t, map[string]any{"title": "t"})["statusId"])
+}
+
+func TestIssueRoles(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	iss := f.create(t, map[string]any{"title": "Existing"})
+	key := iss["key"].(string)
+	body := map[string]any{"title": "x"}
+
+	// Reads need any role, writes MEMBER or ADMIN; a non-member is 403 on both.
+	for _, u := range []struct {
+		name        string
+		token       string
+		read, write int
+		reason      string
+	}{
+		{"owner", f.owner.Access, 200, 0, ""},
+		{"member", f.member.Access, 200, 0, ""},
+		{"viewer", f.viewer.Access, 200, 403, ""},
+		{"outsider", f.outsider.Access, 403, 403, "NOT_A_MEMBER"},
+	} {
+		require.Equal(t, u.read, f.h.Do("GET", f.path("/issues"), nil, u.token).Status, u.name)
+		require.Equal(t, u.read, f.h.Do("GET", f.path("/issues/"+key), nil, u.token).Status, u.name)
+		require.Equal(t, u.read, f.h.Do("GET", f.path("/versions"), nil, u.token).Status, u.name)
+		if u.write != 0 {
+			issueProblem(t, f.h.Do("POST", f.path("/issues"), body, u.token), u.write, "FORBIDDEN", u.reason)
+			issueProblem(t, f.h.Do("PATCH", f.path("/issues/"+key), body, u.token), u.write, "FORBIDDEN", u.reason)
+			issueProblem(t, f.h.Do("DELETE", f.path("/issues/"+key), nil, u.token), u.write, "FORBIDDEN", u.reason)
+			issueProblem(t, f.h.Do("POST", f.path("/versions"), map[string]any{"name": "v"}, u.token), u.write, "FORBIDDEN", u.reason)
+		}
+	}
+	require.Equal(t, http.StatusCreated, f.h.Do("POST", f.path("/issues"), body, f.member.Access).Status)
+	require.Equal(t, http.StatusOK, f.h.Do("PATCH", f.path("/issues/"+key), map[string]any{"title": "By member"}, f.member.Access).Status)
+	require.Equal(t, "By member", f.get(t, key)["title"])
+
+	// Unknown project 404; no credentials 401.
+	issueProblem(t, f.h.Do("GET", "/api/v1/projects/NOPE404/issues", nil, f.owner.Access), 404, "NOT_FOUND", "")
+	issueProblem(t, f.h.Do("POST", "/api/v1/projects/NOPE404/issues", body, f.owner.Access), 404, "NOT_FOUND", "")
+	require.Equal(t, http.StatusUnauthorized, f.h.Do("GET", f.path("/issues"), nil, "").Status)
+	require.Equal(t, 2, f.h.Count("SELECT count(*) FROM issues WHERE project_id = $1", f.projectID))
+}
+
+func TestIssueGet(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	iss := f.create(t, map[string]any{"title": "Find me"})
+	id, key := iss["id"].(string), iss["key"].(string)
+	other := issueFixtureNew(t)
+	foreign := other.create(t, map[string]any{"title": "Not here"})
+
+	require.Equal(t, id, f.get(t, key)["id"])
+	require.Equal(t, id, f.get(t, id)["id"])
+	require.Equal(t, id, f.get(t, strings.ToLower(key))["id"], "keys are case-insensitive")
+
+	// Another project's issue is unknown here, by key and by id.
+	issueProblem(t, f.h.Do("GET", f.path("/issues/"+foreign["key"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	issueProblem(t, f.h.Do("GET", f.path("/issues/"+foreign["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	issueProblem(t, f.h.Do("GET", f.path("/issues/"+f.key+"-99"), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	issueProblem(t, f.h.Do("GET", f.path("/issues/not_a-key!"), nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_ISSUE_REF")
+	issueProblem(t, f.h.Do("PATCH", f.path("/issues/12"), map[string]any{}, f.owner.Access), 400, "BAD_REQUEST", "INVALID_ISSUE_REF")
+
+	// The single GET fills labels and both version lists.
+	l := f.label(t, "ui")
+	v1, v2 := f.version(t, "1.0"), f.version(t, "2.0")
+	f.patch(t, id, map[string]any{"labelIds": []string{l}, "fixVersionIds": []string{v2, v1}, "affectsVersionIds": []string{v1}})
+	got := f.get(t, key)
+	requireIssueShape(t, got)
+	require.Equal(t, []any{map[string]any{"id": l, "name": "ui", "color": "#112233"}}, got["labels"])
+	require.Equal(t, []any{map[string]any{"id": v1, "name": "1.0"}, map[string]any{"id": v2, "name": "2.0"}}, got["fixVersions"])
+	require.Equal(t, []any{map[string]any{"id": v1, "name": "1.0"}}, got["affectsVersions"])
+}
+
+func TestIssueDelete(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	issueFixtureAudit(t, f.h, true)
+	epic := f.create(t, map[string]any{"title": "Epic", "type": "EPIC"})
+	story := f.create(t, map[string]any{"title": "Story", "type": "STORY", "parentId": epic["id"]})
+	sub1 := f.create(t, map[string]any{"title": "Sub 1", "type": "SUBTASK", "parentId": epic["id"]})
+	sub2 := f.create(t, map[string]any{"title": "Sub 2", "type": "SUBTASK", "parentId": epic["id"]})
+	unrelated := f.create(t, map[string]any{"title": "Unrelated"})
+	l := f.label(t, "gone")
+	v := f.version(t, "9.9")
+	f.patch(t, epic["id"].(string), map[string]any{"title": "Epic!", "labelIds": []string{l}, "fixVersionIds": []string{v}})
+
+	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.path("/issues/"+epic["key"].(string)), nil, f.member.Access).Status)
+
+	for _, gone := range []map[string]any{epic, sub1, sub2} {
+		issueProblem(t, f.h.Do("GET", f.path("/issues/"+gone["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+		require.Equal(t, 1, f.h.Count("SELECT count(*) FROM river_job WHERE args->>'action' = 'ISSUE_DELETED' AND args->>'resourceId' = $1",
+			gone["id"]), "one ISSUE_DELETED per removed issue")
+	}
+	require.Nil(t, f.get(t, story["id"].(string))["parentId"], "other children stay, without parent")
+	require.Equal(t, unrelated["id"], f.get(t, unrelated["key"].(string))["id"])
+	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM issue_labels WHERE issue_id = $1", epic["id"]))
+	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM issue_versions WHERE issue_id = $1", epic["id"]))
+	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1", epic["id"]))
+
+	issueProblem(t, f.h.Do("DELETE", f.path("/issues/"+epic["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	// Keys are never reused: the next issue gets the next number.
+	require.Equal(t, f.key+"-6", f.create(t, map[string]any{"title": "After"})["key"])
+}

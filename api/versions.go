@@ -1,0 +1,98 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/domain/version"
+	"github.com/taskweave/taskweave/store"
+)
+
+type versionRequest struct {
+	Name *string `json:"name"`
+}
+
+// parseVersion decodes {name}: required, not blank, at most 50 characters.
+func parseVersion(body []byte) (string, error) {
+	var r versionRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return "", err
+	}
+	if r.Name == nil {
+		return "", required("name")
+	}
+	var f fields
+	f.text("name", *r.Name, true, version.MaxName)
+	return *r.Name, f.err()
+}
+
+func toVersionResponse(v *store.Version) versionResponse {
+	return versionResponse{ID: v.ID, Name: v.Name}
+}
+
+func (s *Server) listVersions(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	vs, err := version.List(c.UserContext(), s.db.Bun, a.Project.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]versionResponse, len(vs))
+	for i := range vs {
+		out[i] = toVersionResponse(&vs[i])
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) createVersion(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	name, err := parseVersion(c.Body())
+	if err != nil {
+		return err
+	}
+	v, err := version.Create(c.UserContext(), s.db.Bun, a.Project.ID, name)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toVersionResponse(v))
+}
+
+func (s *Server) renameVersion(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	name, err := parseVersion(c.Body())
+	if err != nil {
+		return err
+	}
+	v, err := version.Rename(c.UserContext(), s.db.Bun, a.Project.ID, id, name)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toVersionResponse(v))
+}
+
+func (s *Server) deleteVersion(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := version.Delete(c.UserContext(), s.db.Bun, a.Project.ID, id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

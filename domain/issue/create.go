@@ -1,0 +1,114 @@
+package issue
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/workflow"
+	"github.com/taskweave/taskweave/store"
+)
+
+// insertIssue allocates the next key and inserts the issue in one statement. Keys are
+// allocated under the project row's lock (the UPDATE), so concurrent creates never
+// share a number, and a rolled-back create gives its number back. Everything else the
+// create needs is read before, so the lock is held only for this statement and the
+// commit.
+const insertIssue = `WITH seq AS (
+	UPDATE projects SET issue_seq = issue_seq + 1 WHERE id = ? RETURNING issue_seq
+)
+INSERT INTO issues (id, project_id, number, key, title, description, type, priority, story_points,
+	status_id, assignee_id, reporter_id, parent_id, due_date, sprint_id)
+SELECT ?, ?, seq.issue_seq, ? || '-' || seq.issue_seq, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::date, ?
+FROM seq
+RETURNING number, key, created_at, updated_at`
+
+// Create adds an issue in the project's default status and publishes Created.
+func (s *Service) Create(ctx context.Context, p Project, actor Actor, in NewIssue) (*View, error) {
+	if in.Type == TypeSubtask && in.ParentID == nil {
+		return nil, ErrSubtaskNeedsParent
+	}
+	v := &View{
+		Issue: store.Issue{
+			ID: uuid.New(), ProjectID: p.ID, Title: in.Title, Description: in.Description, Type: in.Type,
+			Priority: in.Priority, StoryPoints: in.StoryPoints, AssigneeID: in.AssigneeID, ReporterID: actor.ID,
+			ParentID: in.ParentID, DueDate: in.DueDate, SprintID: in.SprintID,
+		},
+		ProjectKey: p.Key, ReporterName: actor.DisplayName,
+		Labels: []LabelRef{}, FixVersions: []VersionRef{}, AffectsVersions: []VersionRef{},
+	}
+	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		status, err := workflow.DefaultStatus(ctx, tx, p.WorkflowID)
+		if err != nil {
+			return err
+		}
+		v.StatusID, v.StatusName, v.StatusCategory = status.ID, status.Name, status.Category
+		if in.AssigneeID != nil {
+			name, err := memberName(ctx, tx, p.ID, *in.AssigneeID)
+			if err != nil {
+				return err
+			}
+			v.AssigneeName = &name
+		}
+		if in.ParentID != nil {
+			if err := checkParent(ctx, tx, p.ID, *in.ParentID); err != nil {
+				return err
+			}
+		}
+		if in.SprintID != nil {
+			name, err := sprintName(ctx, tx, p.ID, *in.SprintID)
+			if err != nil {
+				return err
+			}
+			v.SprintName = &name
+		}
+		if v.Labels, err = projectLabels(ctx, tx, p.ID, in.LabelIDs); err != nil {
+			return err
+		}
+
+		var due *string
+		if in.DueDate != nil {
+			d := dateString(in.DueDate)
+			due = &d
+		}
+		err = tx.NewRaw(insertIssue, p.ID, v.ID, p.ID, p.Key, v.Title, v.Description, v.Type, v.Priority, v.StoryPoints,
+			v.StatusID, v.AssigneeID, v.ReporterID, v.ParentID, due, v.SprintID).
+			Scan(ctx, &v.Number, &v.Key, &v.CreatedAt, &v.UpdatedAt)
+		if err != nil {
+			return fmt.Errorf("insert issue: %w", err)
+		}
+		if err := setLabels(ctx, tx, v.ID, v.Labels); err != nil {
+			return err
+		}
+		return s.bus.Emit(ctx, tx, Created{
+			Subject: v.subject(), By: byActor(actor), Type: v.Type, Priority: v.Priority,
+			StatusID: v.StatusID, StatusName: v.StatusName, AssigneeID: v.AssigneeID, ReporterID: v.ReporterID,
+			ParentID: v.ParentID, At: v.CreatedAt,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (v *View) subject() Subject {
+	return Subject{ProjectID: v.ProjectID, ProjectKey: v.ProjectKey, IssueID: v.ID, IssueKey: v.Key, Title: v.Title}
+}
+
+// setLabels inserts the label rows of a new set (the caller removed the old ones).
+func setLabels(ctx context.Context, tx bun.Tx, issueID uuid.UUID, labels []LabelRef) error {
+	if len(labels) == 0 {
+		return nil
+	}
+	rows := make([]store.IssueLabel, len(labels))
+	for i, l := range labels {
+		rows[i] = store.IssueLabel{IssueID: issueID, LabelID: l.ID}
+	}
+	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		return fmt.Errorf("insert issue labels: %w", err)
+	}
+	return nil
+}
