@@ -1,0 +1,297 @@
+package api_test
+
+import (
+	"context"
+	"crypto/rand"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/api/apitest"
+)
+
+// pjKey is a fresh project key (8 of A-Z0-9), unique across the package's shared database.
+func pjKey() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	b[0] = 'P'
+	return string(b)
+}
+
+// pjCreate creates a project as token and returns its key.
+func pjCreate(t *testing.T, h *apitest.Harness, token string) string {
+	t.Helper()
+	key := pjKey()
+	r := h.Do("POST", "/api/v1/projects", map[string]any{"key": key, "name": "Project " + key}, token)
+	require.Equal(t, http.StatusCreated, r.Status, "create project: %s", r.Body)
+	return key
+}
+
+// pjAddMember adds userID to the project as admin, with role.
+func pjAddMember(t *testing.T, h *apitest.Harness, admin, key string, userID uuid.UUID, role string) {
+	t.Helper()
+	r := h.Do("POST", "/api/v1/projects/"+key+"/members", map[string]any{"userId": userID, "role": role}, admin)
+	require.Equal(t, http.StatusCreated, r.Status, "add member: %s", r.Body)
+}
+
+// pjProblem asserts an error reply's status, code and (when not empty) reason.
+func pjProblem(t *testing.T, r *apitest.Response, status int, code, reason string) map[string]any {
+	t.Helper()
+	require.Equal(t, status, r.Status, "%s", r.Body)
+	m := r.JSON(t)
+	require.Equal(t, code, m["code"], "%s", r.Body)
+	if reason != "" {
+		require.Equal(t, reason, m["reason"], "%s", r.Body)
+	}
+	return m
+}
+
+func TestCreateProject(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	u := h.Register("Creator")
+	key := pjKey()
+
+	r := h.Do("POST", "/api/v1/projects", map[string]any{"key": key, "name": "  Apollo  ", "description": "Moon"}, u.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	p := r.JSON(t)
+	require.Equal(t, key, p["key"])
+	require.Equal(t, "Apollo", p["name"], "name is trimmed")
+	require.Equal(t, "Moon", p["description"])
+	require.Equal(t, u.ID.String(), p["ownerId"])
+	require.Equal(t, false, p["archived"])
+	require.Nil(t, p["orgId"])
+	require.Contains(t, p, "orgId")
+	require.Equal(t, "ADMIN", p["myRole"])
+	require.NotEmpty(t, uuid.MustParse(p["id"].(string)))
+
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM project_members WHERE project_id = $1 AND user_id = $2 AND role = 'ADMIN'", p["id"], u.ID))
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM projects p JOIN workflows w ON w.id = p.workflow_id
+		WHERE p.id = $1 AND w.project_id = p.id AND w.name = 'Default Workflow' AND w.is_default`, p["id"]), "default workflow assigned")
+	require.Equal(t, 3, h.Count("SELECT count(*) FROM workflow_statuses s JOIN workflows w ON w.id = s.workflow_id WHERE w.project_id = $1", p["id"]))
+
+	got := h.Do("GET", "/api/v1/projects/"+key, nil, u.Access)
+	require.Equal(t, http.StatusOK, got.Status)
+	require.Equal(t, p, got.JSON(t))
+
+	// Without a description it is null, never left out.
+	r = h.Do("POST", "/api/v1/projects", map[string]any{"key": pjKey(), "name": "Bare"}, u.Access)
+	require.Equal(t, http.StatusCreated, r.Status)
+	bare := r.JSON(t)
+	require.Contains(t, bare, "description")
+	require.Nil(t, bare["description"])
+}
+
+func TestCreateProjectRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	u := h.Register("BadInput")
+	long := strings.Repeat("n", 256)
+	for _, c := range []struct {
+		name       string
+		body       any
+		code       string
+		field      string
+		reasonPart string
+	}{
+		{"no key", map[string]any{"name": "x"}, "BAD_REQUEST", "", "MISSING_FIELD"},
+		{"null key", map[string]any{"key": nil, "name": "x"}, "BAD_REQUEST", "", "MISSING_FIELD"},
+		{"no name", map[string]any{"key": "OKAY"}, "BAD_REQUEST", "", "MISSING_FIELD"},
+		{"key of wrong type", map[string]any{"key": 12, "name": "x"}, "BAD_REQUEST", "", "WRONG_TYPE"},
+		{"malformed JSON", `{"key": "AB"`, "BAD_REQUEST", "", "MALFORMED_JSON"},
+		{"not an object", `["AB"]`, "BAD_REQUEST", "", "MALFORMED_JSON"},
+		{"lower-case key", map[string]any{"key": "abc", "name": "x"}, "VALIDATION_ERROR", "key", ""},
+		{"one character", map[string]any{"key": "A", "name": "x"}, "VALIDATION_ERROR", "key", ""},
+		{"eleven characters", map[string]any{"key": "ABCDEFGHIJK", "name": "x"}, "VALIDATION_ERROR", "key", ""},
+		{"hyphen", map[string]any{"key": "AB-1", "name": "x"}, "VALIDATION_ERROR", "key", ""},
+		{"empty key", map[string]any{"key": "", "name": "x"}, "VALIDATION_ERROR", "key", ""},
+		{"blank name", map[string]any{"key": pjKey(), "name": "   "}, "VALIDATION_ERROR", "name", ""},
+		{"long name", map[string]any{"key": pjKey(), "name": long}, "VALIDATION_ERROR", "name", ""},
+	} {
+		r := h.Do("POST", "/api/v1/projects", c.body, u.Access)
+		m := pjProblem(t, r, http.StatusBadRequest, c.code, c.reasonPart)
+		if c.field != "" {
+			require.Contains(t, m["details"], c.field, c.name)
+			errs := m["errors"].([]any)
+			require.Equal(t, c.field, errs[0].(map[string]any)["field"], c.name)
+		}
+	}
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM projects WHERE owner_id = $1", u.ID), "nothing was created")
+	require.Empty(t, h.Do("GET", "/api/v1/projects", nil, u.Access).Array(t))
+}
+
+func TestCreateProjectDuplicateKey(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	a, b := h.Register("First"), h.Register("Second")
+	key := pjCreate(t, h, a.Access)
+
+	r := h.Do("POST", "/api/v1/projects", map[string]any{"key": key, "name": "Again"}, b.Access)
+	pjProblem(t, r, http.StatusConflict, "CONFLICT", "DUPLICATE_KEY")
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM projects WHERE key = $1", key))
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM projects WHERE owner_id = $1", b.ID))
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM project_members WHERE user_id = $1", b.ID), "the rolled-back create left no member row")
+}
+
+// TestProjectHasNoUpdateEndpoints: there is no update or archive endpoint; the methods
+// answer 404 (not 405) and change nothing.
+func TestProjectHasNoUpdateEndpoints(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	u := h.Register("NoUpdate")
+	key := pjCreate(t, h, u.Access)
+	for _, method := range []string{"PUT", "PATCH", "DELETE"} {
+		for _, path := range []string{"/api/v1/projects/" + key, "/api/v1/projects/" + key + "/"} {
+			r := h.Do(method, path, map[string]any{"name": "Renamed", "archived": true}, u.Access)
+			pjProblem(t, r, http.StatusNotFound, "NOT_FOUND", "")
+		}
+	}
+	p := h.Do("GET", "/api/v1/projects/"+key, nil, u.Access).JSON(t)
+	require.Equal(t, "Project "+key, p["name"])
+	require.Equal(t, false, p["archived"])
+	// Sub-resources are unaffected by the guard.
+	require.Equal(t, http.StatusOK, h.Do("GET", "/api/v1/projects/"+key+"/members", nil, u.Access).Status)
+}
+
+func TestListProjects(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	admin := h.Register("OrgAdmin")
+	h.MakeAdmin(admin)
+	owner, other, me := h.Register("Owner"), h.Register("Other"), h.Register("Me")
+
+	owned := pjCreate(t, h, me.Access)
+	member := pjCreate(t, h, owner.Access)
+	pjAddMember(t, h, owner.Access, member, me.ID, "VIEWER")
+	viaOrg := pjCreate(t, h, owner.Access)
+	both := pjCreate(t, h, owner.Access)
+	pjAddMember(t, h, owner.Access, both, me.ID, "ADMIN")
+	hidden := pjCreate(t, h, other.Access)
+
+	org := pjCreateOrg(t, h, admin.Access)
+	pjAddOrgMember(t, h, admin.Access, org, me.ID, "MEMBER")
+	pjAddOrgMember(t, h, admin.Access, org, owner.ID, "ADMIN")
+	for _, k := range []string{viaOrg, both} {
+		r := h.Do("PATCH", "/api/v1/projects/"+k+"/organization", map[string]any{"orgId": org}, owner.Access)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	}
+	// me also owns a project in the organization: still listed once, as ADMIN.
+	require.Equal(t, http.StatusOK, h.Do("PATCH", "/api/v1/projects/"+owned+"/organization", map[string]any{"orgId": org}, admin.Access).Status)
+
+	list := h.Do("GET", "/api/v1/projects", nil, me.Access).Array(t)
+	roles := map[string]any{}
+	for _, item := range list {
+		p := item.(map[string]any)
+		_, dup := roles[p["key"].(string)]
+		require.False(t, dup, "listed twice: %s", p["key"])
+		roles[p["key"].(string)] = p["myRole"]
+		for _, k := range []string{"id", "key", "name", "description", "ownerId", "archived", "orgId", "myRole"} {
+			require.Contains(t, p, k)
+		}
+	}
+	require.Equal(t, map[string]any{owned: "ADMIN", member: "VIEWER", viaOrg: "VIEWER", both: "ADMIN"}, roles)
+	require.NotContains(t, roles, hidden)
+}
+
+func TestSetProjectOrganization(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	sys := h.Register("Sys")
+	h.MakeAdmin(sys)
+	owner, orgAdmin, writer := h.Register("Owner"), h.Register("OrgAdmin"), h.Register("Writer")
+	key := pjCreate(t, h, owner.Access)
+	pjAddMember(t, h, owner.Access, key, orgAdmin.ID, "ADMIN")
+	pjAddMember(t, h, owner.Access, key, writer.ID, "MEMBER")
+	org := pjCreateOrg(t, h, sys.Access)
+	pjAddOrgMember(t, h, sys.Access, org, orgAdmin.ID, "ADMIN")
+	pjAddOrgMember(t, h, sys.Access, org, writer.ID, "OWNER")
+	path := "/api/v1/projects/" + key + "/organization"
+
+	// A project ADMIN who is not OWNER/ADMIN of the target organization.
+	pjProblem(t, h.Do("PATCH", path, map[string]any{"orgId": org}, owner.Access), http.StatusForbidden, "FORBIDDEN", "ORG_ADMIN_ONLY")
+	// An org OWNER who is only a project MEMBER.
+	pjProblem(t, h.Do("PATCH", path, map[string]any{"orgId": org}, writer.Access), http.StatusForbidden, "FORBIDDEN", "")
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM projects WHERE key = $1 AND org_id IS NOT NULL", key))
+
+	for _, c := range []struct {
+		body   any
+		reason string
+	}{
+		{map[string]any{}, "MISSING_FIELD"},
+		{map[string]any{"orgId": "nope"}, "INVALID_UUID"},
+		{map[string]any{"orgId": 7}, "WRONG_TYPE"},
+		{"", "MALFORMED_JSON"},
+	} {
+		pjProblem(t, h.Do("PATCH", path, c.body, orgAdmin.Access), http.StatusBadRequest, "BAD_REQUEST", c.reason)
+	}
+	pjProblem(t, h.Do("PATCH", path, map[string]any{"orgId": uuid.New()}, orgAdmin.Access), http.StatusNotFound, "NOT_FOUND", "ORGANIZATION_NOT_FOUND")
+
+	r := h.Do("PATCH", path, map[string]any{"orgId": org}, orgAdmin.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	p := r.JSON(t)
+	require.Equal(t, org, p["orgId"])
+	require.Equal(t, "ADMIN", p["myRole"])
+	// The org OWNER now inherits ADMIN, raising their explicit MEMBER.
+	require.Equal(t, "ADMIN", h.Do("GET", "/api/v1/projects/"+key, nil, writer.Access).JSON(t)["myRole"])
+
+	// A system ADMIN without any project role may assign or remove it.
+	r = h.Do("PATCH", path, map[string]any{"orgId": nil}, sys.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	p = r.JSON(t)
+	require.Nil(t, p["orgId"])
+	require.Contains(t, p, "myRole")
+	require.Nil(t, p["myRole"], "the system ADMIN has no project role")
+	require.Equal(t, "MEMBER", h.Do("GET", "/api/v1/projects/"+key, nil, writer.Access).JSON(t)["myRole"], "inheritance gone with the organization")
+
+	pjProblem(t, h.Do("PATCH", "/api/v1/projects/NOSUCH1/organization", map[string]any{"orgId": nil}, sys.Access), http.StatusNotFound, "NOT_FOUND", "")
+}
+
+// queryCounter counts the statements bun sends.
+type queryCounter struct{ n atomic.Int64 }
+
+func (q *queryCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	q.n.Add(1)
+	return ctx
+}
+
+func (q *queryCounter) AfterQuery(context.Context, *bun.QueryEvent) {}
+
+// TestProjectListsMakeConstantQueries: GET /projects and GET …/members cost the same
+// number of statements for 1 row as for 20 (no N+1).
+func TestProjectListsMakeConstantQueries(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	counter := &queryCounter{}
+	h.DB.Bun.AddQueryHook(counter)
+	u := h.Register("Counter")
+	key := pjCreate(t, h, u.Access)
+
+	count := func(path string) int64 {
+		before := counter.n.Load()
+		r := h.Do("GET", path, nil, u.Access)
+		require.Equal(t, http.StatusOK, r.Status)
+		return counter.n.Load() - before
+	}
+	projectsFew, membersFew := count("/api/v1/projects"), count("/api/v1/projects/"+key+"/members")
+
+	for range 19 {
+		pjCreate(t, h, u.Access)
+		pjAddMember(t, h, u.Access, key, h.Register("M").ID, "MEMBER")
+	}
+	require.Len(t, h.Do("GET", "/api/v1/projects", nil, u.Access).Array(t), 20)
+	require.Len(t, h.Do("GET", "/api/v1/projects/"+key+"/members", nil, u.Access).Array(t), 20)
+	require.Equal(t, projectsFew, count("/api/v1/projects"))
+	require.Equal(t, membersFew, count("/api/v1/projects/"+key+"/members"))
+	require.Positive(t, projectsFew, "the hook sees the queries")
+	require.LessOrEqual(t, projectsFew, int64(2), "authentication and one list query")
+	require.LessOrEqual(t, membersFew, int64(3), "authentication, project access and one list query")
+}
