@@ -295,3 +295,118 @@ func TestProjectListsMakeConstantQueries(t *testing.T) {
 	require.LessOrEqual(t, projectsFew, int64(2), "authentication and one list query")
 	require.LessOrEqual(t, membersFew, int64(3), "authentication, project access and one list query")
 }
+
+// TestProjectRoleMatrix: VIEWER reads, MEMBER also writes, ADMIN administers; the owner
+// is an implicit ADMIN; a non-member gets 403 and an unknown key 404 everywhere.
+func TestProjectRoleMatrix(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	owner := h.Register("Owner")
+	key := pjCreate(t, h, owner.Access)
+	target := h.Register("Target")
+	pjAddMember(t, h, owner.Access, key, target.ID, "VIEWER")
+	users := map[string]apitest.User{"OWNER": owner, "NONE": h.Register("Outsider")}
+	for _, role := range []string{"ADMIN", "MEMBER", "VIEWER"} {
+		users[role] = h.Register(role)
+		pjAddMember(t, h, owner.Access, key, users[role].ID, role)
+	}
+	rank := map[string]int{"NONE": 0, "VIEWER": 1, "MEMBER": 2, "ADMIN": 3, "OWNER": 3}
+
+	type call struct {
+		method, path string
+		body         func() any
+		min          string
+		okStatus     int
+	}
+	base := "/api/v1/projects/" + key
+	calls := []call{
+		{"GET", base, nil, "VIEWER", 200},
+		{"GET", base + "/members", nil, "VIEWER", 200},
+		{"GET", base + "/api-keys", nil, "VIEWER", 200},
+		{"GET", base + "/labels", nil, "VIEWER", 200},
+		{"POST", base + "/labels", func() any { return map[string]any{"name": pjKey(), "color": "#112233"} }, "MEMBER", 201},
+		{"DELETE", base + "/labels/" + uuid.NewString(), nil, "MEMBER", 404},
+		{"POST", base + "/api-keys", func() any { return map[string]any{"name": "k"} }, "MEMBER", 201},
+		{"DELETE", base + "/api-keys/" + uuid.NewString(), nil, "ADMIN", 404},
+		{"POST", base + "/members", func() any { return map[string]any{"userId": h.Register("New").ID, "role": "VIEWER"} }, "ADMIN", 201},
+		{"PATCH", base + "/members/" + target.ID.String(), func() any { return map[string]any{"role": "VIEWER"} }, "ADMIN", 200},
+		{"PATCH", base + "/organization", func() any { return map[string]any{"orgId": nil} }, "ADMIN", 200},
+	}
+	for _, c := range calls {
+		for role, u := range users {
+			var body any
+			if c.body != nil {
+				body = c.body()
+			}
+			r := h.Do(c.method, c.path, body, u.Access)
+			switch {
+			case rank[role] >= rank[c.min]:
+				require.Equal(t, c.okStatus, r.Status, "%s %s as %s: %s", c.method, c.path, role, r.Body)
+			case role == "NONE":
+				pjProblem(t, r, http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+			default:
+				pjProblem(t, r, http.StatusForbidden, "FORBIDDEN", "")
+			}
+		}
+		unknown := strings.Replace(c.path, key, "NOSUCHKEY", 1)
+		var body any
+		if c.body != nil {
+			body = c.body()
+		}
+		pjProblem(t, h.Do(c.method, unknown, body, owner.Access), http.StatusNotFound, "NOT_FOUND", "")
+	}
+}
+
+// TestOrganizationRoleInheritance: organization OWNER/ADMIN inherit ADMIN and MEMBER
+// inherits VIEWER on the organization's projects; inheritance only raises.
+func TestOrganizationRoleInheritance(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	sys, owner := h.Register("Sys"), h.Register("Owner")
+	h.MakeAdmin(sys)
+	key := pjCreate(t, h, owner.Access)
+	outside := pjCreate(t, h, owner.Access)
+	org := pjCreateOrg(t, h, sys.Access)
+	require.Equal(t, http.StatusOK, h.Do("PATCH", "/api/v1/projects/"+key+"/organization", map[string]any{"orgId": org}, sys.Access).Status)
+
+	for _, c := range []struct {
+		name, explicit, org, want string
+	}{
+		{"org member", "", "MEMBER", "VIEWER"},
+		{"org admin", "", "ADMIN", "ADMIN"},
+		{"org owner", "", "OWNER", "ADMIN"},
+		{"explicit admin, org member", "ADMIN", "MEMBER", "ADMIN"},
+		{"explicit member, org member", "MEMBER", "MEMBER", "MEMBER"},
+		{"explicit viewer, org admin", "VIEWER", "ADMIN", "ADMIN"},
+		{"explicit member, org owner", "MEMBER", "OWNER", "ADMIN"},
+	} {
+		u := h.Register("U")
+		if c.explicit != "" {
+			pjAddMember(t, h, owner.Access, key, u.ID, c.explicit)
+		}
+		pjAddOrgMember(t, h, sys.Access, org, u.ID, c.org)
+
+		r := h.Do("GET", "/api/v1/projects/"+key, nil, u.Access)
+		require.Equal(t, http.StatusOK, r.Status, c.name)
+		require.Equal(t, c.want, r.JSON(t)["myRole"], c.name)
+		listed := map[string]any{}
+		for _, p := range h.Do("GET", "/api/v1/projects", nil, u.Access).Array(t) {
+			listed[p.(map[string]any)["key"].(string)] = p.(map[string]any)["myRole"]
+		}
+		require.Equal(t, map[string]any{key: c.want}, listed, c.name)
+
+		write := h.Do("POST", "/api/v1/projects/"+key+"/labels", map[string]any{"name": pjKey(), "color": "#010203"}, u.Access)
+		createKey := h.Do("POST", "/api/v1/projects/"+key+"/api-keys", map[string]any{"name": "k"}, u.Access)
+		del := h.Do("DELETE", "/api/v1/projects/"+key+"/api-keys/"+uuid.NewString(), nil, u.Access)
+		switch c.want {
+		case "VIEWER":
+			require.Equal(t, []int{403, 403, 403}, []int{write.Status, createKey.Status, del.Status}, c.name)
+		case "MEMBER":
+			require.Equal(t, []int{201, 201, 403}, []int{write.Status, createKey.Status, del.Status}, c.name)
+		case "ADMIN":
+			require.Equal(t, []int{201, 201, 404}, []int{write.Status, createKey.Status, del.Status}, c.name)
+		}
+		// A project outside the organization is unaffected.
+		pjProblem(t, h.Do("GET", "/api/v1/projects/"+outside, nil, u.Access), http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+	}
+}
