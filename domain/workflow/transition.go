@@ -93,7 +93,9 @@ func CheckStatusChange(ctx context.Context, db bun.IDB, workflowID *uuid.UUID, f
 		return nil
 	}
 	var ts []store.WorkflowTransition
-	if err := db.NewSelect().Model(&ts).Where("workflow_id = ?", *workflowID).Scan(ctx); err != nil {
+	// Ordered, so that when every matching transition refuses, the guard reported is
+	// always the same one.
+	if err := db.NewSelect().Model(&ts).Where("workflow_id = ?", *workflowID).Order("created_at", "id").Scan(ctx); err != nil {
 		return fmt.Errorf("load transitions: %w", err)
 	}
 	if len(ts) == 0 {
