@@ -91,6 +91,7 @@ func TestCreateProjectAPIKeyRejects(t *testing.T) {
 		{map[string]any{"name": "  "}, "VALIDATION_ERROR", "name"},
 		{map[string]any{"name": strings.Repeat("k", 256)}, "VALIDATION_ERROR", "name"},
 		{map[string]any{"name": "old", "expiresAt": time.Now().Add(-time.Hour)}, "VALIDATION_ERROR", "expiresAt"},
+		{map[string]any{"name": "\x00"}, "VALIDATION_ERROR", "name"},
 	} {
 		m := pjProblem(t, h.Do("POST", path, c.body, owner.Access), http.StatusBadRequest, c.code, "")
 		if c.field != "" {

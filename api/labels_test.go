@@ -88,6 +88,7 @@ func TestLabelValidation(t *testing.T) {
 		{map[string]any{"name": "x", "color": "#12345"}, "VALIDATION_ERROR", "color"},
 		{map[string]any{"name": "x", "color": "#1234567"}, "VALIDATION_ERROR", "color"},
 		{map[string]any{"name": "x", "color": "#gggggg"}, "VALIDATION_ERROR", "color"},
+		{map[string]any{"name": "x\x00", "color": "#000000"}, "VALIDATION_ERROR", "name"},
 	} {
 		m := pjProblem(t, h.Do("POST", path, c.body, owner.Access), http.StatusBadRequest, c.code, "")
 		if c.field != "" {

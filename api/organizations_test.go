@@ -73,6 +73,7 @@ func TestOrganizationsAdminOnly(t *testing.T) {
 		{map[string]any{"name": "Space", "slug": "a b"}, "VALIDATION_ERROR", "slug"},
 		{map[string]any{"name": "Empty", "slug": ""}, "VALIDATION_ERROR", "slug"},
 		{map[string]any{"name": "Long", "slug": strings.Repeat("a", 101)}, "VALIDATION_ERROR", "slug"},
+		{map[string]any{"name": "Nul\x00", "slug": "nul-name"}, "VALIDATION_ERROR", "name"},
 	} {
 		m := pjProblem(t, h.Do("POST", "/api/v1/organizations", c.body, sys.Access), http.StatusBadRequest, c.code, "")
 		if c.field != "" {

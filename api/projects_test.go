@@ -116,6 +116,9 @@ func TestCreateProjectRejectsBadInput(t *testing.T) {
 		{"empty key", map[string]any{"key": "", "name": "x"}, "VALIDATION_ERROR", "key", ""},
 		{"blank name", map[string]any{"key": pjKey(), "name": "   "}, "VALIDATION_ERROR", "name", ""},
 		{"long name", map[string]any{"key": pjKey(), "name": long}, "VALIDATION_ERROR", "name", ""},
+		{"NUL in name", map[string]any{"key": pjKey(), "name": "a\x00b"}, "VALIDATION_ERROR", "name", ""},
+		{"NUL in description", map[string]any{"key": pjKey(), "name": "x", "description": "\x00"}, "VALIDATION_ERROR", "description", ""},
+		{"description of wrong type", map[string]any{"key": pjKey(), "name": "x", "description": 5}, "BAD_REQUEST", "", "WRONG_TYPE"},
 	} {
 		r := h.Do("POST", "/api/v1/projects", c.body, u.Access)
 		m := pjProblem(t, r, http.StatusBadRequest, c.code, c.reasonPart)

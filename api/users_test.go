@@ -54,6 +54,7 @@ func TestUserSearch(t *testing.T) {
 	require.Empty(t, get(searcher.Access, ""))
 	require.Empty(t, get(searcher.Access, tag[:3]+"%"+tag[4:]), "% matches literally")
 	require.Empty(t, get(searcher.Access, "_"+tag[1:]), "_ matches literally")
+	require.Empty(t, get(searcher.Access, tag+"\x00"), "NUL matches nobody, without an error")
 
 	for range 12 {
 		h.Register("Many" + tag)

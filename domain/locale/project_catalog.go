@@ -22,6 +22,7 @@ func init() {
 		"field.PROJECT_KEY":             "must be 2 to 10 characters of A-Z and 0-9",
 		"field.SLUG":                    "may contain only a-z, 0-9 and -",
 		"field.COLOR":                   "must be a colour like #1a2b3c",
+		"field.NUL":                     "must not contain NUL characters",
 	} {
 		en[k] = v
 	}
@@ -45,6 +46,7 @@ func init() {
 		"field.PROJECT_KEY":             "muss aus 2 bis 10 Zeichen A-Z und 0-9 bestehen",
 		"field.SLUG":                    "darf nur a-z, 0-9 und - enthalten",
 		"field.COLOR":                   "muss eine Farbe wie #1a2b3c sein",
+		"field.NUL":                     "darf keine NUL-Zeichen enthalten",
 	} {
 		de[k] = v
 	}

@@ -55,7 +55,8 @@ func Search(ctx context.Context, db bun.IDB, p *auth.Principal, q string) ([]sto
 	}
 	out := []store.User{}
 	q = strings.TrimSpace(q)
-	if utf8.RuneCountInString(q) < MinQueryLength {
+	// Stored text never holds NUL, so such a query matches nobody.
+	if utf8.RuneCountInString(q) < MinQueryLength || strings.ContainsRune(q, 0) {
 		return out, nil
 	}
 	pattern := "%" + escapeLike(q) + "%"
