@@ -137,9 +137,9 @@ func TestAPIKeyStaysInItsProject(t *testing.T) {
 	require.NoError(t, h.DB.Pool.QueryRow(context.Background(),
 		"SELECT p.key FROM project_api_keys k JOIN projects p ON p.id = k.project_id WHERE k.key_hash = $1", auth.HashToken(key)).Scan(&projectKey))
 
-	// Inside its project the key authenticates (no project routes yet: 404, not 401/403).
+	// Inside its project the key acts with its creator's rights (the owner here).
 	in := h.Do("GET", "/api/v1/projects/"+projectKey+"/issues", nil, key)
-	require.Equal(t, http.StatusNotFound, in.Status, "%s", in.Body)
+	require.Equal(t, http.StatusOK, in.Status, "%s", in.Body)
 
 	for _, p := range []string{"/api/v1/auth/me", "/api/v1/admin/users", "/api/v1/projects/OTHER/issues", "/api/v1/projects/" + projectKey + "X/issues"} {
 		r := h.Do("GET", p, nil, key)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -23,15 +25,15 @@ func TestConcurrentApply(t *testing.T) {
 	admin, err := pgx.Connect(ctx, storetest.AdminURL())
 	require.NoError(t, err)
 	defer admin.Close(ctx)
-	_, err = admin.Exec(ctx, "DROP DATABASE IF EXISTS tw_migrate_race WITH (FORCE)")
+	// A unique name: several test runs may share the server.
+	name := "tw_migrate_race_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
 	require.NoError(t, err)
-	_, err = admin.Exec(ctx, "CREATE DATABASE tw_migrate_race")
-	require.NoError(t, err)
-	defer admin.Exec(ctx, "DROP DATABASE IF EXISTS tw_migrate_race WITH (FORCE)")
+	defer admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 
 	cfg, err := pgxpool.ParseConfig(storetest.AdminURL())
 	require.NoError(t, err)
-	cfg.ConnConfig.Database = "tw_migrate_race"
+	cfg.ConnConfig.Database = name
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var g errgroup.Group
 	for range 2 {
