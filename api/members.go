@@ -33,8 +33,8 @@ func parseProjectRole(v *string) (project.Role, error) {
 	return r, nil
 }
 
-// parseUserID reads a required user id member; a malformed one is BAD_REQUEST.
-func parseUserID(v *string) (uuid.UUID, error) {
+// parseMemberUserID reads a required user id member; a malformed one is BAD_REQUEST.
+func parseMemberUserID(v *string) (uuid.UUID, error) {
 	if v == nil {
 		return uuid.Nil, required("userId")
 	}
@@ -55,7 +55,7 @@ func parseAddMember(body []byte) (uuid.UUID, project.Role, error) {
 	if err := decodeJSON(body, &r); err != nil {
 		return uuid.Nil, project.None, err
 	}
-	id, err := parseUserID(r.UserID)
+	id, err := parseMemberUserID(r.UserID)
 	if err != nil {
 		return uuid.Nil, project.None, err
 	}
@@ -63,7 +63,7 @@ func parseAddMember(body []byte) (uuid.UUID, project.Role, error) {
 	return id, role, err
 }
 
-type roleRequest struct {
+type memberRoleRequest struct {
 	Role *string `json:"role"`
 }
 
@@ -108,7 +108,7 @@ func (s *Server) changeMemberRole(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var r roleRequest
+	var r memberRoleRequest
 	if err := decodeJSON(c.Body(), &r); err != nil {
 		return err
 	}

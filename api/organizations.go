@@ -85,7 +85,7 @@ func parseAddOrgMember(body []byte) (uuid.UUID, organization.Role, error) {
 	if err := decodeJSON(body, &r); err != nil {
 		return uuid.Nil, organization.None, err
 	}
-	id, err := parseUserID(r.UserID)
+	id, err := parseMemberUserID(r.UserID)
 	if err != nil {
 		return uuid.Nil, organization.None, err
 	}
@@ -177,7 +177,7 @@ func (s *Server) changeOrgMemberRole(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var r roleRequest
+	var r memberRoleRequest
 	if err := decodeJSON(c.Body(), &r); err != nil {
 		return err
 	}

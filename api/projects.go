@@ -28,7 +28,7 @@ type projectResponse struct {
 func toProjectResponse(a *project.Access) projectResponse {
 	p := &a.Project
 	r := projectResponse{ID: p.ID.String(), Key: p.Key, Name: p.Name, Description: p.Description,
-		OwnerID: p.OwnerID.String(), Archived: p.Archived, OrgID: uuidPtrString(p.OrgID)}
+		OwnerID: p.OwnerID.String(), Archived: p.Archived, OrgID: projectUUIDString(p.OrgID)}
 	if a.Role != project.None {
 		role := string(a.Role)
 		r.MyRole = &role
@@ -36,7 +36,8 @@ func toProjectResponse(a *project.Access) projectResponse {
 	return r
 }
 
-func uuidPtrString(id *uuid.UUID) *string {
+// projectUUIDString renders a nullable id.
+func projectUUIDString(id *uuid.UUID) *string {
 	if id == nil {
 		return nil
 	}
@@ -67,7 +68,7 @@ func (s *Server) projectAccessOrAdmin(c *fiber.Ctx, min project.Role) (*project.
 func projectHasNoUpdate(c *fiber.Ctx) error {
 	switch c.Method() {
 	case http.MethodPut, http.MethodPatch, http.MethodDelete:
-		if strings.TrimSuffix(c.Path(), "/") == "/api/v1/projects/"+c.Params("key") {
+		if strings.EqualFold(strings.TrimSuffix(c.Path(), "/"), "/api/v1/projects/"+c.Params("key")) {
 			return notFound("ROUTE_NOT_FOUND")
 		}
 	}

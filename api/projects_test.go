@@ -258,22 +258,22 @@ func TestSetProjectOrganization(t *testing.T) {
 	pjProblem(t, h.Do("PATCH", "/api/v1/projects/NOSUCH1/organization", map[string]any{"orgId": nil}, sys.Access), http.StatusNotFound, "NOT_FOUND", "")
 }
 
-// queryCounter counts the statements bun sends.
-type queryCounter struct{ n atomic.Int64 }
+// pjQueryCounter counts the statements bun sends.
+type pjQueryCounter struct{ n atomic.Int64 }
 
-func (q *queryCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+func (q *pjQueryCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
 	q.n.Add(1)
 	return ctx
 }
 
-func (q *queryCounter) AfterQuery(context.Context, *bun.QueryEvent) {}
+func (q *pjQueryCounter) AfterQuery(context.Context, *bun.QueryEvent) {}
 
 // TestProjectListsMakeConstantQueries: GET /projects and GET …/members cost the same
 // number of statements for 1 row as for 20 (no N+1).
 func TestProjectListsMakeConstantQueries(t *testing.T) {
 	t.Parallel()
 	h := apitest.New(t, apitest.Options{})
-	counter := &queryCounter{}
+	counter := &pjQueryCounter{}
 	h.DB.Bun.AddQueryHook(counter)
 	u := h.Register("Counter")
 	key := pjCreate(t, h, u.Access)
