@@ -253,3 +253,18 @@ func TestErrorsAreLocalized(t *testing.T) {
 	problem := h.Do("POST", "/api/v1/auth/login", `{`, "", "Accept", "application/problem+json")
 	require.Equal(t, "application/problem+json", problem.Header.Get("Content-Type"))
 }
+
+func TestNulCharactersAreRefused(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	for _, body := range []string{
+		`{"email":"n@example.com","displayName":"a\u0000b","password":"password123"}`,
+		`{"email":"n\u0000@example.com","password":"password123"}`,
+	} {
+		r := h.Do("POST", "/api/v1/auth/register", body, "")
+		require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+		require.Equal(t, "NUL_CHARACTER", r.JSON(t)["reason"])
+		r = h.Do("POST", "/api/v1/auth/login", body, "")
+		require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	}
+}

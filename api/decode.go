@@ -22,6 +22,10 @@ func decodeJSON(body []byte, dst any) error {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return badRequest("MALFORMED_JSON")
 	}
+	// Postgres text cannot hold NUL; refuse it at the edge rather than fail in SQL.
+	if bytes.Contains(trimmed, []byte(`\u0000`)) {
+		return badRequest("NUL_CHARACTER")
+	}
 	if err := json.Unmarshal(trimmed, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {

@@ -138,6 +138,9 @@ func toAPIError(err error) *Error {
 	if errors.As(store.Translate(err), &ce) && (ce.Kind == "unique" || ce.Kind == "foreign_key") {
 		return newError(http.StatusConflict, "CONFLICT", "")
 	}
+	if errors.Is(store.Translate(err), store.ErrInvalidInput) {
+		return badRequest("")
+	}
 	if errors.Is(store.Translate(err), store.ErrUnavailable) {
 		return newError(http.StatusServiceUnavailable, "UNAVAILABLE", "")
 	}

@@ -16,6 +16,9 @@ var ErrNotFound = errors.New("store: not found")
 // ErrUnavailable wraps failures to reach the database at all; the API answers 503.
 var ErrUnavailable = errors.New("store: database unavailable")
 
+// ErrInvalidInput wraps data errors Postgres raised on input the edge let through.
+var ErrInvalidInput = errors.New("store: invalid input")
+
 // ConstraintError is a unique, foreign-key or check violation, named by its constraint
 // so the domain can turn it into its own error.
 type ConstraintError struct {
@@ -45,6 +48,10 @@ func Translate(err error) error {
 			return &ConstraintError{Kind: "foreign_key", Constraint: pgErr.ConstraintName, Err: err}
 		case "23514":
 			return &ConstraintError{Kind: "check", Constraint: pgErr.ConstraintName, Err: err}
+		case "22021", "22P05", "22001", "22003", "22007", "22008", "22P02":
+			// Bad text encoding, too long, out of range or unparsable input that slipped past
+			// validation: the caller's fault, never a 500.
+			return errors.Join(ErrInvalidInput, err)
 		case "57P01", "57P02", "57P03", "53300":
 			return errors.Join(ErrUnavailable, err)
 		}

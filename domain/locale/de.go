@@ -47,6 +47,7 @@ var de = map[string]string{
 
 func init() {
 	for k, v := range map[string]string{
+		"reason.NUL_CHARACTER":          "Text darf keine NUL-Zeichen enthalten.",
 		"reason.NOT_A_MEMBER":           "Sie sind kein Mitglied dieses Projekts.",
 		"reason.TRANSITION_NOT_ALLOWED": "Der Workflow erlaubt diesen Statuswechsel nicht.",
 		"reason.STATUS_NOT_IN_WORKFLOW": "Der Status gehört nicht zum Workflow dieses Projekts.",

@@ -50,6 +50,7 @@ var en = map[string]string{
 
 func init() {
 	for k, v := range map[string]string{
+		"reason.NUL_CHARACTER":          "Text must not contain NUL characters.",
 		"reason.NOT_A_MEMBER":           "You are not a member of this project.",
 		"reason.TRANSITION_NOT_ALLOWED": "The workflow does not allow this status change.",
 		"reason.STATUS_NOT_IN_WORKFLOW": "The status does not belong to this project's workflow.",
