@@ -114,7 +114,7 @@ func TestIssueListFilters(t *testing.T) {
 		{"assigneeId=nope", "INVALID_UUID"}, {"labelId=1", "INVALID_UUID"}, {"sprintId=x", "INVALID_UUID"},
 		{"type=FEATURE", "INVALID_ENUM"}, {"priority=low", "INVALID_ENUM"}, {"overdue=yes", "INVALID_QUERY"},
 		{"backlog=1", "INVALID_QUERY"}, {"sort=title", "INVALID_QUERY"}, {"page=-1", "INVALID_PAGE"}, {"size=0", "INVALID_PAGE"},
-		{"size=abc", "INVALID_PAGE"},
+		{"size=abc", "INVALID_PAGE"}, {"q=%00", "INVALID_QUERY"}, {"q=%FF", "INVALID_QUERY"},
 	} {
 		issueProblem(t, f.h.Do("GET", f.path("/issues?"+bad.query), nil, f.owner.Access), 400, "BAD_REQUEST", bad.reason)
 	}

@@ -1,9 +1,11 @@
 package api
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -63,7 +65,8 @@ func parseCreateIssue(body []byte) (issue.NewIssue, error) {
 		}
 	}
 	var f fields
-	f.text("title", *r.Title, true, 255)
+	f.issueText("title", r.Title, true, issue.MaxTitle)
+	f.issueText("description", r.Description, false, math.MaxInt)
 	f.issueStoryPoints(r.StoryPoints)
 	in.DueDate = f.issueDate("dueDate", r.DueDate)
 	return in, f.err()
@@ -140,9 +143,8 @@ func parsePatchIssue(body []byte) (issue.Patch, error) {
 		*l.out = &ids
 	}
 	var f fields
-	if r.Title != nil {
-		f.text("title", *r.Title, true, 255)
-	}
+	f.issueText("title", r.Title, true, issue.MaxTitle)
+	f.issueText("description", r.Description, false, math.MaxInt)
 	f.issueStoryPoints(r.StoryPoints)
 	in.DueDate = f.issueDate("dueDate", r.DueDate)
 	return in, f.err()
@@ -215,6 +217,9 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 		return f, badRequest("INVALID_QUERY", "field", "sort")
 	}
 	f.Q = strings.TrimSpace(c.Query("q"))
+	if !utf8.ValidString(f.Q) || strings.ContainsRune(f.Q, 0) {
+		return f, badRequest("INVALID_QUERY", "field", "q")
+	}
 	return f, nil
 }
 
@@ -250,6 +255,14 @@ func issueUUIDs(field string, ss []string) ([]uuid.UUID, error) {
 }
 
 func issueFlag(b *bool) bool { return b != nil && *b }
+
+// issueText checks a present text member: not blank (when notBlank), at most max
+// characters. (decodeJSON already refused NUL characters.)
+func (f *fields) issueText(field string, v *string, notBlank bool, max int) {
+	if v != nil {
+		f.text(field, *v, notBlank, max)
+	}
+}
 
 // issueStoryPoints checks a present storyPoints: 0–1000.
 func (f *fields) issueStoryPoints(n *int) {

@@ -132,6 +132,8 @@ func TestIssueCreateRefusals(t *testing.T) {
 		{"title wrong type", map[string]any{"title": 5}, 400, "BAD_REQUEST", "WRONG_TYPE", ""},
 		{"blank title", map[string]any{"title": "   "}, 400, "VALIDATION_ERROR", "", "title"},
 		{"long title", map[string]any{"title": long}, 400, "VALIDATION_ERROR", "", "title"},
+		{"NUL in title", map[string]any{"title": "a\x00b"}, 400, "BAD_REQUEST", "NUL_CHARACTER", ""},
+		{"NUL in description", map[string]any{"title": "t", "description": "\x00"}, 400, "BAD_REQUEST", "NUL_CHARACTER", ""},
 		{"negative points", map[string]any{"title": "t", "storyPoints": -1}, 400, "VALIDATION_ERROR", "", "storyPoints"},
 		{"too many points", map[string]any{"title": "t", "storyPoints": 1001}, 400, "VALIDATION_ERROR", "", "storyPoints"},
 		{"fractional points", map[string]any{"title": "t", "storyPoints": 1.5}, 400, "BAD_REQUEST", "WRONG_TYPE", ""},

@@ -22,7 +22,7 @@ func parseVersion(body []byte) (string, error) {
 		return "", required("name")
 	}
 	var f fields
-	f.text("name", *r.Name, true, version.MaxName)
+	f.issueText("name", r.Name, true, version.MaxName)
 	return *r.Name, f.err()
 }
 

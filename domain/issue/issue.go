@@ -36,8 +36,12 @@ var (
 	Priorities = []string{PriorityCritical, PriorityHigh, PriorityMedium, PriorityLow}
 )
 
-// MaxStoryPoints bounds storyPoints (0–1000), as the column's check does.
-const MaxStoryPoints = 1000
+// Limits of issue members.
+const (
+	// MaxStoryPoints bounds storyPoints (0–1000), as the column's check does.
+	MaxStoryPoints = 1000
+	MaxTitle       = 255
+)
 
 // Version assignment kinds.
 const (

@@ -211,3 +211,40 @@ func TestUpdateEvents(t *testing.T) {
 	require.Equal(t, v.Key, d.IssueKey)
 	require.Equal(t, "After", d.Title)
 }
+
+// The kept issue count follows every writer: the service, bulk SQL, deletes with their
+// subtasks, and the project's own deletion.
+func TestIssueCountsFollowWrites(t *testing.T) {
+	t.Parallel()
+	b := setup(t, storetest.PackageDB(t))
+	svc := issue.NewService(b.db.Bun, bus(t, b.db, nil))
+	kept := func() int {
+		return b.count(t, "SELECT coalesce(max(issues), -1) FROM issue_counts WHERE project_id = $1", b.project.ID)
+	}
+	real := func() int { return b.count(t, "SELECT count(*) FROM issues WHERE project_id = $1", b.project.ID) }
+
+	parent, err := svc.Create(b.ctx, b.project, b.owner, issue.NewIssue{Title: "Parent", Type: issue.TypeStory, Priority: issue.PriorityLow})
+	require.NoError(t, err)
+	for range 2 {
+		_, err := svc.Create(b.ctx, b.project, b.owner, issue.NewIssue{Title: "Sub", Type: issue.TypeSubtask, Priority: issue.PriorityLow, ParentID: &parent.ID})
+		require.NoError(t, err)
+	}
+	require.Equal(t, 3, kept())
+	_, err = b.db.Pool.Exec(b.ctx, `INSERT INTO issues (project_id, number, key, title, status_id, reporter_id)
+		SELECT $1, 100 + g, $2 || '-' || (100 + g), 'Bulk', $3, $4 FROM generate_series(1, 40) AS g`,
+		b.project.ID, b.project.Key, b.todo, b.owner.ID)
+	require.NoError(t, err)
+	require.Equal(t, 43, kept())
+	require.NoError(t, svc.Delete(b.ctx, b.project, b.owner, issue.Ref{ID: parent.ID}))
+	require.Equal(t, 40, kept())
+	require.Equal(t, real(), kept())
+
+	views, total, err := svc.List(b.ctx, b.project, issue.Filter{}, 30, 20)
+	require.NoError(t, err)
+	require.Len(t, views, 10)
+	require.Equal(t, 40, total)
+
+	_, err = b.db.Pool.Exec(b.ctx, "DELETE FROM projects WHERE id = $1", b.project.ID)
+	require.NoError(t, err, "the project's issues and its count go by cascade")
+	require.Equal(t, -1, kept())
+}

@@ -87,8 +87,15 @@ type Filter struct {
 // likeEscaper makes user text literal inside an ILIKE pattern.
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
-// apply adds f's conditions and order to q; today is the date overdue compares with.
-func (f Filter) apply(q *bun.SelectQuery, today time.Time) *bun.SelectQuery {
+// filtered reports whether any filter is set (the sort is not a filter).
+func (f Filter) filtered() bool {
+	f.Sort = ""
+	return f != Filter{}
+}
+
+// where adds f's conditions to q (issues aliased i, statuses s); today is the date
+// overdue compares with.
+func (f Filter) where(q *bun.SelectQuery, today time.Time) *bun.SelectQuery {
 	if f.AssigneeMe != nil {
 		q = q.Where("i.assignee_id = ?", *f.AssigneeMe)
 	}
@@ -131,6 +138,11 @@ func (f Filter) apply(q *bun.SelectQuery, today time.Time) *bun.SelectQuery {
 			return q.Where("i.title ILIKE ?", pattern).WhereOr("i.description ILIKE ?", pattern)
 		})
 	}
+	return q
+}
+
+// order adds the list order: key number, last change first, or due date for overdue.
+func (f Filter) order(q *bun.SelectQuery) *bun.SelectQuery {
 	switch {
 	case f.Sort == SortUpdated:
 		q = q.OrderExpr("i.updated_at DESC, i.number DESC")
@@ -142,16 +154,18 @@ func (f Filter) apply(q *bun.SelectQuery, today time.Time) *bun.SelectQuery {
 	return q
 }
 
-// List returns one page of p's issues matching f, with labels, and the total count:
-// two queries whatever the page holds (the page with its joins and the total as a
-// window count, then the labels of the page's issues).
+// List returns one page of p's issues matching f, with labels, and the total: two
+// queries whatever the page holds (the page with its joins and its total, then the
+// labels of the page's issues). Unfiltered, the total is the project's kept issue
+// count; filtered, a count of the matches runs inside the page query.
 func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, error) {
+	today := s.now().UTC()
 	var rows []struct {
 		View  `bun:",extend"`
 		Total int `bun:"total"`
 	}
-	q := selectView(s.db, &rows).ColumnExpr("count(*) OVER () AS total").Where("i.project_id = ?", p.ID)
-	q = f.apply(q, s.now().UTC()).Offset(int64(offset)).Limit(int64(limit))
+	q := selectView(s.db, &rows).ColumnExpr("(?) AS total", s.total(p, f, today)).Where("i.project_id = ?", p.ID)
+	q = f.order(f.where(q, today)).Offset(int64(offset)).Limit(int64(limit))
 	if err := q.Scan(ctx); err != nil {
 		return nil, 0, fmt.Errorf("list issues: %w", err)
 	}
@@ -163,18 +177,28 @@ func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit i
 		total = rows[i].Total
 	}
 	if len(rows) == 0 && offset > 0 {
-		// Past the last page the window has no row to report on.
-		n, err := f.apply(s.db.NewSelect().Model((*store.Issue)(nil)).
-			Join("JOIN workflow_statuses AS s ON s.id = i.status_id").Where("i.project_id = ?", p.ID), s.now().UTC()).Count(ctx)
-		if err != nil {
+		// Past the last page there is no row to carry the total.
+		if err := s.db.NewSelect().ColumnExpr("(?)", s.total(p, f, today)).Scan(ctx, &total); err != nil {
 			return nil, 0, fmt.Errorf("count issues: %w", err)
 		}
-		total = int(n)
 	}
 	if err := fillLabels(ctx, s.db, views); err != nil {
 		return nil, 0, err
 	}
 	return views, total, nil
+}
+
+// total is the scalar subquery counting p's issues that match f. Inside it the alias i
+// names its own issues row, so the filters apply unchanged.
+func (s *Service) total(p Project, f Filter, today time.Time) *bun.SelectQuery {
+	if !f.filtered() {
+		return s.db.NewSelect().Table("issue_counts").ColumnExpr("coalesce(max(issues), 0)").Where("project_id = ?", p.ID)
+	}
+	q := s.db.NewSelect().Model((*store.Issue)(nil)).ColumnExpr("count(*)").Where("i.project_id = ?", p.ID)
+	if f.Overdue {
+		q = q.Join("JOIN workflow_statuses AS s ON s.id = i.status_id")
+	}
+	return f.where(q, today)
 }
 
 // fillLabels loads the labels of every view in one query (by name).

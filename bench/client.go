@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// client speaks real HTTP to the server with keep-alive connections, one per worker.
+type client struct {
+	base string
+	http *http.Client
+}
+
+func newClient(base string, clients int) *client {
+	tr := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, IdleConnTimeout: time.Minute}
+	return &client{base: base, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+}
+
+// do sends one request and reads the whole reply; a status other than want is an error.
+func (c *client) do(ctx context.Context, method, path, token string, body []byte, want int) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != want {
+		return raw, fmt.Errorf("%s %s: status %d: %.200s", method, path, resp.StatusCode, raw)
+	}
+	return raw, nil
+}
+
+func (c *client) get(path, token string) op {
+	return func(ctx context.Context, _, _ int) error {
+		_, err := c.do(ctx, http.MethodGet, path, token, nil, http.StatusOK)
+		return err
+	}
+}
+
+func (c *client) post(path, token string) op {
+	return func(ctx context.Context, worker, seq int) error {
+		body := fmt.Appendf(nil, `{"title":"Bench issue %d-%d","priority":"HIGH","description":"Created by the load generator."}`, worker, seq)
+		_, err := c.do(ctx, http.MethodPost, path, token, body, http.StatusCreated)
+		return err
+	}
+}

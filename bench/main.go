@@ -1,0 +1,177 @@
+// Command bench loads the issue endpoints of a real server over real HTTP and compares
+// issue creation with its ceiling: the same rows written by bare pgx transactions.
+//
+//	go run ./bench [-d 10s] [-c 32] [-issues 10000] [-conns 0] [-audit] [-cpuprofile cpu.out]
+//
+// It clones a fresh migrated database (storetest.CloneURL, TW_TEST_DATABASE_URL or the
+// local default), wires the API exactly as `taskweave api` does, serves it on
+// 127.0.0.1:0, seeds one project with -issues issues, then runs, -d each with -c clients:
+// GET /issues?size=50, POST /issues, and the raw create transactions.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+
+	"github.com/taskweave/taskweave/api"
+	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/migrations"
+	"github.com/taskweave/taskweave/store"
+	"github.com/taskweave/taskweave/store/storetest"
+)
+
+// Targets on the reference machine (2 cores).
+const (
+	targetCreateRatio = 0.5
+	targetCreateP99   = 25 * time.Millisecond
+	targetListRPS     = 3000
+)
+
+type options struct {
+	duration   time.Duration
+	clients    int
+	issues     int
+	conns      int
+	audit      bool
+	cpuprofile string
+	keep       bool
+}
+
+func main() {
+	var o options
+	flag.DurationVar(&o.duration, "d", 10*time.Second, "duration of each load phase")
+	flag.IntVar(&o.clients, "c", 32, "concurrent clients")
+	flag.IntVar(&o.issues, "issues", 10000, "issues seeded in the project")
+	flag.IntVar(&o.conns, "conns", 0, "database pool size (0 = the pgx default, as TW_DATABASE_MAX_CONNS=0)")
+	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
+	flag.BoolVar(&o.keep, "keep", false, "keep the database afterwards (its URL is printed) for EXPLAIN and friends")
+	flag.Parse()
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	url, err := storetest.CloneURL(ctx)
+	if err != nil {
+		return fmt.Errorf("clone database: %w", err)
+	}
+	if o.keep {
+		defer fmt.Println("bench: database kept:", url)
+	} else {
+		defer storetest.Drop(url)
+	}
+	db, err := store.Open(ctx, url, int32(o.conns))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	srv, err := wire(db)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go func() { _ = srv.App.Listener(ln) }()
+	defer func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) }()
+	c := newClient("http://"+ln.Addr().String(), o.clients)
+
+	fmt.Printf("bench: %d clients, %s per phase, %d CPUs, pool %d connections, audit WRITE %v\n",
+		o.clients, o.duration, runtime.NumCPU(), db.Pool.Config().MaxConns, o.audit)
+	seedStart := time.Now()
+	s, err := seed(ctx, db, c, o.issues, o.audit)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	fmt.Printf("bench: project %s with %d issues seeded in %s\n", s.key, o.issues, time.Since(seedStart).Round(time.Millisecond))
+
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	listPath := "/api/v1/projects/" + s.key + "/issues?size=50"
+	createPath := "/api/v1/projects/" + s.key + "/issues"
+	// A short warm-up fills the connection pools and statement caches.
+	load(ctx, o.clients, time.Second, c.get(listPath, s.token))
+	load(ctx, o.clients, time.Second, c.post(createPath, s.token))
+	rawCreate, err := newRawCreate(ctx, db, s)
+	if err != nil {
+		return err
+	}
+	load(ctx, o.clients, time.Second, rawCreate)
+
+	list := load(ctx, o.clients, o.duration, c.get(listPath, s.token))
+	create := load(ctx, o.clients, o.duration, c.post(createPath, s.token))
+	raw := load(ctx, o.clients, o.duration, rawCreate)
+
+	fmt.Println()
+	fmt.Printf("%-34s %10s %8s %10s %10s\n", "phase", "req/s", "errors", "p50", "p99")
+	for _, r := range []struct {
+		name string
+		res  result
+	}{{"GET /issues?size=50 (HTTP)", list}, {"POST /issues (HTTP)", create}, {"raw create transaction (pgx)", raw}} {
+		fmt.Printf("%-34s %10.0f %8d %10s %10s\n", r.name, r.res.rps(), r.res.errors, r.res.pct(50), r.res.pct(99))
+	}
+	ratio := create.rps() / raw.rps()
+	fmt.Println()
+	fmt.Printf("create API/raw ratio %.2f (target ≥ %.1f): %s\n", ratio, targetCreateRatio, verdict(ratio >= targetCreateRatio))
+	fmt.Printf("create errors %d (target 0): %s\n", create.errors, verdict(create.errors == 0))
+	fmt.Printf("create p99 %s (target ≤ %s): %s\n", create.pct(99), targetCreateP99, verdict(create.pct(99) <= targetCreateP99))
+	fmt.Printf("list %.0f req/s (target ≥ %d): %s\n", list.rps(), targetListRPS, verdict(list.rps() >= targetListRPS))
+	if list.errors > 0 || create.errors > 0 || raw.errors > 0 {
+		fmt.Printf("first errors: list %q, create %q, raw %q\n", list.firstErr, create.firstErr, raw.firstErr)
+	}
+	return nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+// wire builds the server the way cmd/taskweave does for `api`.
+func wire(db *store.DB) (*api.Server, error) {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	inserter, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	ready := func(timeout time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return migrations.Ready(ctx, db.Pool)
+	}
+	return api.Wire(api.Settings{
+		Config:    api.Config{RequestTimeout: 10 * time.Second, BaseURL: "http://localhost"},
+		JWTSecret: "bench-secret-bench-secret-bench-secret!", AccessTokenTTL: 15 * time.Minute, RefreshTokenTTL: time.Hour,
+		AuthRateLimit: 1000, AuthRateWindow: time.Minute, RegistrationEnabled: true,
+		Password: auth.PasswordParams{MemoryKiB: 8 * 1024, Time: 1, Threads: 1},
+	}, log, db, prometheus.NewRegistry(), inserter, ready)
+}
