@@ -11,7 +11,7 @@ import (
 const issueListPageSize = 50
 
 // issues is the issue service over the server's database and event bus.
-func (s *Server) issues() *issue.Service { return issue.NewService(s.db.Bun, s.bus) }
+func (s *Server) issues() *issue.Service { return issue.NewService(s.db, s.bus) }
 
 func issueProject(a *project.Access) issue.Project {
 	return issue.Project{ID: a.Project.ID, Key: a.Project.Key, WorkflowID: a.Project.WorkflowID}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -16,9 +17,25 @@ type result struct {
 	errors    int
 	firstErr  string
 	elapsed   time.Duration
+	// statements the server sent to Postgres during the phase (HTTP phases only).
+	statements counts
 }
 
-func (r result) rps() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
+// perRequest renders the statements per operation: queries (of which prepared anew).
+func (r result) perRequest() string {
+	n := float64(len(r.latencies))
+	if n == 0 || r.statements.queries == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f (%.2f)", float64(r.statements.queries)/n, float64(r.statements.prepares)/n)
+}
+
+func (r result) rps() float64 {
+	if r.elapsed == 0 {
+		return 0
+	}
+	return float64(len(r.latencies)) / r.elapsed.Seconds()
+}
 
 // pct is the p-th percentile latency of the successful and failed operations alike.
 func (r result) pct(p float64) time.Duration {

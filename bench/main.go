@@ -19,8 +19,10 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
@@ -47,6 +49,7 @@ type options struct {
 	audit      bool
 	cpuprofile string
 	keep       bool
+	phases     string
 }
 
 func main() {
@@ -57,6 +60,7 @@ func main() {
 	flag.IntVar(&o.conns, "conns", 0, "database pool size (0 = the pgx default, as TW_DATABASE_MAX_CONNS=0)")
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
+	flag.StringVar(&o.phases, "phases", "list,create,raw", "phases to run, comma-separated (list, create, raw)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database afterwards (its URL is printed) for EXPLAIN and friends")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
@@ -75,7 +79,16 @@ func run(ctx context.Context, o options) error {
 	} else {
 		defer storetest.Drop(url)
 	}
-	db, err := store.Open(ctx, url, int32(o.conns))
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return err
+	}
+	if o.conns > 0 {
+		cfg.MaxConns = int32(o.conns)
+	}
+	stats := &statementStats{}
+	cfg.ConnConfig.Tracer = stats
+	db, err := store.OpenConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -102,6 +115,17 @@ func run(ctx context.Context, o options) error {
 	}
 	fmt.Printf("bench: project %s with %d issues seeded in %s\n", s.key, o.issues, time.Since(seedStart).Round(time.Millisecond))
 
+	listPath := "/api/v1/projects/" + s.key + "/issues?size=50"
+	createPath := "/api/v1/projects/" + s.key + "/issues"
+	// A short warm-up fills the connection pools and statement caches.
+	load(ctx, o.clients, time.Second, c.get(listPath, s.token))
+	load(ctx, o.clients, time.Second, c.post(createPath, s.token))
+	rawCreate, err := newRawCreate(ctx, db, s)
+	if err != nil {
+		return err
+	}
+	load(ctx, o.clients, time.Second, rawCreate)
+
 	if o.cpuprofile != "" {
 		f, err := os.Create(o.cpuprofile)
 		if err != nil {
@@ -114,28 +138,28 @@ func run(ctx context.Context, o options) error {
 		defer pprof.StopCPUProfile()
 	}
 
-	listPath := "/api/v1/projects/" + s.key + "/issues?size=50"
-	createPath := "/api/v1/projects/" + s.key + "/issues"
-	// A short warm-up fills the connection pools and statement caches.
-	load(ctx, o.clients, time.Second, c.get(listPath, s.token))
-	load(ctx, o.clients, time.Second, c.post(createPath, s.token))
-	rawCreate, err := newRawCreate(ctx, db, s)
-	if err != nil {
-		return err
+	var list, create, raw result
+	if strings.Contains(o.phases, "list") {
+		before := stats.snapshot()
+		list = load(ctx, o.clients, o.duration, c.get(listPath, s.token))
+		list.statements = stats.snapshot().minus(before)
 	}
-	load(ctx, o.clients, time.Second, rawCreate)
-
-	list := load(ctx, o.clients, o.duration, c.get(listPath, s.token))
-	create := load(ctx, o.clients, o.duration, c.post(createPath, s.token))
-	raw := load(ctx, o.clients, o.duration, rawCreate)
+	if strings.Contains(o.phases, "create") {
+		before := stats.snapshot()
+		create = load(ctx, o.clients, o.duration, c.post(createPath, s.token))
+		create.statements = stats.snapshot().minus(before)
+	}
+	if strings.Contains(o.phases, "raw") {
+		raw = load(ctx, o.clients, o.duration, rawCreate)
+	}
 
 	fmt.Println()
-	fmt.Printf("%-34s %10s %8s %10s %10s\n", "phase", "req/s", "errors", "p50", "p99")
+	fmt.Printf("%-34s %10s %8s %10s %10s %14s\n", "phase", "req/s", "errors", "p50", "p99", "queries/req")
 	for _, r := range []struct {
 		name string
 		res  result
 	}{{"GET /issues?size=50 (HTTP)", list}, {"POST /issues (HTTP)", create}, {"raw create transaction (pgx)", raw}} {
-		fmt.Printf("%-34s %10.0f %8d %10s %10s\n", r.name, r.res.rps(), r.res.errors, r.res.pct(50), r.res.pct(99))
+		fmt.Printf("%-34s %10.0f %8d %10s %10s %14s\n", r.name, r.res.rps(), r.res.errors, r.res.pct(50), r.res.pct(99), r.res.perRequest())
 	}
 	ratio := create.rps() / raw.rps()
 	fmt.Println()

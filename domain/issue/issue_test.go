@@ -110,7 +110,7 @@ func TestCreateRollbackGivesNumberBack(t *testing.T) {
 	t.Parallel()
 	b := setup(t, storetest.PackageDB(t))
 	boom := errors.New("consumer failed")
-	failing := issue.NewService(b.db.Bun, bus(t, b.db, map[string]event.Consumer{
+	failing := issue.NewService(b.db, bus(t, b.db, map[string]event.Consumer{
 		issue.EventCreated: func(context.Context, bun.Tx, event.Event) ([]river.InsertManyParams, error) { return nil, boom },
 	}))
 	_, err := failing.Create(b.ctx, b.project, b.owner, issue.NewIssue{Title: "Lost", Type: issue.TypeTask, Priority: issue.PriorityMedium})
@@ -118,7 +118,7 @@ func TestCreateRollbackGivesNumberBack(t *testing.T) {
 	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM issues WHERE project_id = $1", b.project.ID))
 	require.Equal(t, 0, b.count(t, "SELECT issue_seq FROM projects WHERE id = $1", b.project.ID))
 
-	ok := issue.NewService(b.db.Bun, bus(t, b.db, nil))
+	ok := issue.NewService(b.db, bus(t, b.db, nil))
 	v, err := ok.Create(b.ctx, b.project, b.owner, issue.NewIssue{Title: "Kept", Type: issue.TypeTask, Priority: issue.PriorityMedium})
 	require.NoError(t, err)
 	require.Equal(t, b.project.Key+"-1", v.Key)
@@ -156,7 +156,7 @@ func TestConsumersRunInTheChangeTransaction(t *testing.T) {
 		require.Equal(t, "To Do", c.StatusName)
 		return []river.InsertManyParams{{Args: probeArgs{IssueKey: c.IssueKey, Event: ev.EventName()}}}, nil
 	}
-	svc := issue.NewService(db.Bun, bus(t, db, map[string]event.Consumer{issue.EventCreated: probe}))
+	svc := issue.NewService(db, bus(t, db, map[string]event.Consumer{issue.EventCreated: probe}))
 	v, err := svc.Create(b.ctx, b.project, b.owner, issue.NewIssue{Title: "Probed", Type: issue.TypeBug, Priority: issue.PriorityLow})
 	require.NoError(t, err)
 	require.Equal(t, []string{v.Key}, seen)
@@ -175,7 +175,7 @@ func TestUpdateEvents(t *testing.T) {
 		events = append(events, ev)
 		return nil, nil
 	}
-	svc := issue.NewService(b.db.Bun, bus(t, b.db, map[string]event.Consumer{
+	svc := issue.NewService(b.db, bus(t, b.db, map[string]event.Consumer{
 		issue.EventStatusChanged: record, issue.EventFieldChanged: record, issue.EventDeleted: record,
 	}))
 	v, err := svc.Create(b.ctx, b.project, b.owner, issue.NewIssue{Title: "Before", Type: issue.TypeTask, Priority: issue.PriorityMedium})
@@ -217,7 +217,7 @@ func TestUpdateEvents(t *testing.T) {
 func TestIssueCountsFollowWrites(t *testing.T) {
 	t.Parallel()
 	b := setup(t, storetest.PackageDB(t))
-	svc := issue.NewService(b.db.Bun, bus(t, b.db, nil))
+	svc := issue.NewService(b.db, bus(t, b.db, nil))
 	kept := func() int {
 		return b.count(t, "SELECT coalesce(max(issues), -1) FROM issue_counts WHERE project_id = $1", b.project.ID)
 	}

@@ -6,22 +6,25 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/store"
 )
 
 // Service runs the issue rules on the database and publishes their events on the bus.
 type Service struct {
-	db  *bun.DB
-	bus *event.Bus
-	now func() time.Time
+	db   *bun.DB
+	pool *pgxpool.Pool
+	bus  *event.Bus
+	now  func() time.Time
 }
 
 // NewService builds a Service. It holds no state of its own, so building one per request
 // costs nothing.
-func NewService(db *bun.DB, bus *event.Bus) *Service {
-	return &Service{db: db, bus: bus, now: time.Now}
+func NewService(db *store.DB, bus *event.Bus) *Service {
+	return &Service{db: db.Bun, pool: db.Pool, bus: bus, now: time.Now}
 }
 
 // Ref names an issue in a path: its UUID, or its key (ABC-12).
