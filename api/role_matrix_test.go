@@ -1,0 +1,152 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEveryProjectEndpointRoleMatrix walks every registered /projects/{key}/… endpoint with
+// every kind of caller and checks the exact status: anonymous 401; non-member and system
+// ADMIN 403 (system ADMINs are not implicit members); VIEWER reads; MEMBER reads and
+// writes; ADMIN, the owner and an organization ADMIN administer; a READ_ONLY token reads
+// only; an API key of another project is refused everywhere. A route missing from the
+// table fails the test, so new endpoints must join it.
+func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	owner, sys := h.Register("Owner"), h.Register("Sys")
+	h.MakeAdmin(sys)
+	key := pjCreate(t, h, owner.Access)
+	base := "/api/v1/projects/" + key
+
+	users := map[string]string{}
+	for _, role := range []string{"ADMIN", "MEMBER", "VIEWER"} {
+		u := h.Register(role)
+		pjAddMember(t, h, owner.Access, key, u.ID, role)
+		users[role] = u.Access
+	}
+	target := h.Register("Target")
+	pjAddMember(t, h, owner.Access, key, target.ID, "VIEWER")
+
+	// An organization ADMIN inherits ADMIN on the organization's projects.
+	org := pjCreateOrg(t, h, sys.Access)
+	orgAdmin := h.Register("OrgAdmin")
+	pjAddOrgMember(t, h, sys.Access, org, orgAdmin.ID, "ADMIN")
+	pjAddOrgMember(t, h, sys.Access, org, owner.ID, "ADMIN")
+	require.Equal(t, http.StatusOK, h.Do("PATCH", base+"/organization", map[string]any{"orgId": org}, sys.Access).Status)
+
+	readOnly := h.Do("POST", "/api/v1/me/tokens", map[string]any{"name": "ro", "scope": "READ_ONLY"}, owner.Access).JSON(t)["plaintext"].(string)
+	otherKey := pjCreate(t, h, owner.Access)
+	foreignKey := h.Do("POST", "/api/v1/projects/"+otherKey+"/api-keys", map[string]any{"name": "other"}, owner.Access).JSON(t)["plaintext"].(string)
+
+	// Fixtures the calls work on.
+	issue := h.Do("POST", base+"/issues", map[string]any{"title": "Matrix"}, owner.Access).JSON(t)
+	label := h.Do("POST", base+"/labels", map[string]any{"name": "matrix", "color": "#102030"}, owner.Access).JSON(t)
+	version := h.Do("POST", base+"/versions", map[string]any{"name": "v-matrix"}, owner.Access).JSON(t)
+	wf := h.Do("GET", base+"/workflow", nil, owner.Access).JSON(t)
+	status := wf["statuses"].([]any)[0].(map[string]any)["id"].(string)
+	transition := h.Do("POST", base+"/workflow/transitions", map[string]any{"fromStatusId": nil, "toStatusId": status}, owner.Access).JSON(t)
+	require.NotEmpty(t, transition["id"])
+	unique := func(p string) string { return p + strings.ToLower(uuid.NewString()[:8]) }
+	random := uuid.NewString()
+
+	type call struct {
+		method, route, path string
+		body               func() any
+		min                string
+		ok                 int
+	}
+	calls := []call{
+		{"GET", "", base, nil, "VIEWER", 200},
+		{"GET", "/members", base + "/members", nil, "VIEWER", 200},
+		{"POST", "/members", base + "/members", func() any { return map[string]any{"userId": h.Register("New").ID, "role": "VIEWER"} }, "ADMIN", 201},
+		{"PATCH", "/members/:userId", base + "/members/" + target.ID.String(), func() any { return map[string]any{"role": "VIEWER"} }, "ADMIN", 200},
+		{"DELETE", "/members/:userId", base + "/members/" + random, nil, "ADMIN", 404},
+		{"PATCH", "/organization", base + "/organization", func() any { return map[string]any{"orgId": org} }, "ADMIN", 200},
+		{"GET", "/api-keys", base + "/api-keys", nil, "VIEWER", 200},
+		{"POST", "/api-keys", base + "/api-keys", func() any { return map[string]any{"name": "k"} }, "MEMBER", 201},
+		{"DELETE", "/api-keys/:keyId", base + "/api-keys/" + random, nil, "ADMIN", 404},
+		{"GET", "/labels", base + "/labels", nil, "VIEWER", 200},
+		{"POST", "/labels", base + "/labels", func() any { return map[string]any{"name": unique("l"), "color": "#112233"} }, "MEMBER", 201},
+		{"PUT", "/labels/:id", base + "/labels/" + label["id"].(string), func() any { return map[string]any{"name": unique("l"), "color": "#112233"} }, "MEMBER", 200},
+		{"DELETE", "/labels/:id", base + "/labels/" + random, nil, "MEMBER", 404},
+		{"GET", "/versions", base + "/versions", nil, "VIEWER", 200},
+		{"POST", "/versions", base + "/versions", func() any { return map[string]any{"name": unique("v")} }, "MEMBER", 201},
+		{"PUT", "/versions/:id", base + "/versions/" + version["id"].(string), func() any { return map[string]any{"name": unique("v")} }, "MEMBER", 200},
+		{"DELETE", "/versions/:id", base + "/versions/" + random, nil, "MEMBER", 404},
+		{"GET", "/issues", base + "/issues", nil, "VIEWER", 200},
+		{"POST", "/issues", base + "/issues", func() any { return map[string]any{"title": "t"} }, "MEMBER", 201},
+		{"GET", "/issues/:issueKey", base + "/issues/" + issue["key"].(string), nil, "VIEWER", 200},
+		{"PATCH", "/issues/:issueKey", base + "/issues/" + issue["id"].(string), func() any { return map[string]any{"title": unique("t")} }, "MEMBER", 200},
+		{"DELETE", "/issues/:issueKey", base + "/issues/" + random, nil, "MEMBER", 404},
+		{"GET", "/workflows", base + "/workflows", nil, "VIEWER", 200},
+		{"GET", "/workflow", base + "/workflow", nil, "VIEWER", 200},
+		{"POST", "/workflow/statuses", base + "/workflow/statuses", func() any { return map[string]any{"name": unique("s"), "category": "TODO"} }, "ADMIN", 201},
+		{"PUT", "/workflow/statuses/:sid", base + "/workflow/statuses/" + status, func() any { return map[string]any{"color": "#445566"} }, "ADMIN", 200},
+		{"DELETE", "/workflow/statuses/:sid", base + "/workflow/statuses/" + random, nil, "ADMIN", 404},
+		{"POST", "/workflow/transitions", base + "/workflow/transitions", func() any { return map[string]any{"fromStatusId": nil, "toStatusId": status} }, "ADMIN", 201},
+		{"DELETE", "/workflow/transitions/:tid", base + "/workflow/transitions/" + random, nil, "ADMIN", 404},
+		{"PUT", "/workflow/transitions/:tid/guards", base + "/workflow/transitions/" + transition["id"].(string) + "/guards", func() any { return map[string]any{"guards": []any{}} }, "ADMIN", 200},
+		{"PUT", "/workflow/layout", base + "/workflow/layout", func() any { return map[string]any{"positions": []any{}} }, "ADMIN", 204},
+	}
+
+	// Every registered project route is in the table.
+	covered := map[string]bool{}
+	for _, c := range calls {
+		covered[c.method+" /api/v1/projects/:key"+c.route] = true
+	}
+	for _, r := range h.Server.App.GetRoutes(true) {
+		if r.Method != "HEAD" && strings.HasPrefix(r.Path, "/api/v1/projects/:key") {
+			require.True(t, covered[r.Method+" "+r.Path], "route %s %s is missing from the role matrix", r.Method, r.Path)
+		}
+	}
+
+	rank := map[string]int{"VIEWER": 1, "MEMBER": 2, "ADMIN": 3}
+	type caller struct {
+		name, token string
+		role        string // effective role, "" for none
+	}
+	// sys created the organization and so is its OWNER; the system ADMIN caller is another.
+	sysCaller := h.Register("Sys2")
+	h.MakeAdmin(sysCaller)
+	callers := []caller{
+		{"anonymous", "", ""}, {"non-member", h.Register("Outsider").Access, ""}, {"system ADMIN", sysCaller.Access, ""},
+		{"VIEWER", users["VIEWER"], "VIEWER"}, {"MEMBER", users["MEMBER"], "MEMBER"}, {"ADMIN", users["ADMIN"], "ADMIN"},
+		{"owner", owner.Access, "ADMIN"}, {"org ADMIN", orgAdmin.Access, "ADMIN"},
+		{"READ_ONLY token", readOnly, "ADMIN"}, {"foreign API key", foreignKey, ""},
+	}
+	for _, c := range calls {
+		for _, who := range callers {
+			var body any
+			if c.body != nil {
+				body = c.body()
+			}
+			r := h.Do(c.method, c.path, body, who.token)
+			want, reason := 403, ""
+			switch {
+			case who.name == "anonymous":
+				want = 401
+			case who.name == "foreign API key":
+				reason = "API_KEY_SCOPE"
+			case who.name == "READ_ONLY token" && c.method != "GET":
+				reason = "READ_ONLY_TOKEN"
+			case who.name == "system ADMIN" && c.route == "/organization":
+				want = c.ok // system ADMINs may move any project between organizations
+			case who.name == "ADMIN" && c.route == "/organization":
+				// A project ADMIN must also administer the target organization.
+			case who.role != "" && rank[who.role] >= rank[c.min]:
+				want = c.ok
+			case who.role == "":
+				reason = "NOT_A_MEMBER"
+			}
+			require.Equal(t, want, r.Status, "%s %s as %s: %s", c.method, c.path, who.name, r.Body)
+			if reason != "" {
+				require.Equal(t, reason, r.JSON(t)["reason"], "%s %s as %s", c.method, c.path, who.name)
+			}
+		}
+	}
+}
