@@ -56,9 +56,9 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 
 	type call struct {
 		method, route, path string
-		body               func() any
-		min                string
-		ok                 int
+		body                func() any
+		min                 string
+		ok                  int
 	}
 	calls := []call{
 		{"GET", "", base, nil, "VIEWER", 200},
