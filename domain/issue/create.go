@@ -14,14 +14,16 @@ import (
 // insertIssue allocates the next key and inserts the issue in one statement. Keys are
 // allocated under the project row's lock (the UPDATE), so concurrent creates never
 // share a number, and a rolled-back create gives its number back. Everything else the
-// create needs is read before, so the lock is held only for this statement and the
-// commit.
+// create needs is read before, so the lock is held only for this statement, the event
+// fan-out and the commit. It takes positional parameters so the driver prepares it
+// once per connection: with bun's inlined values every create would be parsed and
+// planned anew inside the lock.
 const insertIssue = `WITH seq AS (
-	UPDATE projects SET issue_seq = issue_seq + 1 WHERE id = ? RETURNING issue_seq
+	UPDATE projects SET issue_seq = issue_seq + 1 WHERE id = $1 RETURNING issue_seq
 )
 INSERT INTO issues (id, project_id, number, key, title, description, type, priority, story_points,
 	status_id, assignee_id, reporter_id, parent_id, due_date, sprint_id)
-SELECT ?, ?, seq.issue_seq, ? || '-' || seq.issue_seq, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::date, ?
+SELECT $2, $1, seq.issue_seq, $3 || '-' || seq.issue_seq, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::date, $14
 FROM seq
 RETURNING number, key, created_at, updated_at`
 
@@ -73,9 +75,9 @@ func (s *Service) Create(ctx context.Context, p Project, actor Actor, in NewIssu
 			d := dateString(in.DueDate)
 			due = &d
 		}
-		err = tx.NewRaw(insertIssue, p.ID, v.ID, p.ID, p.Key, v.Title, v.Description, v.Type, v.Priority, v.StoryPoints,
-			v.StatusID, v.AssigneeID, v.ReporterID, v.ParentID, due, v.SprintID).
-			Scan(ctx, &v.Number, &v.Key, &v.CreatedAt, &v.UpdatedAt)
+		err = tx.Tx.QueryRowContext(ctx, insertIssue, p.ID, v.ID, p.Key, v.Title, v.Description, v.Type, v.Priority,
+			v.StoryPoints, v.StatusID, v.AssigneeID, v.ReporterID, v.ParentID, due, v.SprintID).
+			Scan(&v.Number, &v.Key, &v.CreatedAt, &v.UpdatedAt)
 		if err != nil {
 			return fmt.Errorf("insert issue: %w", err)
 		}

@@ -1,14 +1,17 @@
 package issue
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Sort orders of the list.
@@ -121,7 +124,8 @@ const listColumns = `p.id, p.project_id, p.number, p.key, p.title, p.description
 // List returns one page of p's issues matching f, with labels, and the total, in one
 // query whatever the page holds: the page with its joins, its total (the project's kept
 // count unfiltered, a count of the matches otherwise) and, joined after the limit, the
-// labels of its issues. It runs on pgx directly: this is the busiest read of the API,
+// labels of its issues (the three arrays come from one scan, so they line up; they are
+// sorted by name here, which is cheaper than three sorted aggregates per issue). It runs on pgx directly: this is the busiest read of the API,
 // and typed binary scanning costs a fraction of reflection over database/sql.
 func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, error) {
 	today := s.now().UTC()
@@ -150,8 +154,7 @@ FROM (
 	LIMIT ` + strconv.Itoa(limit) + ` OFFSET ` + strconv.Itoa(offset) + `
 ) AS p
 LEFT JOIN LATERAL (
-	SELECT array_agg(l.id ORDER BY l.name, l.id) AS ids, array_agg(l.name ORDER BY l.name, l.id) AS names,
-		array_agg(l.color ORDER BY l.name, l.id) AS colors
+	SELECT array_agg(l.id) AS ids, array_agg(l.name) AS names, array_agg(l.color) AS colors
 	FROM issue_labels AS il JOIN labels AS l ON l.id = il.label_id
 	WHERE il.issue_id = p.id
 ) AS lab ON true
@@ -183,20 +186,38 @@ ORDER BY ` + f.order("p")
 	return views, n, nil
 }
 
+// scanListRow reads one list row. Ids are scanned as raw 16-byte values: through
+// uuid.UUID's sql.Scanner pgx would format and parse every id as text.
 func scanListRow(rows pgx.Rows, total *int) (*View, error) {
 	v := &View{}
-	var ids []uuid.UUID
+	var assignee, parent, sprint pgtype.UUID
+	var ids [][16]byte
 	var names, colors []string
-	err := rows.Scan(&v.ID, &v.ProjectID, &v.Number, &v.Key, &v.Title, &v.Description, &v.Type, &v.Priority, &v.StoryPoints,
-		&v.StatusID, &v.AssigneeID, &v.ReporterID, &v.ParentID, &v.DueDate, &v.SprintID, &v.SLAStartTime, &v.CreatedAt,
-		&v.UpdatedAt, &v.StatusName, &v.StatusCategory, &v.AssigneeName, &v.ReporterName, &v.SprintName, total,
-		&ids, &names, &colors)
+	err := rows.Scan((*[16]byte)(&v.ID), (*[16]byte)(&v.ProjectID), &v.Number, &v.Key, &v.Title, &v.Description, &v.Type,
+		&v.Priority, &v.StoryPoints, (*[16]byte)(&v.StatusID), &assignee, (*[16]byte)(&v.ReporterID), &parent, &v.DueDate,
+		&sprint, &v.SLAStartTime, &v.CreatedAt, &v.UpdatedAt, &v.StatusName, &v.StatusCategory, &v.AssigneeName,
+		&v.ReporterName, &v.SprintName, total, &ids, &names, &colors)
 	if err != nil {
 		return nil, err
 	}
+	v.AssigneeID, v.ParentID, v.SprintID = optionalID(assignee), optionalID(parent), optionalID(sprint)
 	v.Labels = make([]LabelRef, len(ids))
 	for i := range ids {
 		v.Labels[i] = LabelRef{ID: ids[i], Name: names[i], Color: colors[i]}
 	}
+	slices.SortFunc(v.Labels, func(a, b LabelRef) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
 	return v, nil
+}
+
+func optionalID(u pgtype.UUID) *uuid.UUID {
+	if !u.Valid {
+		return nil
+	}
+	id := uuid.UUID(u.Bytes)
+	return &id
 }
