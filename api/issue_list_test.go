@@ -118,6 +118,7 @@ func TestIssueListFilters(t *testing.T) {
 		{"type=FEATURE", "INVALID_ENUM"}, {"priority=low", "INVALID_ENUM"}, {"overdue=yes", "INVALID_QUERY"},
 		{"backlog=1", "INVALID_QUERY"}, {"sort=title", "INVALID_QUERY"}, {"page=-1", "INVALID_PAGE"}, {"size=0", "INVALID_PAGE"},
 		{"size=abc", "INVALID_PAGE"}, {"q=%00", "INVALID_QUERY"}, {"q=%FF", "INVALID_QUERY"},
+		{"page=9223372036854775807", "INVALID_PAGE"}, {"page=99999999999999999999", "INVALID_PAGE"},
 	} {
 		issueProblem(t, f.h.Do("GET", f.path("/issues?"+bad.query), nil, f.owner.Access), 400, "BAD_REQUEST", bad.reason)
 	}
@@ -156,6 +157,10 @@ func TestIssueListPages(t *testing.T) {
 	require.EqualValues(t, 200, m["size"], "clamped")
 	require.Len(t, m["content"], 5)
 	require.EqualValues(t, 2, m["totalPages"])
+
+	m = page("page=2147483647&size=200")
+	require.Equal(t, []any{}, m["content"])
+	require.EqualValues(t, 205, m["totalElements"])
 
 	m = page("page=9")
 	require.Equal(t, []any{}, m["content"])

@@ -271,13 +271,14 @@ func (f *fields) issueStoryPoints(n *int) {
 	}
 }
 
-// issueDate parses a present plain date (YYYY-MM-DD).
+// issueDate parses a present plain date (YYYY-MM-DD, year 1 to 9999: Postgres has no
+// year 0).
 func (f *fields) issueDate(field string, s *string) *time.Time {
 	if s == nil {
 		return nil
 	}
 	d, err := time.Parse(time.DateOnly, *s)
-	if err != nil {
+	if err != nil || d.Year() < 1 {
 		f.add(field, "DATE", "field.DATE")
 		return nil
 	}

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"math"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/taskweave/taskweave/domain/issue"
@@ -57,6 +59,10 @@ func (s *Server) listIssues(c *fiber.Ctx) error {
 	pr, err := parsePage(c, issueListPageSize)
 	if err != nil {
 		return err
+	}
+	if pr.Page > math.MaxInt32 {
+		// Far past any project's last page, and page × size must not overflow.
+		return badRequest("INVALID_PAGE")
 	}
 	f, err := parseIssueFilter(c, principal(c).UserID)
 	if err != nil {
