@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"math"
 
 	"github.com/gofiber/fiber/v2"
@@ -76,7 +77,10 @@ func (s *Server) listIssues(c *fiber.Ctx) error {
 	for i, v := range views {
 		content[i] = toIssueResponse(v)
 	}
-	return c.JSON(newPage(content, pr, total))
+	// Encoded straight into the response buffer: a page is tens of kilobytes, and
+	// c.JSON would first copy it into a fresh slice.
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return json.NewEncoder(c.Response().BodyWriter()).Encode(newPage(content, pr, total))
 }
 
 func (s *Server) getIssue(c *fiber.Ctx) error {

@@ -48,6 +48,7 @@ type options struct {
 	conns      int
 	audit      bool
 	cpuprofile string
+	memprofile string
 	keep       bool
 	phases     string
 }
@@ -60,6 +61,7 @@ func main() {
 	flag.IntVar(&o.conns, "conns", 0, "database pool size (0 = the pgx default, as TW_DATABASE_MAX_CONNS=0)")
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
+	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
 	flag.StringVar(&o.phases, "phases", "list,create,raw", "phases to run, comma-separated (list, create, raw)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database afterwards (its URL is printed) for EXPLAIN and friends")
 	flag.Parse()
@@ -138,6 +140,14 @@ func run(ctx context.Context, o options) error {
 		defer pprof.StopCPUProfile()
 	}
 
+	if o.memprofile != "" {
+		defer func() {
+			if f, err := os.Create(o.memprofile); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
 	var list, create, raw result
 	if strings.Contains(o.phases, "list") {
 		before := stats.snapshot()

@@ -33,7 +33,7 @@ type seeded struct {
 func seed(ctx context.Context, db *store.DB, c *client, n int, audit bool) (*seeded, error) {
 	s := &seeded{email: "bench-" + uuid.NewString()[:8] + "@example.com", audit: audit}
 	body, _ := json.Marshal(map[string]string{"email": s.email, "displayName": "Bench", "password": "bench password 123"})
-	raw, err := c.do(ctx, http.MethodPost, "/api/v1/auth/register", "", body, http.StatusCreated)
+	raw, err := c.do(ctx, http.MethodPost, "/api/v1/auth/register", "", body, http.StatusCreated, true)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func seed(ctx context.Context, db *store.DB, c *client, n int, audit bool) (*see
 
 	s.key = "B" + strings.ToUpper(strings.ReplaceAll(uuid.NewString(), "-", "")[:6])
 	body, _ = json.Marshal(map[string]string{"key": s.key, "name": "Bench"})
-	raw, err = c.do(ctx, http.MethodPost, "/api/v1/projects", s.token, body, http.StatusCreated)
+	raw, err = c.do(ctx, http.MethodPost, "/api/v1/projects", s.token, body, http.StatusCreated, true)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func seed(ctx context.Context, db *store.DB, c *client, n int, audit bool) (*see
 	s.projectID, s.userID = project.ID, project.OwnerID
 	for i, color := range []string{"#ff0000", "#00ff00", "#0000ff"} {
 		body, _ = json.Marshal(map[string]string{"name": fmt.Sprintf("label-%d", i), "color": color})
-		if _, err := c.do(ctx, http.MethodPost, "/api/v1/projects/"+s.key+"/labels", s.token, body, http.StatusCreated); err != nil {
+		if _, err := c.do(ctx, http.MethodPost, "/api/v1/projects/"+s.key+"/labels", s.token, body, http.StatusCreated, true); err != nil {
 			return nil, err
 		}
 	}

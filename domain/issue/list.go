@@ -163,19 +163,22 @@ ORDER BY ` + f.order("p")
 	if err != nil {
 		return nil, 0, fmt.Errorf("list issues: %w", err)
 	}
-	views := make([]*View, 0, limit)
+	// One allocation for the page's views rather than one per row.
+	page := make([]View, 0, min(limit, 64))
 	n := 0
 	for rows.Next() {
-		v, err := scanListRow(rows, &n)
-		if err != nil {
+		page = append(page, View{ProjectKey: p.Key})
+		if err := scanListRow(rows, &page[len(page)-1], &n); err != nil {
 			rows.Close()
 			return nil, 0, fmt.Errorf("list issues: %w", err)
 		}
-		v.ProjectKey = p.Key
-		views = append(views, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("list issues: %w", err)
+	}
+	views := make([]*View, len(page))
+	for i := range page {
+		views[i] = &page[i]
 	}
 	if len(views) == 0 && offset > 0 {
 		// Past the last page there is no row to carry the total.
@@ -188,8 +191,7 @@ ORDER BY ` + f.order("p")
 
 // scanListRow reads one list row. Ids are scanned as raw 16-byte values: through
 // uuid.UUID's sql.Scanner pgx would format and parse every id as text.
-func scanListRow(rows pgx.Rows, total *int) (*View, error) {
-	v := &View{}
+func scanListRow(rows pgx.Rows, v *View, total *int) error {
 	var assignee, parent, sprint pgtype.UUID
 	var ids [][16]byte
 	var names, colors []string
@@ -198,7 +200,7 @@ func scanListRow(rows pgx.Rows, total *int) (*View, error) {
 		&sprint, &v.SLAStartTime, &v.CreatedAt, &v.UpdatedAt, &v.StatusName, &v.StatusCategory, &v.AssigneeName,
 		&v.ReporterName, &v.SprintName, total, &ids, &names, &colors)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	v.AssigneeID, v.ParentID, v.SprintID = optionalID(assignee), optionalID(parent), optionalID(sprint)
 	v.Labels = make([]LabelRef, len(ids))
@@ -211,7 +213,7 @@ func scanListRow(rows pgx.Rows, total *int) (*View, error) {
 		}
 		return bytes.Compare(a.ID[:], b.ID[:])
 	})
-	return v, nil
+	return nil
 }
 
 func optionalID(u pgtype.UUID) *uuid.UUID {
