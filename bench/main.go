@@ -1,12 +1,16 @@
 // Command bench loads the issue endpoints of a real server over real HTTP and compares
 // issue creation with its ceiling: the same rows written by bare pgx transactions.
 //
-//	go run ./bench [-d 10s] [-c 32] [-issues 10000] [-conns 0] [-audit] [-cpuprofile cpu.out]
+//	go run ./bench [-d 10s] [-c 32] [-issues 10000] [-conns 0] [-audit] [-phases list,create,raw]
+//	               [-cpuprofile cpu.out] [-memprofile mem.out] [-keep]
 //
 // It clones a fresh migrated database (storetest.CloneURL, TW_TEST_DATABASE_URL or the
 // local default), wires the API exactly as `taskweave api` does, serves it on
 // 127.0.0.1:0, seeds one project with -issues issues, then runs, -d each with -c clients:
-// GET /issues?size=50, POST /issues, and the raw create transactions.
+// GET /issues?size=50, POST /issues, and the raw create transactions. It prints
+// requests/s, errors, p50/p99 and the statements the server sent per request, then the
+// verdict on each target. The load generator shares the machine (and the process) with
+// the server and Postgres, so its own work is part of what is measured.
 package main
 
 import (
