@@ -259,12 +259,19 @@ func TestNulCharactersAreRefused(t *testing.T) {
 	h := shared(t)
 	for _, body := range []string{
 		`{"email":"n@example.com","displayName":"a\u0000b","password":"password123"}`,
-		`{"email":"n\u0000@example.com","password":"password123"}`,
+		`{"email":"n\u0000@example.com","displayName":"n","password":"password123"}`,
 	} {
 		r := h.Do("POST", "/api/v1/auth/register", body, "")
 		require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
-		require.Equal(t, "NUL_CHARACTER", r.JSON(t)["reason"])
+		m := r.JSON(t)
+		require.Equal(t, "VALIDATION_ERROR", m["code"])
+		require.Equal(t, "NUL_CHARACTER", m["reason"])
+		require.Len(t, m["details"], 1)
 		r = h.Do("POST", "/api/v1/auth/login", body, "")
 		require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
 	}
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM users WHERE email = 'n@example.com'"))
+	// An escaped backslash followed by "u0000" is plain text, not a NUL.
+	ok := h.Do("POST", "/api/v1/auth/register", `{"email":"nul-text@example.com","displayName":"a\\u0000b","password":"password123"}`, "")
+	require.Equal(t, http.StatusCreated, ok.Status, "%s", ok.Body)
 }

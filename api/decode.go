@@ -22,10 +22,6 @@ func decodeJSON(body []byte, dst any) error {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return badRequest("MALFORMED_JSON")
 	}
-	// Postgres text cannot hold NUL; refuse it at the edge rather than fail in SQL.
-	if bytes.Contains(trimmed, []byte(`\u0000`)) {
-		return badRequest("NUL_CHARACTER")
-	}
 	if err := json.Unmarshal(trimmed, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
@@ -33,7 +29,43 @@ func decodeJSON(body []byte, dst any) error {
 		}
 		return badRequest("MALFORMED_JSON")
 	}
+	// Postgres text cannot hold NUL: refuse it here, naming the member, rather than fail
+	// in SQL. Only bodies that spell the escape pay for the second decode.
+	if bytes.Contains(trimmed, []byte(`\u0000`)) {
+		var generic any
+		if err := json.Unmarshal(trimmed, &generic); err == nil {
+			var f fields
+			findNUL(generic, "", &f)
+			if len(f) > 0 {
+				e := f.err().(*Error)
+				e.Reason = "NUL_CHARACTER"
+				return e
+			}
+		}
+	}
 	return nil
+}
+
+// findNUL records every string (or object key) holding a NUL character, by member path.
+func findNUL(v any, path string, f *fields) {
+	switch x := v.(type) {
+	case string:
+		if strings.ContainsRune(x, 0) {
+			f.add(strings.TrimPrefix(path, "."), "NUL", "field.NUL")
+		}
+	case map[string]any:
+		for k, e := range x {
+			if strings.ContainsRune(k, 0) {
+				f.add(strings.TrimPrefix(path, "."), "NUL", "field.NUL")
+				continue
+			}
+			findNUL(e, path+"."+k, f)
+		}
+	case []any:
+		for i, e := range x {
+			findNUL(e, path+"["+strconv.Itoa(i)+"]", f)
+		}
+	}
 }
 
 // decodeOptionalJSON accepts an empty body as "{}" for calls whose body is optional.

@@ -141,7 +141,7 @@ func TestIssuePatchRefusalsChangeNothing(t *testing.T) {
 		{`{"title":`, 400, "BAD_REQUEST", "MALFORMED_JSON"},
 		{map[string]any{"title": "ok", "storyPoints": "three"}, 400, "BAD_REQUEST", "WRONG_TYPE"},
 		{map[string]any{"title": " "}, 400, "VALIDATION_ERROR", ""},
-		{map[string]any{"title": "ok", "description": "nul\x00"}, 400, "BAD_REQUEST", "NUL_CHARACTER"},
+		{map[string]any{"title": "ok", "description": "nul\x00"}, 400, "VALIDATION_ERROR", "NUL_CHARACTER"},
 		{map[string]any{"title": "ok", "storyPoints": 2000}, 400, "VALIDATION_ERROR", ""},
 		{map[string]any{"title": "ok", "dueDate": "2026-13-01"}, 400, "VALIDATION_ERROR", ""},
 		{map[string]any{"title": "ok", "priority": "URGENT"}, 400, "BAD_REQUEST", "INVALID_ENUM"},

@@ -46,7 +46,7 @@ func TestVersions(t *testing.T) {
 		{`{"name"`, "BAD_REQUEST", "MALFORMED_JSON"},
 		{map[string]any{"name": " "}, "VALIDATION_ERROR", ""},
 		{map[string]any{"name": strings.Repeat("v", 51)}, "VALIDATION_ERROR", ""},
-		{map[string]any{"name": "v\x00"}, "BAD_REQUEST", "NUL_CHARACTER"},
+		{map[string]any{"name": "v\x00"}, "VALIDATION_ERROR", "NUL_CHARACTER"},
 	} {
 		issueProblem(t, f.h.Do("POST", f.path("/versions"), bad.body, f.owner.Access), 400, bad.code, bad.reason)
 		issueProblem(t, f.h.Do("PUT", f.path("/versions/"+id), bad.body, f.owner.Access), 400, bad.code, bad.reason)
