@@ -48,7 +48,7 @@ func parseCreateAPIKey(body []byte, now time.Time) (project.NewAPIKey, error) {
 		return project.NewAPIKey{}, required("name")
 	}
 	var f fields
-	projectText(&f, "name", *r.Name, true, 255)
+	f.text("name", *r.Name, true, 255)
 	if r.ExpiresAt != nil && !r.ExpiresAt.After(now) {
 		f.add("expiresAt", "PAST", "field.PAST")
 	}

@@ -86,12 +86,13 @@ func (f *fields) add(field, code, key string, args ...string) {
 	*f = append(*f, FieldError{Field: field, Code: code, Key: key, Args: args})
 }
 
-// text checks a present string: not blank (when notBlank) and at most max characters.
+// text checks a present string: not blank (when notBlank) and at most max characters
+// (max 0: no limit). NUL characters were already refused by decodeJSON.
 func (f *fields) text(field, v string, notBlank bool, max int) {
 	switch {
 	case notBlank && strings.TrimSpace(v) == "":
 		f.add(field, "BLANK", "field.BLANK")
-	case utf8.RuneCountInString(v) > max:
+	case max > 0 && utf8.RuneCountInString(v) > max:
 		f.add(field, "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(max))
 	}
 }

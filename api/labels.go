@@ -43,7 +43,7 @@ func parseLabel(body []byte, create bool) (label.Change, error) {
 	}
 	var f fields
 	if r.Name != nil {
-		projectText(&f, "name", *r.Name, true, label.MaxNameLength)
+		f.text("name", *r.Name, true, label.MaxNameLength)
 		name := strings.TrimSpace(*r.Name)
 		r.Name = &name
 	}

@@ -66,8 +66,8 @@ func parseCreateOrganization(body []byte) (name, slug string, err error) {
 		return "", "", required("slug")
 	}
 	var f fields
-	projectText(&f, "name", *r.Name, true, 255)
-	projectText(&f, "slug", *r.Slug, true, 100)
+	f.text("name", *r.Name, true, 255)
+	f.text("slug", *r.Slug, true, 100)
 	if len(f) == 0 && !organization.SlugPattern.MatchString(*r.Slug) {
 		f.add("slug", "PATTERN", "field.SLUG")
 	}

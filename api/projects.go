@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"math"
 	"net/http"
 	"strings"
 
@@ -75,19 +74,6 @@ func projectHasNoUpdate(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// projectText is fields.text that also refuses NUL characters, which Postgres text
-// cannot hold (max < 0: no length limit).
-func projectText(f *fields, field, v string, notBlank bool, max int) {
-	if strings.ContainsRune(v, 0) {
-		f.add(field, "CHARACTERS", "field.NUL")
-		return
-	}
-	if max < 0 {
-		max = math.MaxInt
-	}
-	f.text(field, v, notBlank, max)
-}
-
 type createProjectRequest struct {
 	Key         *string `json:"key"`
 	Name        *string `json:"name"`
@@ -111,9 +97,9 @@ func parseCreateProject(body []byte) (project.NewProject, error) {
 	if !project.KeyPattern.MatchString(*r.Key) {
 		f.add("key", "PATTERN", "field.PROJECT_KEY")
 	}
-	projectText(&f, "name", *r.Name, true, 255)
+	f.text("name", *r.Name, true, 255)
 	if r.Description != nil {
-		projectText(&f, "description", *r.Description, false, -1)
+		f.text("description", *r.Description, false, 0)
 	}
 	return project.NewProject{Key: *r.Key, Name: strings.TrimSpace(*r.Name), Description: r.Description}, f.err()
 }
