@@ -45,6 +45,7 @@ func parseMemberUserID(v *string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// addMemberRequest is {userId, role} of project and organization membership.
 type addMemberRequest struct {
 	UserID *string `json:"userId"`
 	Role   *string `json:"role"`

@@ -74,14 +74,9 @@ func parseCreateOrganization(body []byte) (name, slug string, err error) {
 	return strings.TrimSpace(*r.Name), *r.Slug, f.err()
 }
 
-type addOrgMemberRequest struct {
-	UserID *string `json:"userId"`
-	Role   *string `json:"role"`
-}
-
 // parseAddOrgMember decodes {userId, role?}; the role defaults to MEMBER.
 func parseAddOrgMember(body []byte) (uuid.UUID, organization.Role, error) {
-	var r addOrgMemberRequest
+	var r addMemberRequest
 	if err := decodeJSON(body, &r); err != nil {
 		return uuid.Nil, organization.None, err
 	}
