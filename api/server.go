@@ -3,16 +3,19 @@
 package api
 
 import (
+	"database/sql"
 	"encoding/json"
 	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -36,6 +39,10 @@ type Deps struct {
 	// Bus turns domain events into jobs on the request's transaction.
 	Bus   *event.Bus
 	Audit *audit.Recorder
+	// River is the insert-only client on db.SQL; job operations (retry, cancel) use it.
+	River *river.Client[*sql.Tx]
+	// Webhook is the outgoing webhook configuration.
+	Webhook webhook.Config
 	// Ready reports whether the database answers and migrations are current.
 	Ready func(ctxTimeout time.Duration) error
 }
@@ -94,11 +101,13 @@ func (s *Server) routes() {
 	app.Use(s.edge)
 	s.operationalRoutes(app)
 	s.docsRoutes(app)
+	s.opsRoutes(app)
 
 	v1 := app.Group("/api/v1", s.authenticate)
 	v1.Post("/auth/register", s.rateLimited, s.register)
 	v1.Post("/auth/login", s.rateLimited, s.login)
 	v1.Post("/auth/refresh", s.refresh)
+	s.incomingRoutes(v1)
 
 	v1.Use(s.requireUser)
 	v1.Post("/auth/logout", s.logout)
@@ -116,10 +125,14 @@ func (s *Server) routes() {
 	s.projectRoutes(v1)
 	s.workflowRoutes(v1)
 	s.issueRoutes(v1)
+	s.webhookRoutes(v1)
+	s.integrationRoutes(v1)
 
 	admin := v1.Group("/admin", s.requireAdmin)
 	admin.Get("/users", s.listUsers)
 	admin.Post("/users/:id/deactivate", s.deactivateUser)
 	admin.Post("/users/:id/activate", s.activateUser)
 	admin.Delete("/users/:id", s.deleteUser)
+	s.auditRoutes(v1, admin)
+	s.jobRoutes(admin)
 }

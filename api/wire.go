@@ -13,6 +13,7 @@ import (
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -27,6 +28,8 @@ type Settings struct {
 	AuthRateLimit       int
 	AuthRateWindow      time.Duration
 	Password            auth.PasswordParams
+	// Webhook is the outgoing webhook configuration (URL checks, test pings).
+	Webhook webhook.Config
 }
 
 // Wire builds the domain services on db and the API over them. inserter is the
@@ -49,6 +52,6 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 	return New(s.Config, Deps{
 		Log: log, DB: db, Auth: svc, Authn: auth.NewAuthenticator(db.Bun, tokens),
 		Limiter: auth.NewLimiter(db.Bun, s.AuthRateLimit, s.AuthRateWindow), Registry: reg, Ready: ready,
-		Bus: bus, Audit: rec,
+		Bus: bus, Audit: rec, River: inserter, Webhook: s.Webhook.WithDefaults(),
 	}), nil
 }

@@ -15,10 +15,14 @@ import (
 const (
 	QueueDefault = river.QueueDefault
 	QueueAudit   = "audit"
+	// QueueWebhooks carries outgoing deliveries, so a slow receiver never delays audit.
+	QueueWebhooks = "webhooks"
+	// QueueIntegrations parses incoming GitHub/GitLab payloads.
+	QueueIntegrations = "integrations"
 )
 
 // Queues lists every queue a worker process serves.
-var Queues = []string{QueueDefault, QueueAudit}
+var Queues = []string{QueueDefault, QueueAudit, QueueWebhooks, QueueIntegrations}
 
 // AuditRecord writes one audit row. The id is chosen when the job is inserted, so a
 // retried job never writes the row twice.

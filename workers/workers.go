@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
 )
@@ -24,6 +25,8 @@ type Config struct {
 	// killed worker is picked up again within minutes, not River's default hour.
 	JobTimeout      time.Duration
 	RateLimitWindow time.Duration
+	// Webhook is the outgoing delivery configuration (retries, signing headers, retention).
+	Webhook webhook.Config
 }
 
 // Deps are what the workers call.
@@ -44,6 +47,8 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &AuditWorker{DB: d.DB.Bun})
 	river.AddWorker(ws, &RateLimitCleanupWorker{DB: d.DB.Bun})
+	periodic := addWebhookWorkers(ws, cfg, d)
+	periodic = append(periodic, addIntegrationWorkers(ws, cfg, d)...)
 
 	queues := map[string]river.QueueConfig{}
 	for _, q := range jobs.Queues {
@@ -60,11 +65,10 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: cfg.JobTimeout + time.Minute,
 		FetchCooldown:        20 * time.Millisecond,
-		PeriodicJobs: []*river.PeriodicJob{
+		PeriodicJobs: append(periodic,
 			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute), func() (river.JobArgs, *river.InsertOpts) {
 				return RateLimitCleanupArgs{Window: window}, nil
-			}, &river.PeriodicJobOpts{ID: "rate_limit_cleanup"}),
-		},
+			}, &river.PeriodicJobOpts{ID: "rate_limit_cleanup"})),
 	})
 }
 

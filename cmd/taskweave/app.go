@@ -19,6 +19,7 @@ import (
 
 	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/domain/queue"
+	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/migrations"
 	"github.com/taskweave/taskweave/store"
 	"github.com/taskweave/taskweave/workers"
@@ -70,6 +71,7 @@ func (a *app) server() (*api.Server, error) {
 		Config:    api.Config{TrustedProxies: c.TrustedProxies, RequestTimeout: c.RequestTimeout, BaseURL: c.BaseURL},
 		JWTSecret: c.JWTSecret, AccessTokenTTL: c.AccessTokenTTL, RefreshTokenTTL: c.RefreshTokenTTL,
 		RegistrationEnabled: c.RegistrationEnabled, AuthRateLimit: c.AuthRateLimit, AuthRateWindow: c.AuthRateWindow,
+		Webhook: a.webhookConfig(),
 	}, a.log, a.db, a.registry, inserter, a.ready)
 }
 
@@ -134,6 +136,7 @@ func (a *app) serveWorker(ctx context.Context, addr string) error {
 func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 	client, err := workers.NewClient(workers.Config{
 		Concurrency: a.cfg.WorkerConcurrency, JobTimeout: a.cfg.JobTimeout, RateLimitWindow: a.cfg.AuthRateWindow,
+		Webhook: a.webhookConfig(),
 	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
@@ -153,6 +156,14 @@ func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 		return client.Stop(sctx)
 	})
 	return nil
+}
+
+func (a *app) webhookConfig() webhook.Config {
+	c := a.cfg
+	return webhook.Config{
+		AllowPrivate: c.WebhookAllowPrivate, RetryDelays: c.WebhookRetryDelays,
+		HeaderPrefix: c.WebhookHeaderPrefix, Retention: c.WebhookRetention,
+	}.WithDefaults()
 }
 
 func ignoreClosed(err error) error {

@@ -1,0 +1,4 @@
+package api
+
+// auditErrors maps the audit sentinels to CONTRACT §2.
+var auditErrors = []errorMapping{}
