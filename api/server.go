@@ -136,3 +136,6 @@ func (s *Server) routes() {
 	s.auditRoutes(v1, admin)
 	s.jobRoutes(admin)
 }
+
+// Bus is the event bus the handlers emit on; the load generator emits on it directly.
+func (s *Server) Bus() *event.Bus { return s.bus }

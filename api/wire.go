@@ -32,6 +32,11 @@ type Settings struct {
 	Webhook webhook.Config
 }
 
+// InsertNotifyCooldown is the FetchCooldown of the insert-only River client. It does not
+// fetch; the value only limits how often its inserts wake the workers (LISTEN/NOTIFY),
+// and River's 100 ms default would put up to 100 ms on every delivery's latency.
+const InsertNotifyCooldown = 5 * time.Millisecond
+
 // Wire builds the domain services on db and the API over them. inserter is the
 // insert-only River client (riverdatabasesql on db.SQL).
 func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, inserter *river.Client[*sql.Tx], ready func(time.Duration) error) (*Server, error) {

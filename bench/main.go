@@ -33,6 +33,7 @@ import (
 
 	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/migrations"
 	"github.com/taskweave/taskweave/store"
 	"github.com/taskweave/taskweave/store/storetest"
@@ -55,6 +56,7 @@ type options struct {
 	memprofile string
 	keep       bool
 	phases     string
+	deliver    deliverOptions
 }
 
 func main() {
@@ -66,7 +68,11 @@ func main() {
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
-	flag.StringVar(&o.phases, "phases", "list,create,raw", "phases to run, comma-separated (list, create, raw)")
+	flag.StringVar(&o.phases, "phases", "list,create,raw,deliver,crash", "phases to run, comma-separated (list, create, raw, deliver, crash)")
+	flag.IntVar(&o.deliver.events, "events", 10000, "issue events emitted by the deliver and crash phases")
+	flag.IntVar(&o.deliver.rate, "rate", 3500, "offered issue events per second in the deliver phases (0 = as fast as possible)")
+	flag.IntVar(&o.deliver.batch, "batch", 5, "issue events per transaction in the deliver phases")
+	flag.IntVar(&o.deliver.workers, "workers", 2, "worker processes in the deliver phases")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database afterwards (its URL is printed) for EXPLAIN and friends")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
@@ -175,6 +181,27 @@ func run(ctx context.Context, o options) error {
 	}{{"GET /issues?size=50 (HTTP)", list}, {"POST /issues (HTTP)", create}, {"raw create transaction (pgx)", raw}} {
 		fmt.Printf("%-34s %10.0f %8d %10s %10s %14s\n", r.name, r.res.rps(), r.res.errors, r.res.pct(50), r.res.pct(99), r.res.perRequest())
 	}
+	if strings.Contains(o.phases, "deliver") {
+		d := o.deliver
+		d.wait = time.Minute
+		res, err := runDeliver(ctx, db, url, srv.Bus(), c, s, d)
+		printDeliver("deliver", d, res)
+		if err != nil {
+			return fmt.Errorf("deliver phase: %w", err)
+		}
+	}
+	if strings.Contains(o.phases, "crash") {
+		d := o.deliver
+		d.crash, d.wait = true, 3*time.Minute
+		res, err := runDeliver(ctx, db, url, srv.Bus(), c, s, d)
+		printDeliver("crash", d, res)
+		if err != nil {
+			return fmt.Errorf("crash phase: %w", err)
+		}
+	}
+	if !strings.Contains(o.phases, "create") || !strings.Contains(o.phases, "raw") {
+		return nil
+	}
 	ratio := create.rps() / raw.rps()
 	fmt.Println()
 	fmt.Printf("create API/raw ratio %.2f (target ≥ %.1f): %s\n", ratio, targetCreateRatio, verdict(ratio >= targetCreateRatio))
@@ -187,6 +214,23 @@ func run(ctx context.Context, o options) error {
 	return nil
 }
 
+// printDeliver reports a delivery phase and its verdicts.
+func printDeliver(name string, o deliverOptions, r deliverResult) {
+	fmt.Println()
+	fmt.Printf("%s: %d issue events (%d per transaction, offered %d/s) to a local receiver, %d worker processes\n",
+		name, o.events, o.batch, o.rate, o.workers)
+	fmt.Printf("  delivered %d distinct, %d duplicates, %d bad signatures, in %s: %.0f deliveries/s\n",
+		r.distinct, r.dups, r.badSig, r.elapsed.Round(time.Millisecond), r.perSecond())
+	fmt.Printf("  commit-to-receipt p50 %s, p99 %s, max %s\n", r.pct(50), r.pct(99), r.pct(100))
+	if o.crash {
+		fmt.Printf("  worker 1 killed (SIGKILL) after %d deliveries; every delivery arrived: %s\n",
+			r.killedAt, verdict(r.distinct == o.events))
+		return
+	}
+	fmt.Printf("  %.0f deliveries/s (target ≥ %d): %s\n", r.perSecond(), targetDeliveriesPerSecond, verdict(r.perSecond() >= targetDeliveriesPerSecond))
+	fmt.Printf("  p99 %s (target ≤ %s): %s\n", r.pct(99), targetDeliveryP99, verdict(r.pct(99) <= targetDeliveryP99))
+}
+
 func verdict(ok bool) string {
 	if ok {
 		return "met"
@@ -197,7 +241,8 @@ func verdict(ok bool) string {
 // wire builds the server the way cmd/taskweave does for `api`.
 func wire(db *store.DB) (*api.Server, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	inserter, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	inserter, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), FetchCooldown: api.InsertNotifyCooldown})
 	if err != nil {
 		return nil, err
 	}
@@ -211,5 +256,6 @@ func wire(db *store.DB) (*api.Server, error) {
 		JWTSecret: "bench-secret-bench-secret-bench-secret!", AccessTokenTTL: 15 * time.Minute, RefreshTokenTTL: time.Hour,
 		AuthRateLimit: 1000, AuthRateWindow: time.Minute, RegistrationEnabled: true,
 		Password: auth.PasswordParams{MemoryKiB: 8 * 1024, Time: 1, Threads: 1},
+		Webhook:  webhook.Config{AllowPrivate: true},
 	}, log, db, prometheus.NewRegistry(), inserter, ready)
 }

@@ -4,6 +4,7 @@ package workers
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -23,7 +24,11 @@ type Config struct {
 	Concurrency int
 	// JobTimeout bounds one run; RescueStuckJobsAfter is derived from it so a job of a
 	// killed worker is picked up again within minutes, not River's default hour.
-	JobTimeout      time.Duration
+	JobTimeout time.Duration
+	// RescueAfter is how long a job may stay running before River hands it to another
+	// worker (its process presumably died). Zero means the longest job timeout plus a
+	// minute; it must exceed every job's timeout, or live jobs would run twice.
+	RescueAfter     time.Duration
 	RateLimitWindow time.Duration
 	// Webhook is the outgoing delivery configuration (retries, signing headers, retention).
 	Webhook webhook.Config
@@ -58,12 +63,16 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	if window <= 0 {
 		window = time.Minute
 	}
+	rescueAfter, err := cfg.rescueAfter()
+	if err != nil {
+		return nil, err
+	}
 	return river.NewClient(riverpgxv5.New(d.DB.Pool), &river.Config{
 		Logger:               d.Log,
 		Queues:               queues,
 		Workers:              ws,
 		JobTimeout:           cfg.JobTimeout,
-		RescueStuckJobsAfter: cfg.JobTimeout + time.Minute,
+		RescueStuckJobsAfter: rescueAfter,
 		FetchCooldown:        20 * time.Millisecond,
 		PeriodicJobs: append(periodic,
 			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute), func() (river.JobArgs, *river.InsertOpts) {
@@ -71,6 +80,28 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 			}, &river.PeriodicJobOpts{ID: "rate_limit_cleanup"})),
 	})
 }
+
+// longestJobTimeout bounds every worker's run: the client-wide JobTimeout, or a webhook
+// attempt (its HTTP timeout plus the margin the delivery worker adds).
+func (cfg Config) longestJobTimeout() time.Duration {
+	return max(cfg.JobTimeout, cfg.Webhook.WithDefaults().Timeout+webhookTimeoutMargin)
+}
+
+// rescueAfter resolves RescueAfter. River's own default is an hour, far too long for a
+// webhook whose worker was killed; a minute past the longest timeout is enough.
+func (cfg Config) rescueAfter() (time.Duration, error) {
+	longest := cfg.longestJobTimeout()
+	if cfg.RescueAfter == 0 {
+		return longest + time.Minute, nil
+	}
+	if cfg.RescueAfter <= longest {
+		return 0, fmt.Errorf("TW_JOB_RESCUE_AFTER (%s) must exceed the longest job timeout (%s)", cfg.RescueAfter, longest)
+	}
+	return cfg.RescueAfter, nil
+}
+
+// webhookTimeoutMargin is what the delivery worker's Timeout adds to the HTTP timeout.
+const webhookTimeoutMargin = 5 * time.Second
 
 // JobMetrics records run duration and failures per kind from the client's events.
 type JobMetrics struct {

@@ -62,7 +62,7 @@ func (a *app) ready(timeout time.Duration) error {
 // server builds the API with its insert-only River client on database/sql, so jobs
 // are inserted on bun's own *sql.Tx.
 func (a *app) server() (*api.Server, error) {
-	inserter, err := river.NewClient(riverdatabasesql.New(a.db.SQL), &river.Config{Logger: a.log})
+	inserter, err := river.NewClient(riverdatabasesql.New(a.db.SQL), &river.Config{Logger: a.log, FetchCooldown: api.InsertNotifyCooldown})
 	if err != nil {
 		return nil, fmt.Errorf("river insert client: %w", err)
 	}
@@ -135,8 +135,9 @@ func (a *app) serveWorker(ctx context.Context, addr string) error {
 
 func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 	client, err := workers.NewClient(workers.Config{
-		Concurrency: a.cfg.WorkerConcurrency, JobTimeout: a.cfg.JobTimeout, RateLimitWindow: a.cfg.AuthRateWindow,
-		Webhook: a.webhookConfig(),
+		Concurrency: a.cfg.WorkerConcurrency, JobTimeout: a.cfg.JobTimeout, RescueAfter: a.cfg.JobRescueAfter,
+		RateLimitWindow: a.cfg.AuthRateWindow,
+		Webhook:         a.webhookConfig(),
 	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)

@@ -49,7 +49,9 @@ type Config struct {
 
 	WorkerConcurrency int           `env:"TW_WORKER_CONCURRENCY, default=50"`
 	JobTimeout        time.Duration `env:"TW_JOB_TIMEOUT, default=60s"`
-	LogLevel          string        `env:"TW_LOG_LEVEL, default=info"`
+	// JobRescueAfter: 0 = the longest job timeout plus a minute (see workers.Config).
+	JobRescueAfter time.Duration `env:"TW_JOB_RESCUE_AFTER, default=0s"`
+	LogLevel       string        `env:"TW_LOG_LEVEL, default=info"`
 }
 
 // loadConfig reads the environment and enforces the rules every subcommand shares.

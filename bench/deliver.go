@@ -1,0 +1,380 @@
+package main
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Delivery targets on the reference machine (2 cores, two worker processes).
+const (
+	targetDeliveriesPerSecond = 3000
+	targetDeliveryP99         = 250 * time.Millisecond
+)
+
+// deliverOptions shape the delivery phase.
+type deliverOptions struct {
+	events  int           // issue events emitted
+	rate    int           // offered events per second; 0 = as fast as the emitters go
+	batch   int           // events per transaction
+	workers int           // worker processes
+	crash   bool          // SIGKILL one worker when a third of the deliveries arrived
+	wait    time.Duration // how long to wait for the last delivery
+}
+
+// receiver is the local webhook endpoint: it checks every signature and records when
+// each delivery id arrived, counting repeats (a crashed worker's redelivery).
+type receiver struct {
+	secret    []byte
+	prefix    string
+	mu        sync.Mutex
+	committed map[string]time.Time // issue id → just before its event's commit
+	arrived   map[string]time.Time // delivery id → first receipt
+	latencies []time.Duration
+	dups      atomic.Int64
+	badSig    atomic.Int64
+	distinct  atomic.Int64
+	first     time.Time
+	last      time.Time
+}
+
+func newReceiver(prefix string) *receiver {
+	return &receiver{prefix: prefix, committed: map[string]time.Time{}, arrived: map[string]time.Time{}}
+}
+
+func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	now := time.Now()
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	mac := hmac.New(sha256.New, r.secret)
+	mac.Write(body)
+	if req.Header.Get(r.prefix+"-Signature") != "sha256="+hex.EncodeToString(mac.Sum(nil)) {
+		r.badSig.Add(1)
+	}
+	var msg struct {
+		Data struct {
+			IssueID string `json:"issueId"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(body, &msg)
+	id := req.Header.Get(r.prefix + "-Delivery")
+	r.mu.Lock()
+	if _, seen := r.arrived[id]; seen {
+		r.dups.Add(1)
+	} else {
+		r.arrived[id] = now
+		if c, ok := r.committed[msg.Data.IssueID]; ok {
+			r.latencies = append(r.latencies, max(now.Sub(c), 0))
+		}
+		if r.first.IsZero() {
+			r.first = now
+		}
+		r.last = now
+		r.distinct.Add(1)
+	}
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+}
+
+func (r *receiver) commit(ids []uuid.UUID, at time.Time) {
+	r.mu.Lock()
+	for _, id := range ids {
+		r.committed[id.String()] = at
+	}
+	r.mu.Unlock()
+}
+
+// workerProcs runs `taskweave worker` processes on the bench database.
+type workerProcs struct {
+	cmds  []*exec.Cmd
+	addrs []string
+}
+
+// freeAddr finds a free loopback port for a worker's health and metrics listener.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// ready waits until every worker answers /readyz, so start-up is not measured.
+func (p *workerProcs) ready(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for _, addr := range p.addrs {
+		for {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("worker on %s not ready within 30 s", addr)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// startWorkers builds the binary and starts n worker processes with env.
+func startWorkers(ctx context.Context, n int, env []string) (*workerProcs, error) {
+	dir, err := os.MkdirTemp("", "taskweave-bench-")
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(dir, "taskweave")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/taskweave")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("build taskweave: %w", err)
+	}
+	p := &workerProcs{}
+	for i := range n {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		p.addrs = append(p.addrs, addr)
+		cmd := exec.Command(bin, "worker")
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Env = append(cmd.Env, "TW_HTTP_ADDR="+addr)
+		cmd.Stderr = &prefixWriter{prefix: fmt.Sprintf("worker %d: ", i+1)}
+		if err := cmd.Start(); err != nil {
+			p.stop()
+			return nil, err
+		}
+		p.cmds = append(p.cmds, cmd)
+	}
+	return p, nil
+}
+
+// kill sends SIGKILL to worker i: no shutdown, its running jobs are left to River's rescuer.
+func (p *workerProcs) kill(i int) error {
+	return p.cmds[i].Process.Signal(syscall.SIGKILL)
+}
+
+func (p *workerProcs) stop() {
+	for _, c := range p.cmds {
+		_ = c.Process.Signal(syscall.SIGTERM)
+	}
+	for _, c := range p.cmds {
+		_ = c.Wait()
+	}
+}
+
+// prefixWriter passes on the workers' warnings and errors, one line each.
+type prefixWriter struct {
+	prefix string
+	mu     sync.Mutex
+}
+
+func (w *prefixWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fmt.Fprintf(os.Stderr, "%s%s", w.prefix, b)
+	return len(b), nil
+}
+
+// deliverResult is what the delivery phase measured.
+type deliverResult struct {
+	events, distinct, dups, badSig int
+	elapsed                        time.Duration
+	latencies                      []time.Duration
+	killedAt                       int
+}
+
+func (d deliverResult) perSecond() float64 {
+	if d.elapsed <= 0 {
+		return 0
+	}
+	return float64(d.distinct) / d.elapsed.Seconds()
+}
+
+func (d deliverResult) pct(p float64) time.Duration {
+	return result{latencies: d.latencies}.pct(p)
+}
+
+// emitEvents emits o.events issue.created events on the server's bus, o.batch per
+// transaction, paced to o.rate. Each event has a fresh issue id so the receiver can tell
+// its commit time; the webhook consumer builds the payload from the event alone, exactly
+// as for an API request, but no issue row is written: the API's own cost is measured by
+// the other phases, this one measures the delivery pipeline.
+func emitEvents(ctx context.Context, db *store.DB, bus *event.Bus, s *seeded, recv *receiver, o deliverOptions) error {
+	batches := (o.events + o.batch - 1) / o.batch
+	var interval time.Duration
+	if o.rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(o.batch) / float64(o.rate))
+	}
+	jobsCh := make(chan int)
+	errCh := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobsCh {
+				if err := emitBatch(ctx, db, bus, s, recv, b, o); err != nil {
+					select {
+					case errCh <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	for b := range batches {
+		if interval > 0 {
+			if wait := time.Until(start.Add(time.Duration(b) * interval)); wait > 0 {
+				time.Sleep(wait)
+			}
+		}
+		jobsCh <- b
+	}
+	close(jobsCh)
+	wg.Wait()
+	select {
+	case err := <-errCh:
+		return err
+	default:
+		return nil
+	}
+}
+
+func emitBatch(ctx context.Context, db *store.DB, bus *event.Bus, s *seeded, recv *receiver, b int, o deliverOptions) error {
+	n := min(o.batch, o.events-b*o.batch)
+	ids := make([]uuid.UUID, n)
+	evs := make([]event.Event, n)
+	actor := s.userID
+	for i := range n {
+		ids[i] = uuid.New()
+		num := b*o.batch + i + 1
+		evs[i] = issue.Created{
+			Subject: issue.Subject{ProjectID: s.projectID, ProjectKey: s.key, IssueID: ids[i],
+				IssueKey: fmt.Sprintf("%s-%d", s.key, 1_000_000+num), Title: fmt.Sprintf("Delivered issue %d", num)},
+			By:   issue.By{ID: &actor, Email: s.email},
+			Type: "TASK", Priority: "MEDIUM", StatusID: s.statusID, ReporterID: s.userID, At: time.Now(),
+		}
+	}
+	tx, err := db.Bun.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := bus.Emit(ctx, tx, evs...); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	recv.commit(ids, time.Now())
+	return tx.Commit()
+}
+
+// runDeliver is the delivery phase: a webhook on the seeded project pointing at a local
+// receiver, n worker processes, o.events events, optionally a worker killed mid-run.
+func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus, c *client, s *seeded, o deliverOptions) (deliverResult, error) {
+	const prefix = "X-Taskweave"
+	recv := newReceiver(prefix)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return deliverResult{}, err
+	}
+	hs := &http.Server{Handler: recv, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+
+	body, _ := json.Marshal(map[string]any{"url": "http://" + ln.Addr().String() + "/hook", "events": []string{"issue.created"}})
+	raw, err := c.do(ctx, http.MethodPost, "/api/v1/projects/"+s.key+"/webhooks", s.token, body, http.StatusCreated, true)
+	if err != nil {
+		return deliverResult{}, fmt.Errorf("create webhook: %w", err)
+	}
+	var created struct {
+		PlaintextSecret string `json:"plaintextSecret"`
+	}
+	if err := json.Unmarshal(raw, &created); err != nil {
+		return deliverResult{}, err
+	}
+	recv.secret = []byte(created.PlaintextSecret)
+
+	env := []string{
+		"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=bench-secret-bench-secret-bench-secret!",
+		"TW_WEBHOOK_ALLOW_PRIVATE=true", "TW_LOG_LEVEL=warn", "TW_WEBHOOK_HEADER_PREFIX=" + prefix,
+	}
+	if o.crash {
+		// A killed worker's jobs are rescued once they have been running longer than
+		// TW_JOB_RESCUE_AFTER; short timeouts and retry delays keep the run short.
+		env = append(env, "TW_JOB_TIMEOUT=10s", "TW_JOB_RESCUE_AFTER=16s", "TW_WEBHOOK_RETRY_DELAYS=1s,2s")
+	}
+	procs, err := startWorkers(ctx, o.workers, env)
+	if err != nil {
+		return deliverResult{}, err
+	}
+	defer procs.stop()
+	if err := procs.ready(ctx); err != nil {
+		return deliverResult{}, err
+	}
+
+	res := deliverResult{events: o.events, killedAt: -1}
+	killed := make(chan struct{})
+	if o.crash {
+		go func() {
+			defer close(killed)
+			for recv.distinct.Load() < int64(o.events/3) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			res.killedAt = int(recv.distinct.Load())
+			_ = procs.kill(0)
+		}()
+	} else {
+		close(killed)
+	}
+	start := time.Now()
+	if err := emitEvents(ctx, db, bus, s, recv, o); err != nil {
+		return res, fmt.Errorf("emit: %w", err)
+	}
+	deadline := time.Now().Add(o.wait)
+	for recv.distinct.Load() < int64(o.events) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	<-killed
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	res.distinct = int(recv.distinct.Load())
+	res.dups = int(recv.dups.Load())
+	res.badSig = int(recv.badSig.Load())
+	res.elapsed = recv.last.Sub(start)
+	res.latencies = slices.Clone(recv.latencies)
+	slices.Sort(res.latencies)
+	if res.distinct < o.events {
+		return res, errors.New("not every delivery arrived before the deadline")
+	}
+	return res, nil
+}
