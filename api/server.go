@@ -90,6 +90,10 @@ func New(cfg Config, d Deps) *Server {
 		fc.EnableIPValidation = true
 	}
 	s.App = fiber.New(fc)
+	if d.Bus != nil {
+		registerSprintConsumers(d.Bus, d.Audit)
+		s.registerRealtime(d.Bus)
+	}
 	s.routes()
 	return s
 }
@@ -102,6 +106,7 @@ func (s *Server) routes() {
 	s.operationalRoutes(app)
 	s.docsRoutes(app)
 	s.opsRoutes(app)
+	s.stompRoutes(app)
 
 	v1 := app.Group("/api/v1", s.authenticate)
 	v1.Post("/auth/register", s.rateLimited, s.register)
@@ -127,6 +132,8 @@ func (s *Server) routes() {
 	s.issueRoutes(v1)
 	s.webhookRoutes(v1)
 	s.integrationRoutes(v1)
+	s.sprintRoutes(v1)
+	s.reportRoutes(v1)
 
 	admin := v1.Group("/admin", s.requireAdmin)
 	admin.Get("/users", s.listUsers)
