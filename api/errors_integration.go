@@ -1,4 +1,11 @@
 package api
 
-// integrationErrors maps the integration sentinels to CONTRACT §2.
-var integrationErrors = []errorMapping{}
+import "github.com/taskweave/taskweave/domain/integration"
+
+// integrationErrors maps the integration sentinels to CONTRACT §2. A wrong incoming
+// signature is not here: those replies have their own body (CONTRACT §11).
+var integrationErrors = []errorMapping{
+	{integration.ErrExists, 409, "CONFLICT", "INTEGRATION_EXISTS"},
+	{integration.ErrNotFound, 404, "NOT_FOUND", "INTEGRATION_NOT_FOUND"},
+	{integration.ErrInvalidPayload, 400, "BAD_REQUEST", "MALFORMED_JSON"},
+}

@@ -32,7 +32,7 @@ type issueResponse struct {
 	SprintName      *string              `json:"sprintName"`
 	CreatedAt       string               `json:"createdAt"`
 	UpdatedAt       string               `json:"updatedAt"`
-	Refs            []struct{}           `json:"refs"`
+	Refs            []issueRefResponse   `json:"refs"`
 	Labels          []issueLabelResponse `json:"labels"`
 	FixVersions     []versionResponse    `json:"fixVersions"`
 	AffectsVersions []versionResponse    `json:"affectsVersions"`
@@ -62,7 +62,7 @@ func toIssueResponse(v *issue.View) issueResponse {
 		ReporterName: v.ReporterName, ParentID: v.ParentID, SprintID: v.SprintID, SprintName: v.SprintName,
 		CreatedAt: instant(v.CreatedAt), UpdatedAt: instant(v.UpdatedAt), ProjectKey: v.ProjectKey,
 		SLAStartTime: instantPtr(v.SLAStartTime),
-		Refs:         []struct{}{}, CustomFields: []struct{}{},
+		Refs:         []issueRefResponse{}, CustomFields: []struct{}{},
 		Labels:      make([]issueLabelResponse, len(v.Labels)),
 		FixVersions: toVersionResponses(v.FixVersions), AffectsVersions: toVersionResponses(v.AffectsVersions),
 	}

@@ -96,7 +96,11 @@ func (s *Server) getIssue(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(toIssueResponse(v))
+	r := toIssueResponse(v)
+	if r.Refs, err = s.issueRefsOf(c, v.ID); err != nil {
+		return err
+	}
+	return c.JSON(r)
 }
 
 func (s *Server) patchIssue(c *fiber.Ctx) error {
@@ -116,7 +120,13 @@ func (s *Server) patchIssue(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(toIssueResponse(v))
+	// Refs come with the change's reply too (one query); a created issue has none yet,
+	// since keys are never reused and refs go with a deleted issue.
+	r := toIssueResponse(v)
+	if r.Refs, err = s.issueRefsOf(c, v.ID); err != nil {
+		return err
+	}
+	return c.JSON(r)
 }
 
 func (s *Server) deleteIssue(c *fiber.Ctx) error {
