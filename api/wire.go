@@ -43,6 +43,7 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 	bus := event.NewBus(inserter)
 	rec := audit.NewRecorder(bus)
 	issue.RegisterConsumers(bus, rec)
+	webhook.RegisterConsumers(bus, s.Webhook)
 	tokens, err := auth.NewTokens(s.JWTSecret, s.AccessTokenTTL, s.RefreshTokenTTL)
 	if err != nil {
 		return nil, err

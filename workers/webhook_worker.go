@@ -1,6 +1,135 @@
 package workers
 
-import "github.com/riverqueue/river"
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/webhook"
+	"github.com/taskweave/taskweave/jobs"
+)
 
 // addWebhookWorkers registers the delivery worker and returns the periodic cleanup job.
-func addWebhookWorkers(ws *river.Workers, cfg Config, d Deps) []*river.PeriodicJob { return nil }
+func addWebhookWorkers(ws *river.Workers, cfg Config, d Deps) []*river.PeriodicJob {
+	wc := cfg.Webhook.WithDefaults()
+	river.AddWorker(ws, NewWebhookDeliverWorker(wc, d))
+	river.AddWorker(ws, &WebhookCleanupWorker{DB: d.DB.Bun})
+	return []*river.PeriodicJob{
+		river.NewPeriodicJob(river.PeriodicInterval(time.Hour), func() (river.JobArgs, *river.InsertOpts) {
+			return jobs.WebhookCleanup{Retention: wc.Retention}, nil
+		}, &river.PeriodicJobOpts{ID: "webhook_cleanup", RunOnStart: true}),
+	}
+}
+
+// WebhookDeliverWorker makes one attempt of a delivery per run. River owns the retry
+// schedule: a failed attempt returns its error, NextRetry gives the configured delay,
+// and after the last attempt River discards the job.
+type WebhookDeliverWorker struct {
+	river.WorkerDefaults[jobs.WebhookDeliver]
+	sender  *webhook.Sender
+	delays  []time.Duration
+	timeout time.Duration
+	metrics *webhookMetrics
+}
+
+// NewWebhookDeliverWorker builds the worker with one shared Sender (one keep-alive
+// HTTP client) and the delivery metrics registered on d.Registry.
+func NewWebhookDeliverWorker(cfg webhook.Config, d Deps) *WebhookDeliverWorker {
+	cfg = cfg.WithDefaults()
+	return &WebhookDeliverWorker{
+		sender: webhook.NewSender(d.DB.Pool, cfg), delays: cfg.RetryDelays,
+		timeout: cfg.Timeout + webhookTimeoutMargin, metrics: newWebhookMetrics(d.Registry),
+	}
+}
+
+// Work implements river.Worker.
+func (w *WebhookDeliverWorker) Work(ctx context.Context, job *river.Job[jobs.WebhookDeliver]) error {
+	final := job.Attempt >= job.MaxAttempts
+	res, err := w.sender.Send(ctx, job.Args.DeliveryID, w.delay(job.Attempt), final)
+	if err != nil {
+		return err // the database failed us: River retries the attempt
+	}
+	w.metrics.deliveries.WithLabelValues(res.Outcome.String()).Inc()
+	if res.FirstSuccess {
+		w.metrics.latency.Observe(res.Latency.Seconds())
+	}
+	return res.Err
+}
+
+// NextRetry is the configured delay after this attempt, measured from now, the same
+// instant (to the millisecond) the worker just recorded as the record's next_retry_at.
+func (w *WebhookDeliverWorker) NextRetry(job *river.Job[jobs.WebhookDeliver]) time.Time {
+	return time.Now().Add(w.delay(job.Attempt))
+}
+
+// Timeout leaves the HTTP attempt its full timeout plus time to record the outcome.
+func (w *WebhookDeliverWorker) Timeout(*river.Job[jobs.WebhookDeliver]) time.Duration {
+	return w.timeout
+}
+
+// delay is the wait after attempt (1-based); attempts beyond the list (a job inserted
+// under a longer schedule) reuse its last entry.
+func (w *WebhookDeliverWorker) delay(attempt int) time.Duration {
+	if len(w.delays) == 0 {
+		return time.Minute
+	}
+	return w.delays[min(max(attempt, 1), len(w.delays))-1]
+}
+
+// WebhookCleanupWorker deletes delivery records past their retention.
+type WebhookCleanupWorker struct {
+	river.WorkerDefaults[jobs.WebhookCleanup]
+	DB *bun.DB
+}
+
+// Work implements river.Worker.
+func (w *WebhookCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.WebhookCleanup]) error {
+	_, err := webhook.Cleanup(ctx, w.DB, job.Args.Retention, webhook.CleanupBatch)
+	return err
+}
+
+// webhookMetrics are the delivery metrics the dashboard reads.
+type webhookMetrics struct {
+	deliveries *prometheus.CounterVec
+	latency    prometheus.Histogram
+}
+
+// newWebhookMetrics registers the metrics on reg (nil: unregistered); a second client
+// on the same registry shares the first one's collectors.
+func newWebhookMetrics(reg *prometheus.Registry) *webhookMetrics {
+	m := &webhookMetrics{
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "taskweave_webhook_deliveries_total",
+			Help: "Webhook delivery job runs by outcome: delivered, retry_scheduled, failed (final) or skipped.",
+		}, []string{"outcome"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "taskweave_webhook_delivery_latency_seconds",
+			Help:    "Time from a delivery record's creation (its event's commit) to the receiver's 2xx, first success only.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
+		}),
+	}
+	if reg == nil {
+		return m
+	}
+	m.deliveries = register(reg, m.deliveries)
+	m.latency = register(reg, m.latency)
+	return m
+}
+
+// register adds c to reg, or returns the equal collector registered before.
+func register[C prometheus.Collector](reg *prometheus.Registry, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err)
+	}
+	return c
+}

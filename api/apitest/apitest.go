@@ -49,6 +49,8 @@ type Harness struct {
 	Server   *api.Server
 	Settings api.Settings
 	Registry *prometheus.Registry
+	// WorkerRegistry holds the metrics of the workers StartWorkers started last.
+	WorkerRegistry *prometheus.Registry
 }
 
 // New wires a server. Rate limits are high unless Configure lowers them, and password
@@ -172,10 +174,20 @@ func (h *Harness) SetSystemRole(u User, role string) {
 }
 
 // StartWorkers runs the real worker client on the harness database until the test ends.
-func (h *Harness) StartWorkers() {
+func (h *Harness) StartWorkers() { h.T.Helper(); h.StartWorkersWith(nil) }
+
+// StartWorkersWith is StartWorkers with the worker configuration edited by tweak (nil:
+// none). The workers' webhook configuration starts as the server's (Settings.Webhook);
+// their metrics land in h.WorkerRegistry.
+func (h *Harness) StartWorkersWith(tweak func(*workers.Config)) {
 	h.T.Helper()
-	client, err := workers.NewClient(workers.Config{Concurrency: 4}, workers.Deps{
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: h.DB, Registry: prometheus.NewRegistry()})
+	cfg := workers.Config{Concurrency: 4, Webhook: h.Settings.Webhook}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	h.WorkerRegistry = prometheus.NewRegistry()
+	client, err := workers.NewClient(cfg, workers.Deps{
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: h.DB, Registry: h.WorkerRegistry})
 	require.NoError(h.T, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(h.T, client.Start(ctx))

@@ -18,8 +18,9 @@ type Event interface {
 }
 
 // Consumer turns one event into the jobs it needs (audit row, webhook deliveries,
-// automation runs, board push ...). It may read through tx but must not write rows
-// itself: the work happens in the job.
+// automation runs, board push ...). It reads through tx and mostly leaves the work to
+// the job; it may write rows that must commit with its jobs (webhook delivery records,
+// whose ids the jobs carry), never rows the job could write itself.
 type Consumer func(ctx context.Context, tx bun.Tx, ev Event) ([]river.InsertManyParams, error)
 
 // Bus holds the insert-only River client (riverdatabasesql, sharing bun's *sql.Tx) and

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"math"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/store"
+)
+
+// webhookDeliveryPageSize is the deliveries list's default size (CONTRACT §1).
+const webhookDeliveryPageSize = 20
+
+// webhookDeliveryResponse is CONTRACT §11's Delivery (+ nextRetryAt, lastError).
+type webhookDeliveryResponse struct {
+	ID             string  `json:"id"`
+	WebhookID      string  `json:"webhookId"`
+	EventType      string  `json:"eventType"`
+	Payload        string  `json:"payload"`
+	ResponseStatus *int    `json:"responseStatus"`
+	ResponseBody   *string `json:"responseBody"`
+	AttemptCount   int     `json:"attemptCount"`
+	DeliveredAt    *string `json:"deliveredAt"`
+	CreatedAt      string  `json:"createdAt"`
+	NextRetryAt    *string `json:"nextRetryAt"`
+	LastError      *string `json:"lastError"`
+}
+
+func toWebhookDeliveryResponse(d *store.WebhookDelivery) webhookDeliveryResponse {
+	return webhookDeliveryResponse{ID: d.ID.String(), WebhookID: d.WebhookID.String(), EventType: d.EventType,
+		Payload: d.Payload, ResponseStatus: d.ResponseStatus, ResponseBody: d.ResponseBody, AttemptCount: d.AttemptCount,
+		DeliveredAt: instantPtr(d.DeliveredAt), CreatedAt: instant(d.CreatedAt), NextRetryAt: instantPtr(d.NextRetryAt),
+		LastError: d.LastError}
+}
+
+func (s *Server) listWebhookDeliveries(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "webhookId")
+	if err != nil {
+		return err
+	}
+	pr, err := parsePage(c, webhookDeliveryPageSize)
+	if err != nil {
+		return err
+	}
+	if pr.Page > math.MaxInt32 {
+		// page × size must not overflow; no webhook has that many records.
+		return badRequest("INVALID_PAGE")
+	}
+	ds, err := s.webhooks().Deliveries(c.UserContext(), a.Project.ID, id, pr.Offset(), pr.Size)
+	if err != nil {
+		return err
+	}
+	out := make([]webhookDeliveryResponse, 0, len(ds))
+	for i := range ds {
+		out = append(out, toWebhookDeliveryResponse(&ds[i]))
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) pingWebhook(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "webhookId")
+	if err != nil {
+		return err
+	}
+	// The body is optional and has no members; a malformed one is still refused.
+	var none struct{}
+	if err := decodeOptionalJSON(c.Body(), &none); err != nil {
+		return err
+	}
+	d, err := s.webhooks().Ping(c.UserContext(), webhookProject(a), id)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toWebhookDeliveryResponse(d))
+}
+
+func (s *Server) redeliverWebhook(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "webhookId")
+	if err != nil {
+		return err
+	}
+	deliveryID, err := pathUUID(c, "deliveryId")
+	if err != nil {
+		return err
+	}
+	d, err := s.webhooks().Redeliver(c.UserContext(), webhookProject(a), id, deliveryID)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(toWebhookDeliveryResponse(d))
+}

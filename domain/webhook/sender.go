@@ -1,0 +1,230 @@
+package webhook
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// MaxResponseBody is how much of a receiver's reply is stored (CONTRACT §11: ≤ 4 KiB).
+const MaxResponseBody = 4 << 10
+
+// drainLimit is how much more of a reply is read and thrown away so the connection can
+// be reused; a longer reply costs a new connection instead.
+const drainLimit = 64 << 10
+
+// replyBuffers hold the first MaxResponseBody bytes of replies, reused across jobs.
+var replyBuffers = sync.Pool{New: func() any { b := make([]byte, MaxResponseBody); return &b }}
+
+// Outcome is what became of one delivery job run.
+type Outcome int
+
+// Outcomes, also the values of the deliveries metric's outcome label.
+const (
+	// Skipped: the record or its webhook is gone, or the webhook is disabled; nothing sent.
+	Skipped Outcome = iota
+	// Delivered: the receiver answered 2xx.
+	Delivered
+	// RetryScheduled: the attempt failed and another follows.
+	RetryScheduled
+	// Failed: the last attempt failed; no more follow.
+	Failed
+)
+
+// String is the metric label.
+func (o Outcome) String() string {
+	switch o {
+	case Delivered:
+		return "delivered"
+	case RetryScheduled:
+		return "retry_scheduled"
+	case Failed:
+		return "failed"
+	default:
+		return "skipped"
+	}
+}
+
+// Result is one run's outcome; Err is the failed attempt's cause, for River's record.
+type Result struct {
+	Outcome Outcome
+	// Latency is from the record's creation to the 2xx, set on the record's first success.
+	Latency time.Duration
+	// FirstSuccess is true when this run delivered a record never delivered before.
+	FirstSuccess bool
+	Err          error
+}
+
+// Sender POSTs delivery records. One Sender, with one keep-alive HTTP client, serves
+// every delivery of a worker process.
+type Sender struct {
+	pool   *pgxpool.Pool
+	client *http.Client
+	// Canonical names of the prefixed headers, built once.
+	hEvent, hSignature, hDelivery string
+}
+
+// NewSender builds the Sender: redirects are never followed (a 3xx is a failed
+// attempt), and unless cfg.AllowPrivate the dialer refuses non-public addresses.
+func NewSender(pool *pgxpool.Pool, cfg Config) *Sender {
+	cfg = cfg.WithDefaults()
+	return &Sender{
+		pool:       pool,
+		client:     NewHTTPClient(cfg),
+		hEvent:     http.CanonicalHeaderKey(cfg.HeaderPrefix + "-Event"),
+		hSignature: http.CanonicalHeaderKey(cfg.HeaderPrefix + "-Signature"),
+		hDelivery:  http.CanonicalHeaderKey(cfg.HeaderPrefix + "-Delivery"),
+	}
+}
+
+// NewHTTPClient is the delivery client: keep-alive with room for many receivers'
+// connections, cfg.Timeout per attempt, no proxy (a proxy would dial on our behalf and
+// bypass the address check), no redirects.
+func NewHTTPClient(cfg Config) *http.Client {
+	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
+	if !cfg.AllowPrivate {
+		dialer.Control = dialControl
+	}
+	return &http.Client{
+		Timeout: cfg.Timeout,
+		Transport: &http.Transport{
+			DialContext:         dialer.DialContext,
+			ForceAttemptHTTP2:   true,
+			MaxIdleConns:        1024,
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+			TLSHandshakeTimeout: 5 * time.Second,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// Sign is the signature header's value: sha256= and the lowercase hex HMAC-SHA256 of
+// the raw body keyed with the secret.
+func Sign(body []byte, secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	var sum [sha256.Size]byte
+	return "sha256=" + hex.EncodeToString(m.Sum(sum[:0]))
+}
+
+// loadSQL reads the record and its webhook in one statement.
+const loadSQL = `SELECT d.payload, d.event_type, d.created_at, d.delivered_at IS NOT NULL, w.url, w.secret, w.enabled
+	FROM webhook_deliveries AS d JOIN webhooks AS w ON w.id = d.webhook_id WHERE d.id = $1`
+
+// recordSQL stores one attempt: the count, the reply (also on failure), delivered_at on
+// success, and when the next attempt runs (NULL when none follows).
+const recordSQL = `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, response_status = $2,
+	response_body = $3, last_error = $4, delivered_at = CASE WHEN $5::boolean THEN now() ELSE delivered_at END,
+	next_retry_at = $6 WHERE id = $1`
+
+// Send makes one attempt for delivery id and records it: two statements around the
+// POST. retryDelay is the wait before the next attempt when this one fails; final
+// means none follows.
+func (s *Sender) Send(ctx context.Context, id uuid.UUID, retryDelay time.Duration, final bool) (Result, error) {
+	key := pgtype.UUID{Bytes: id, Valid: true}
+	var (
+		payload, eventType, url, secret string
+		createdAt                       time.Time
+		delivered, enabled              bool
+	)
+	err := s.pool.QueryRow(ctx, loadSQL, key).Scan(&payload, &eventType, &createdAt, &delivered, &url, &secret, &enabled)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Result{Outcome: Skipped}, nil // record or webhook deleted: nothing to send
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("load delivery %s: %w", id, err)
+	}
+	if !enabled {
+		// Disabled after the event was queued: the event is dropped, no retry is pending.
+		_, err := s.pool.Exec(ctx, "UPDATE webhook_deliveries SET next_retry_at = NULL, last_error = 'webhook disabled' WHERE id = $1", key)
+		if err != nil {
+			return Result{}, fmt.Errorf("skip delivery %s: %w", id, err)
+		}
+		return Result{Outcome: Skipped}, nil
+	}
+
+	status, respBody, sendErr := s.post(ctx, id, url, secret, eventType, payload)
+	res := Result{Outcome: Delivered}
+	var nextRetry *time.Time
+	var lastError *string
+	if sendErr != nil {
+		res.Err, res.Outcome = sendErr, Failed
+		msg := clip(sendErr.Error(), 1024)
+		lastError = &msg
+		if !final {
+			t := time.Now().Add(retryDelay)
+			nextRetry, res.Outcome = &t, RetryScheduled
+		}
+	}
+	_, err = s.pool.Exec(ctx, recordSQL, key, status, respBody, lastError, sendErr == nil, nextRetry)
+	if err != nil {
+		return Result{}, fmt.Errorf("record delivery %s: %w", id, err)
+	}
+	if sendErr == nil && !delivered {
+		res.FirstSuccess, res.Latency = true, time.Since(createdAt)
+	}
+	return res, nil
+}
+
+// post sends the body and returns the reply's status and (clipped) body, nil when no
+// reply came; err is non-nil for every failed attempt, including a non-2xx reply.
+func (s *Sender) post(ctx context.Context, id uuid.UUID, url, secret, eventType, payload string) (*int, *string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(payload))
+	if err != nil {
+		return nil, nil, fmt.Errorf("webhook request: %w", err)
+	}
+	req.Header = http.Header{
+		"Content-Type": {"application/json"},
+		"User-Agent":   {"Taskweave-Webhook/1"},
+		s.hEvent:       {eventType},
+		s.hSignature:   {Sign([]byte(payload), secret)},
+		s.hDelivery:    {id.String()},
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("webhook post: %w", err)
+	}
+	defer resp.Body.Close()
+	bp := replyBuffers.Get().(*[]byte)
+	n, _ := io.ReadFull(resp.Body, *bp)
+	body := clip(string((*bp)[:n]), MaxResponseBody)
+	replyBuffers.Put(bp)
+	_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
+	status := resp.StatusCode
+	if status < 200 || status > 299 {
+		return &status, &body, fmt.Errorf("webhook receiver answered %d", status)
+	}
+	return &status, &body, nil
+}
+
+// clip makes s storable in a text column and at most max bytes: invalid UTF-8 and NUL
+// become U+FFFD, and the cut falls on a rune boundary.
+func clip(s string, max int) string {
+	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+	}
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
