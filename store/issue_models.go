@@ -69,5 +69,8 @@ type IssueActivity struct {
 	CommentID *uuid.UUID `bun:"comment_id,type:uuid"`
 	OldValue  *string    `bun:"old_value"`
 	NewValue  *string    `bun:"new_value"`
-	CreatedAt time.Time  `bun:"created_at,nullzero,default:clock_timestamp()"`
+	// NewStatusID is the status a STATUS_CHANGED entry moved to (reports resolve its
+	// category by id); nil for other types.
+	NewStatusID *uuid.UUID `bun:"new_status_id,type:uuid"`
+	CreatedAt   time.Time  `bun:"created_at,nullzero,default:clock_timestamp()"`
 }

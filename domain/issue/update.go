@@ -277,7 +277,7 @@ func (s *Service) record(ctx context.Context, tx bun.Tx, p Project, actor Actor,
 	var events []event.Event
 	if status != nil {
 		acts = append(acts, store.IssueActivity{IssueID: cur.ID, ActorID: actor.ID, Type: "STATUS_CHANGED",
-			OldValue: &cur.StatusName, NewValue: &status.Name})
+			OldValue: &cur.StatusName, NewValue: &status.Name, NewStatusID: &status.ID})
 		events = append(events, StatusChanged{Subject: subject, By: by,
 			OldStatusID: cur.StatusID, OldStatusName: cur.StatusName, OldStatusCategory: cur.StatusCategory,
 			NewStatusID: status.ID, NewStatusName: status.Name, NewStatusCategory: status.Category, At: at})
