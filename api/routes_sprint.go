@@ -5,10 +5,27 @@ import (
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/sprint"
 )
 
 // sprintRoutes registers sprints, the board and the backlog under /projects/:key.
-func (s *Server) sprintRoutes(r fiber.Router) {}
+// {issueId} of the sprint issue routes is an issue key (ABC-12) or the issue's UUID.
+// There is deliberately no sprint delete.
+func (s *Server) sprintRoutes(r fiber.Router) {
+	r.Get("/projects/:key/sprints", s.listSprints)
+	r.Post("/projects/:key/sprints", s.createSprint)
+	r.Patch("/projects/:key/sprints/:sprintId", s.patchSprint)
+	r.Post("/projects/:key/sprints/:sprintId/start", s.startSprint)
+	r.Post("/projects/:key/sprints/:sprintId/complete", s.completeSprint)
+	r.Put("/projects/:key/sprints/:sprintId/issues/:issueId", s.addSprintIssue)
+	r.Delete("/projects/:key/sprints/:sprintId/issues/:issueId", s.removeSprintIssue)
+
+	r.Get("/projects/:key/board", s.getBoard)
+	r.Patch("/projects/:key/board/move", s.moveOnBoard)
+	r.Get("/projects/:key/backlog", s.getBacklog)
+}
 
 // registerSprintConsumers registers the sprint events' own consumers (audit).
-func registerSprintConsumers(bus *event.Bus, rec *audit.Recorder) {}
+func registerSprintConsumers(bus *event.Bus, rec *audit.Recorder) {
+	sprint.RegisterConsumers(bus, rec)
+}

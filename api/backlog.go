@@ -1,0 +1,50 @@
+package api
+
+import (
+	"encoding/json"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/board"
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/project"
+)
+
+// backlogResponse is CONTRACT §6's BacklogResponse.
+type backlogResponse struct {
+	Sprints       []backlogSprintResponse `json:"sprints"`
+	BacklogIssues []issueResponse         `json:"backlogIssues"`
+}
+
+// backlogSprintResponse is one PLANNED sprint with its issues and their points.
+type backlogSprintResponse struct {
+	Sprint      sprintResponse  `json:"sprint"`
+	Issues      []issueResponse `json:"issues"`
+	TotalPoints int             `json:"totalPoints"`
+}
+
+func backlogIssues(views []*issue.View) []issueResponse {
+	out := make([]issueResponse, len(views))
+	for i, v := range views {
+		out[i] = toIssueResponse(v)
+	}
+	return out
+}
+
+func (s *Server) getBacklog(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	b, err := board.LoadBacklog(c.UserContext(), s.db.Pool, issueProject(a))
+	if err != nil {
+		return err
+	}
+	out := backlogResponse{Sprints: make([]backlogSprintResponse, len(b.Sprints)), BacklogIssues: backlogIssues(b.Issues)}
+	for i, sp := range b.Sprints {
+		out.Sprints[i] = backlogSprintResponse{Sprint: toSprintResponse(&sp.Sprint), Issues: backlogIssues(sp.Issues),
+			TotalPoints: sp.TotalPoints}
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return json.NewEncoder(c.Response().BodyWriter()).Encode(out)
+}

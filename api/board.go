@@ -1,0 +1,164 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/board"
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/store"
+)
+
+// boardResponse is CONTRACT §6's BoardResponse.
+type boardResponse struct {
+	Sprint  boardSprintResponse   `json:"sprint"`
+	Columns []boardColumnResponse `json:"columns"`
+}
+
+// boardSprintResponse is the board's sprint summary.
+type boardSprintResponse struct {
+	ID              uuid.UUID `json:"id"`
+	Name            string    `json:"name"`
+	Goal            *string   `json:"goal"`
+	StartDate       *string   `json:"startDate"`
+	EndDate         *string   `json:"endDate"`
+	DaysRemaining   *int      `json:"daysRemaining"`
+	TotalPoints     *int      `json:"totalPoints"`
+	CompletedPoints int       `json:"completedPoints"`
+}
+
+// boardColumnResponse is one status with its issues.
+type boardColumnResponse struct {
+	Status boardStatusResponse `json:"status"`
+	Issues []issueResponse     `json:"issues"`
+}
+
+// boardStatusResponse is a column's status: {id, name, category, color}.
+type boardStatusResponse struct {
+	ID       uuid.UUID `json:"id"`
+	Name     string    `json:"name"`
+	Category string    `json:"category"`
+	Color    string    `json:"color"`
+}
+
+func toBoardResponse(b *board.Board) boardResponse {
+	s := b.Sprint
+	out := boardResponse{
+		Sprint: boardSprintResponse{ID: s.ID, Name: s.Name, Goal: s.Goal, StartDate: sprintDate(s.StartDate),
+			EndDate: sprintDate(s.EndDate), DaysRemaining: s.DaysRemaining, TotalPoints: s.TotalPoints,
+			CompletedPoints: s.CompletedPoints},
+		Columns: make([]boardColumnResponse, len(b.Columns)),
+	}
+	n := 0
+	for _, c := range b.Columns {
+		n += len(c.Issues)
+	}
+	// One allocation for every issue of the board rather than one per column.
+	all := make([]issueResponse, 0, n)
+	for i, c := range b.Columns {
+		start := len(all)
+		for _, v := range c.Issues {
+			all = append(all, toIssueResponse(v))
+		}
+		out.Columns[i] = boardColumnResponse{
+			Status: boardStatusResponse{ID: c.Status.ID, Name: c.Status.Name, Category: c.Status.Category, Color: c.Status.Color},
+			Issues: all[start:len(all):len(all)],
+		}
+	}
+	return out
+}
+
+// sprintToday is the current date in UTC, the calendar sprint dates are in.
+func sprintToday() time.Time {
+	y, m, d := time.Now().UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+func (s *Server) getBoard(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	b, auditAll, err := board.Load(c.UserContext(), s.db.Pool, issueProject(a), sprintToday())
+	if err != nil && !errors.Is(err, board.ErrNoActiveSprint) {
+		return err
+	}
+	if auditAll {
+		if err := s.boardOpened(c, a, b); err != nil {
+			return err
+		}
+	}
+	if b == nil {
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	// Encoded straight into the response buffer: a board of hundreds of issues is
+	// hundreds of kilobytes, and c.JSON would first copy it into a fresh slice.
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return json.NewEncoder(c.Response().BodyWriter()).Encode(toBoardResponse(b))
+}
+
+// boardOpened records BOARD_OPENED (ALL level; Load already read the toggle, so a
+// board read with the level off costs no extra query).
+func (s *Server) boardOpened(c *fiber.Ctx, a *project.Access, b *board.Board) error {
+	p := principal(c)
+	projectID := a.Project.ID
+	details := map[string]any{"projectKey": a.Project.Key, "sprintId": nil}
+	if b != nil {
+		details["sprintId"] = b.Sprint.ID
+	}
+	raw, err := json.Marshal(details)
+	if err != nil {
+		return err
+	}
+	userID := p.UserID
+	return store.InTx(c.UserContext(), s.db.Bun, func(ctx context.Context, tx bun.Tx) error {
+		return s.audit.Record(ctx, tx, audit.Entry{Action: audit.BoardOpened, UserID: &userID, UserEmail: p.Email,
+			ProjectID: &projectID, ResourceType: "PROJECT", ResourceID: projectID.String(), Details: string(raw),
+			IPAddress: c.IP(), UserAgent: c.Get(fiber.HeaderUserAgent)})
+	})
+}
+
+// boardMoveRequest is PATCH …/board/move.
+type boardMoveRequest struct {
+	IssueID     *string `json:"issueId"`
+	NewStatusID *string `json:"newStatusId"`
+}
+
+// moveOnBoard is exactly an issue PATCH that sets only statusId: the same domain call,
+// so workflow validation, SLA timer, activity and events are the same.
+func (s *Server) moveOnBoard(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	var r boardMoveRequest
+	if err := decodeJSON(c.Body(), &r); err != nil {
+		return err
+	}
+	switch {
+	case r.IssueID == nil:
+		return required("issueId")
+	case r.NewStatusID == nil:
+		return required("newStatusId")
+	}
+	ref, ok := issue.ParseRef(*r.IssueID)
+	if !ok {
+		return badRequest("INVALID_ISSUE_REF")
+	}
+	status, err := issueUUID("newStatusId", r.NewStatusID)
+	if err != nil {
+		return err
+	}
+	if _, err := s.issues().Update(c.UserContext(), issueProject(a), issueActor(c, a), ref, issue.Patch{StatusID: status}); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusOK)
+}

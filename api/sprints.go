@@ -1,0 +1,220 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/domain/sprint"
+	"github.com/taskweave/taskweave/store"
+)
+
+// sprintResponse is CONTRACT §6's Sprint (createdAt is a Taskweave addition).
+type sprintResponse struct {
+	ID              uuid.UUID `json:"id"`
+	Name            string    `json:"name"`
+	Goal            *string   `json:"goal"`
+	Status          string    `json:"status"`
+	StartDate       *string   `json:"startDate"`
+	EndDate         *string   `json:"endDate"`
+	PlannedPoints   *int      `json:"plannedPoints"`
+	CompletedPoints *int      `json:"completedPoints"`
+	ProjectID       uuid.UUID `json:"projectId"`
+	CreatedAt       string    `json:"createdAt"`
+}
+
+func toSprintResponse(sp *store.Sprint) sprintResponse {
+	return sprintResponse{ID: sp.ID, Name: sp.Name, Goal: sp.Goal, Status: sp.Status, StartDate: sprintDate(sp.StartDate),
+		EndDate: sprintDate(sp.EndDate), PlannedPoints: sp.PlannedPoints, CompletedPoints: sp.CompletedPoints,
+		ProjectID: sp.ProjectID, CreatedAt: instant(sp.CreatedAt)}
+}
+
+// sprintDate renders a plain date, null when empty.
+func sprintDate(d *time.Time) *string {
+	if d == nil {
+		return nil
+	}
+	s := d.Format(time.DateOnly)
+	return &s
+}
+
+// sprintCompleteResponse is the reply of POST …/complete.
+type sprintCompleteResponse struct {
+	Sprint              sprintResponse `json:"sprint"`
+	MovedToBacklogCount int            `json:"movedToBacklogCount"`
+}
+
+// sprintRequest is the body of POST and PATCH …/sprints: absent or null members are
+// unchanged on PATCH (a goal or date cannot be cleared, as CONTRACT says).
+type sprintRequest struct {
+	Name      *string `json:"name"`
+	Goal      *string `json:"goal"`
+	StartDate *string `json:"startDate"`
+	EndDate   *string `json:"endDate"`
+}
+
+// parseSprint decodes and validates a sprint body; on create name is required. Names
+// are trimmed. A request's own pair of dates must not end before it starts.
+func parseSprint(body []byte, create bool) (sprint.Change, error) {
+	var r sprintRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return sprint.Change{}, err
+	}
+	if create && r.Name == nil {
+		return sprint.Change{}, required("name")
+	}
+	var f fields
+	if r.Name != nil {
+		f.text("name", *r.Name, true, sprint.MaxName)
+		name := strings.TrimSpace(*r.Name)
+		r.Name = &name
+	}
+	out := sprint.Change{Name: r.Name, Goal: r.Goal, StartDate: f.issueDate("startDate", r.StartDate),
+		EndDate: f.issueDate("endDate", r.EndDate)}
+	if out.StartDate != nil && out.EndDate != nil && out.EndDate.Before(*out.StartDate) {
+		f.add("endDate", "DATE_ORDER", "field.SPRINT_DATE_ORDER")
+	}
+	return out, f.err()
+}
+
+// sprintDateOrder turns the domain's date order error (a PATCH date against the stored
+// one) into the VALIDATION_ERROR naming endDate.
+func sprintDateOrder(err error) error {
+	if errors.Is(err, sprint.ErrDateOrder) {
+		var f fields
+		f.add("endDate", "DATE_ORDER", "field.SPRINT_DATE_ORDER")
+		return f.err()
+	}
+	return err
+}
+
+// sprints is the sprint service over the server's database and event bus.
+func (s *Server) sprints() *sprint.Service { return sprint.NewService(s.db, s.bus) }
+
+func (s *Server) listSprints(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	list, err := s.sprints().List(c.UserContext(), a.Project.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]sprintResponse, len(list))
+	for i := range list {
+		out[i] = toSprintResponse(&list[i])
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) createSprint(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	in, err := parseSprint(c.Body(), true)
+	if err != nil {
+		return err
+	}
+	sp, err := s.sprints().Create(c.UserContext(), a.Project.ID,
+		sprint.NewSprint{Name: *in.Name, Goal: in.Goal, StartDate: in.StartDate, EndDate: in.EndDate})
+	if err != nil {
+		return sprintDateOrder(err)
+	}
+	return c.Status(fiber.StatusCreated).JSON(toSprintResponse(sp))
+}
+
+func (s *Server) patchSprint(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "sprintId")
+	if err != nil {
+		return err
+	}
+	in, err := parseSprint(c.Body(), false)
+	if err != nil {
+		return err
+	}
+	sp, err := s.sprints().Update(c.UserContext(), a.Project.ID, id, in)
+	if err != nil {
+		return sprintDateOrder(err)
+	}
+	return c.JSON(toSprintResponse(sp))
+}
+
+func (s *Server) startSprint(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "sprintId")
+	if err != nil {
+		return err
+	}
+	sp, err := s.sprints().Start(c.UserContext(), issueProject(a), issueActor(c, a), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toSprintResponse(sp))
+}
+
+func (s *Server) completeSprint(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "sprintId")
+	if err != nil {
+		return err
+	}
+	done, err := s.sprints().Complete(c.UserContext(), issueProject(a), issueActor(c, a), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(sprintCompleteResponse{Sprint: toSprintResponse(done.Sprint), MovedToBacklogCount: done.MovedToBacklogCount})
+}
+
+// sprintIssueRef reads the :issueId path segment, an issue UUID or key (ABC-12).
+func sprintIssueRef(c *fiber.Ctx) (issue.Ref, error) {
+	ref, ok := issue.ParseRef(c.Params("issueId"))
+	if !ok {
+		return ref, badRequest("INVALID_ISSUE_REF")
+	}
+	return ref, nil
+}
+
+func (s *Server) addSprintIssue(c *fiber.Ctx) error {
+	return s.sprintIssue(c, (*sprint.Service).AddIssue)
+}
+
+func (s *Server) removeSprintIssue(c *fiber.Ctx) error {
+	return s.sprintIssue(c, (*sprint.Service).RemoveIssue)
+}
+
+// sprintIssue runs one of the sprint membership changes and answers 204.
+func (s *Server) sprintIssue(c *fiber.Ctx, change func(*sprint.Service, context.Context, issue.Project, issue.Actor, uuid.UUID, issue.Ref) error) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "sprintId")
+	if err != nil {
+		return err
+	}
+	ref, err := sprintIssueRef(c)
+	if err != nil {
+		return err
+	}
+	if err := change(s.sprints(), c.UserContext(), issueProject(a), issueActor(c, a), id, ref); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

@@ -1,0 +1,174 @@
+// Package board reads a project's sprint board and backlog: the active sprint's issues
+// in one column per workflow status, and the PLANNED sprints with the unplanned issues.
+// Both are reads in a constant number of queries whatever the issue count.
+package board
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Status is a workflow status as a board column shows it.
+type Status struct {
+	ID       uuid.UUID
+	Name     string
+	Category string
+	Color    string
+}
+
+// Column is one status with the active sprint's issues in it, by key number.
+type Column struct {
+	Status Status
+	Issues []*issue.View
+}
+
+// Summary is the active sprint as the board heads it.
+type Summary struct {
+	ID        uuid.UUID
+	Name      string
+	Goal      *string
+	StartDate *time.Time
+	EndDate   *time.Time
+	// DaysRemaining is max(0, whole days from today to EndDate); nil without EndDate.
+	DaysRemaining *int
+	// TotalPoints is the plannedPoints snapshot taken at start.
+	TotalPoints *int
+	// CompletedPoints is live: the points of the sprint's issues now in a DONE status.
+	CompletedPoints int
+}
+
+// Board is the active sprint and its columns in workflow position order.
+type Board struct {
+	Sprint  Summary
+	Columns []Column
+}
+
+// ErrNoActiveSprint means the project has no ACTIVE sprint (the board answers 204).
+var ErrNoActiveSprint = errors.New("board: no active sprint")
+
+// Load reads the board of project p in two queries: the active sprint with the
+// workflow's statuses (and whether the ALL audit level is on, so recording
+// BOARD_OPENED costs no extra read), then the sprint's issues with their labels.
+// auditAll is reported even when the project has no active sprint.
+func Load(ctx context.Context, pool *pgxpool.Pool, p issue.Project, today time.Time) (b *Board, auditAll bool, err error) {
+	var (
+		sprintID                  pgtype.UUID
+		name                      *string
+		s                         Summary
+		statusIDs                 [][16]byte
+		names, categories, colors []string
+	)
+	err = pool.QueryRow(ctx, `SELECT sp.id, sp.name, sp.goal, sp.start_date, sp.end_date, sp.planned_points,
+		coalesce((SELECT enabled FROM audit_config WHERE level = 'ALL'), false),
+		st.ids, st.names, st.categories, st.colors
+	FROM (SELECT 1) AS one
+	LEFT JOIN sprints AS sp ON sp.project_id = $1 AND sp.status = 'ACTIVE'
+	LEFT JOIN LATERAL (
+		SELECT array_agg(ws.id ORDER BY ws.position, ws.id) AS ids, array_agg(ws.name ORDER BY ws.position, ws.id) AS names,
+			array_agg(ws.category ORDER BY ws.position, ws.id) AS categories, array_agg(ws.color ORDER BY ws.position, ws.id) AS colors
+		FROM workflow_statuses AS ws WHERE ws.workflow_id = $2
+	) AS st ON sp.id IS NOT NULL`, p.ID, p.WorkflowID).Scan(&sprintID, &name, &s.Goal, &s.StartDate, &s.EndDate, &s.TotalPoints,
+		&auditAll, &statusIDs, &names, &categories, &colors)
+	if err != nil {
+		return nil, false, fmt.Errorf("load board sprint: %w", err)
+	}
+	if !sprintID.Valid {
+		return nil, auditAll, ErrNoActiveSprint
+	}
+	s.ID, s.Name = sprintID.Bytes, *name
+	if s.EndDate != nil {
+		days := max(0, int(s.EndDate.Sub(today).Hours()/24))
+		s.DaysRemaining = &days
+	}
+
+	views, err := loadIssues(ctx, pool, p.Key, "i.sprint_id = $2", p.ID, s.ID)
+	if err != nil {
+		return nil, auditAll, err
+	}
+	b = &Board{Sprint: s, Columns: make([]Column, len(statusIDs))}
+	column := make(map[uuid.UUID]*Column, len(statusIDs))
+	for i, id := range statusIDs {
+		b.Columns[i] = Column{Status: Status{ID: id, Name: names[i], Category: categories[i], Color: colors[i]},
+			Issues: []*issue.View{}}
+		column[id] = &b.Columns[i]
+	}
+	for _, v := range views {
+		if v.StatusCategory == "DONE" && v.StoryPoints != nil {
+			b.Sprint.CompletedPoints += *v.StoryPoints
+		}
+		// An issue always has a status of its project's workflow; one that does not
+		// (a workflow switched under it) has no column to show in.
+		if c := column[v.StatusID]; c != nil {
+			c.Issues = append(c.Issues, v)
+		}
+	}
+	return b, auditAll, nil
+}
+
+// PlannedSprint is a PLANNED sprint with its issues and the sum of their points.
+type PlannedSprint struct {
+	store.Sprint
+	Issues      []*issue.View
+	TotalPoints int
+}
+
+// Backlog is the PLANNED sprints in creation order and the issues in no sprint.
+type Backlog struct {
+	Sprints []PlannedSprint
+	Issues  []*issue.View
+}
+
+// LoadBacklog reads the backlog of project p in two queries: the PLANNED sprints, then
+// every issue in one of them or in none, with labels.
+func LoadBacklog(ctx context.Context, pool *pgxpool.Pool, p issue.Project) (*Backlog, error) {
+	rows, err := pool.Query(ctx, `SELECT id, project_id, name, goal, status, start_date, end_date, planned_points,
+		completed_points, created_at FROM sprints WHERE project_id = $1 AND status = 'PLANNED' ORDER BY created_at, id`, p.ID)
+	if err != nil {
+		return nil, fmt.Errorf("load planned sprints: %w", err)
+	}
+	sprints, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (PlannedSprint, error) {
+		var s PlannedSprint
+		err := row.Scan((*[16]byte)(&s.ID), (*[16]byte)(&s.ProjectID), &s.Name, &s.Goal, &s.Status, &s.StartDate, &s.EndDate,
+			&s.PlannedPoints, &s.CompletedPoints, &s.CreatedAt)
+		s.Issues = []*issue.View{}
+		return s, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load planned sprints: %w", err)
+	}
+	ids := make([][16]byte, len(sprints))
+	index := make(map[uuid.UUID]int, len(sprints))
+	for i, s := range sprints {
+		ids[i], index[s.ID] = s.ID, i
+	}
+	views, err := loadIssues(ctx, pool, p.Key, "i.sprint_id IS NULL OR i.sprint_id = ANY($2)", p.ID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := &Backlog{Sprints: sprints, Issues: []*issue.View{}}
+	for _, v := range views {
+		if v.SprintID == nil {
+			out.Issues = append(out.Issues, v)
+			continue
+		}
+		// A sprint started between the two reads is no longer in the list; its issues
+		// are left out with it.
+		if i, ok := index[*v.SprintID]; ok {
+			out.Sprints[i].Issues = append(out.Sprints[i].Issues, v)
+		}
+	}
+	for i := range out.Sprints {
+		out.Sprints[i].TotalPoints = points(out.Sprints[i].Issues)
+	}
+	return out, nil
+}
