@@ -1,0 +1,122 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api"
+	"github.com/taskweave/taskweave/api/apitest"
+	"github.com/taskweave/taskweave/store/storetest"
+)
+
+func TestIntegrationCRUD(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{DB: storetest.PackageDB(t), Configure: func(s *api.Settings) {
+		s.BaseURL = "https://tw.example.com/" // the trailing slash is not doubled
+	}})
+	f := issueFixtureOn(t, h)
+	admin := h.Register("Ada")
+	f.addMember(t, admin, "ADMIN")
+	base := f.path("/integrations")
+
+	r := h.Do("POST", base, map[string]any{"provider": "github", "repoUrl": "  https://github.com/acme/app  "}, admin.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	gh := r.JSON(t)
+	require.Equal(t, "GITHUB", gh["provider"])
+	require.Equal(t, "https://tw.example.com/api/v1/integrations/github/"+f.key+"/webhook", gh["webhookUrl"])
+	require.Equal(t, "https://github.com/acme/app", gh["repoUrl"])
+	require.Regexp(t, `^[0-9a-f]{64}$`, gh["plaintextSecret"])
+	require.NotEmpty(t, gh["createdAt"])
+	ghID := uuid.MustParse(gh["id"].(string))
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM project_integrations WHERE id = $1 AND project_id = $2 AND provider = 'GITHUB' AND webhook_secret = $3",
+		ghID, f.projectID, gh["plaintextSecret"]), "the secret is kept in plaintext for verification")
+
+	// One per provider, whatever the letter case; the other provider is separate.
+	pjProblem(t, h.Do("POST", base, map[string]any{"provider": "GitHub"}, f.owner.Access), 409, "CONFLICT", "INTEGRATION_EXISTS")
+	gl := igCreate(t, h, f.owner.Access, f.key, "GITLAB")
+	require.Equal(t, "GITLAB", gl["provider"])
+	require.Nil(t, gl["repoUrl"])
+	require.Contains(t, gl, "repoUrl")
+	require.Equal(t, "https://tw.example.com/api/v1/integrations/gitlab/"+f.key+"/webhook", gl["webhookUrl"])
+	require.NotEqual(t, gh["plaintextSecret"], gl["plaintextSecret"])
+
+	// Bad bodies.
+	m := pjProblem(t, h.Do("POST", base, map[string]any{"provider": "bitbucket"}, f.owner.Access), 400, "BAD_REQUEST", "UNKNOWN_PROVIDER")
+	require.Equal(t, "provider must be one of GITHUB, GITLAB.", m["message"])
+	pjProblem(t, h.Do("POST", base, map[string]any{"repoUrl": "x"}, f.owner.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
+	pjProblem(t, h.Do("POST", base, map[string]any{"provider": 5}, f.owner.Access), 400, "BAD_REQUEST", "WRONG_TYPE")
+	pjProblem(t, h.Do("POST", base, "{", f.owner.Access), 400, "BAD_REQUEST", "MALFORMED_JSON")
+	m = pjProblem(t, h.Do("POST", base, map[string]any{"provider": "gitlab", "repoUrl": "https://x/" + strings.Repeat("a", 2040)}, f.owner.Access),
+		400, "VALIDATION_ERROR", "")
+	require.Contains(t, m["details"], "repoUrl")
+	// Validation runs before the uniqueness check, so the 400 above is not a 409.
+	require.Equal(t, 2, h.Count("SELECT count(*) FROM project_integrations WHERE project_id = $1", f.projectID))
+
+	// Roles: members read, only project admins write.
+	pjProblem(t, h.Do("POST", base, map[string]any{"provider": "gitlab"}, f.member.Access), 403, "FORBIDDEN", "")
+	pjProblem(t, h.Do("GET", base, nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	require.Equal(t, http.StatusUnauthorized, h.Do("GET", base, nil, "").Status)
+	pjProblem(t, h.Do("GET", "/api/v1/projects/NOPE9/integrations", nil, f.owner.Access), 404, "NOT_FOUND", "")
+
+	r = h.Do("GET", base, nil, f.viewer.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	list := r.Array(t)
+	require.Len(t, list, 2)
+	first := list[0].(map[string]any)
+	require.Equal(t, gh["id"], first["id"], "creation order")
+	require.Equal(t, "GITHUB", first["provider"])
+	require.Equal(t, "https://github.com/acme/app", first["repoUrl"])
+	require.Equal(t, gh["createdAt"], first["createdAt"])
+	require.Equal(t, gh["webhookUrl"], first["webhookUrl"])
+	require.NotContains(t, string(r.Body), gh["plaintextSecret"].(string), "the secret is never listed")
+	require.NotContains(t, first, "plaintextSecret")
+	require.Equal(t, "GITLAB", list[1].(map[string]any)["provider"])
+
+	// Delete: project admins only, ids of other projects are unknown.
+	other := issueFixtureOn(t, h)
+	otherGH := igCreate(t, h, other.owner.Access, other.key, "github")
+	pjProblem(t, h.Do("DELETE", base+"/"+otherGH["id"].(string), nil, f.owner.Access), 404, "NOT_FOUND", "INTEGRATION_NOT_FOUND")
+	pjProblem(t, h.Do("DELETE", base+"/not-a-uuid", nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	pjProblem(t, h.Do("DELETE", base+"/"+ghID.String(), nil, f.member.Access), 403, "FORBIDDEN", "")
+	require.Equal(t, http.StatusNoContent, h.Do("DELETE", base+"/"+ghID.String(), nil, admin.Access).Status)
+	pjProblem(t, h.Do("DELETE", base+"/"+ghID.String(), nil, admin.Access), 404, "NOT_FOUND", "INTEGRATION_NOT_FOUND")
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM project_integrations WHERE id = $1", otherGH["id"]))
+	require.Len(t, h.Do("GET", base, nil, f.viewer.Access).Array(t), 1)
+
+	// After a delete the provider can be connected again, with a new secret.
+	again := igCreate(t, h, f.owner.Access, f.key, "github")
+	require.NotEqual(t, gh["plaintextSecret"], again["plaintextSecret"])
+
+	// German messages for the integration reasons.
+	r = h.Do("POST", base, map[string]any{"provider": "github"}, f.owner.Access, "Accept-Language", "de")
+	require.Equal(t, "Das Projekt hat bereits eine Integration mit diesem Anbieter.", pjProblem(t, r, 409, "CONFLICT", "INTEGRATION_EXISTS")["message"])
+}
+
+func TestIntegrationIssueRefsEndpoint(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	iss := f.create(t, map[string]any{"title": "No refs yet"})
+	key := iss["key"].(string)
+	require.Equal(t, []any{}, iss["refs"], "create reply")
+
+	for _, ref := range []string{key, strings.ToLower(key), iss["id"].(string)} {
+		r := f.h.Do("GET", f.path("/issues/"+ref+"/refs"), nil, f.viewer.Access)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, "[]", strings.TrimSpace(string(r.Body)))
+	}
+	require.Equal(t, []any{}, f.get(t, key)["refs"])
+
+	pjProblem(t, f.h.Do("GET", f.path("/issues/"+f.key+"-999/refs"), nil, f.viewer.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	pjProblem(t, f.h.Do("GET", f.path("/issues/"+uuid.NewString()+"/refs"), nil, f.viewer.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	pjProblem(t, f.h.Do("GET", f.path("/issues/nope/refs"), nil, f.viewer.Access), 400, "BAD_REQUEST", "INVALID_ISSUE_REF")
+	pjProblem(t, f.h.Do("GET", f.path("/issues/"+key+"/refs"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+
+	// An issue of another project is not found through this project.
+	other := issueFixtureOn(t, f.h)
+	otherIssue := other.create(t, map[string]any{"title": "Elsewhere"})
+	pjProblem(t, f.h.Do("GET", f.path("/issues/"+otherIssue["id"].(string)+"/refs"), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+}
