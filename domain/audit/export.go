@@ -32,8 +32,8 @@ func OpenCursor(ctx context.Context, pool *pgxpool.Pool, f Filter) (*Cursor, err
 	if err != nil {
 		return nil, fmt.Errorf("export audit events: begin: %w", err)
 	}
-	where, args := f.where()
-	rows, err := tx.Query(ctx, "SELECT "+eventColumns+" FROM audit_events "+where+" "+eventOrder, args...)
+	q, args := f.exportQuery()
+	rows, err := tx.Query(ctx, q, args...)
 	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("export audit events: %w", err)

@@ -69,28 +69,46 @@ func (f Filter) where() (string, []any) {
 	return "WHERE " + strings.Join(conds, " AND "), args
 }
 
+// countQuery counts the events of f.
+func (f Filter) countQuery() (string, []any) {
+	where, args := f.where()
+	return "SELECT count(*) FROM audit_events " + where, args
+}
+
+// pageQuery selects one page of f's events in list order. LIMIT and OFFSET are written
+// as literals (they are ints): the planner then sees the real row goal and walks the
+// ordered index instead of sorting every match, which a generic plan with a parameter
+// LIMIT may not do.
+func (f Filter) pageQuery(offset, limit int) (string, []any) {
+	where, args := f.where()
+	return "SELECT " + eventColumns + " FROM audit_events " + where + " " + eventOrder +
+		" LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset), args
+}
+
+// exportQuery selects every event of f in list order.
+func (f Filter) exportQuery() (string, []any) {
+	where, args := f.where()
+	return "SELECT " + eventColumns + " FROM audit_events " + where + " " + eventOrder, args
+}
+
 // List returns one page of matching events, newest first, and the number of all
 // matching events: one count query and one page query whatever the page holds.
 func List(ctx context.Context, pool *pgxpool.Pool, f Filter, offset, limit int) ([]store.AuditEvent, int, error) {
-	where, args := f.where()
+	count, args := f.countQuery()
 	var total int64
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM audit_events "+where, args...).Scan(&total); err != nil {
+	if err := pool.QueryRow(ctx, count, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count audit events: %w", err)
 	}
-	if total == 0 || offset >= int(total) {
+	if total == 0 || int64(offset) >= total {
 		return []store.AuditEvent{}, int(total), nil
 	}
-	// LIMIT and OFFSET are written as literals (they are ints): the planner then sees the
-	// real row goal and walks the ordered index instead of sorting every match, which a
-	// generic plan with a parameter LIMIT may not do.
-	q := "SELECT " + eventColumns + " FROM audit_events " + where + " " + eventOrder +
-		" LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
+	q, args := f.pageQuery(offset, limit)
 	rows, err := pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list audit events: %w", err)
 	}
 	defer rows.Close()
-	out := make([]store.AuditEvent, 0, limit)
+	out := make([]store.AuditEvent, 0, min(limit, int(total)))
 	for rows.Next() {
 		var e store.AuditEvent
 		if err := scanEvent(rows, &e); err != nil {
