@@ -1,4 +1,14 @@
 package api
 
-// reportErrors maps the report sentinels to CONTRACT §2.
-var reportErrors = []errorMapping{}
+import (
+	"github.com/taskweave/taskweave/domain/dashboard"
+	"github.com/taskweave/taskweave/domain/report"
+)
+
+// reportErrors maps the report and dashboard sentinels to CONTRACT §2. A sprint of
+// another project is 403 as everywhere for sprints (CONTRACT §2, §10).
+var reportErrors = []errorMapping{
+	{report.ErrSprintNotFound, 404, "NOT_FOUND", "SPRINT_NOT_FOUND"},
+	{report.ErrSprintNotInProject, 403, "FORBIDDEN", "SPRINT_NOT_IN_PROJECT"},
+	{dashboard.ErrWidgetNotFound, 404, "NOT_FOUND", "WIDGET_NOT_FOUND"},
+}

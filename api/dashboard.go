@@ -1,0 +1,199 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/dashboard"
+	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Limits of dashboard requests. The grid has no natural upper bound; 1000 cells keeps
+// values far inside integer columns and any screen. A config is opaque client text.
+const (
+	dashboardGridMax   = 1000
+	dashboardConfigMax = 65536
+)
+
+// dashboardResponse is CONTRACT §10's Dashboard.
+type dashboardResponse struct {
+	ID        string           `json:"id"`
+	ProjectID string           `json:"projectId"`
+	Widgets   []widgetResponse `json:"widgets"`
+}
+
+// widgetResponse is a dashboard widget; config is the stored text or null.
+type widgetResponse struct {
+	ID     string  `json:"id"`
+	Type   string  `json:"type"`
+	Config *string `json:"config"`
+	GridX  int     `json:"gridX"`
+	GridY  int     `json:"gridY"`
+	GridW  int     `json:"gridW"`
+	GridH  int     `json:"gridH"`
+}
+
+func toWidgetResponse(w *store.DashboardWidget) widgetResponse {
+	return widgetResponse{ID: w.ID.String(), Type: w.Type, Config: w.Config, GridX: w.GridX, GridY: w.GridY,
+		GridW: w.GridW, GridH: w.GridH}
+}
+
+func toDashboardResponse(d *dashboard.Dashboard) dashboardResponse {
+	out := dashboardResponse{ID: d.ID.String(), ProjectID: d.ProjectID.String(), Widgets: make([]widgetResponse, len(d.Widgets))}
+	for i := range d.Widgets {
+		out.Widgets[i] = toWidgetResponse(&d.Widgets[i])
+	}
+	return out
+}
+
+// widgetRequest is POST …/dashboard/widgets. config must be a string (or null): it is
+// stored and returned verbatim, so a client keeps JSON in it as text, as the wire format
+// shows it; a JSON object there is a wrong type (400).
+type widgetRequest struct {
+	Type   *string `json:"type"`
+	Config *string `json:"config"`
+	GridX  *int    `json:"gridX"`
+	GridY  *int    `json:"gridY"`
+	GridW  *int    `json:"gridW"`
+	GridH  *int    `json:"gridH"`
+}
+
+// layoutItemRequest is one entry of PUT …/dashboard/layout.
+type layoutItemRequest struct {
+	WidgetID *string `json:"widgetId"`
+	GridX    *int    `json:"gridX"`
+	GridY    *int    `json:"gridY"`
+	GridW    *int    `json:"gridW"`
+	GridH    *int    `json:"gridH"`
+}
+
+// dashboardGrid checks present grid members: positions from 0, sizes from 1.
+func dashboardGrid(f *fields, prefix string, x, y, w, h *int) {
+	check := func(name string, v *int, min int) {
+		if v != nil && (*v < min || *v > dashboardGridMax) {
+			f.add(prefix+name, "RANGE", "field.RANGE", "min", strconv.Itoa(min), "max", strconv.Itoa(dashboardGridMax))
+		}
+	}
+	check("gridX", x, 0)
+	check("gridY", y, 0)
+	check("gridW", w, 1)
+	check("gridH", h, 1)
+}
+
+func parseWidget(body []byte) (dashboard.NewWidget, error) {
+	var r widgetRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return dashboard.NewWidget{}, err
+	}
+	if r.Type == nil {
+		return dashboard.NewWidget{}, required("type")
+	}
+	if !dashboard.ValidType(*r.Type) {
+		return dashboard.NewWidget{}, badRequest("INVALID_ENUM", "field", "type", "values", strings.Join(dashboard.Types, ", "))
+	}
+	var f fields
+	if r.Config != nil {
+		f.text("config", *r.Config, false, dashboardConfigMax)
+	}
+	dashboardGrid(&f, "", r.GridX, r.GridY, r.GridW, r.GridH)
+	return dashboard.NewWidget{Type: *r.Type, Config: r.Config, GridX: r.GridX, GridY: r.GridY, GridW: r.GridW, GridH: r.GridH}, f.err()
+}
+
+// parseLayout decodes the layout: a JSON array of {widgetId, gridX?, gridY?, gridW?,
+// gridH?}; an absent grid member leaves that coordinate as it is.
+func parseLayout(body []byte) ([]dashboard.Placement, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return nil, badRequest("LAYOUT_NOT_ARRAY")
+	}
+	var items []layoutItemRequest
+	if err := json.Unmarshal(trimmed, &items); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, badRequest("WRONG_TYPE", "field", te.Field)
+		}
+		return nil, badRequest("MALFORMED_JSON")
+	}
+	var f fields
+	out := make([]dashboard.Placement, 0, len(items))
+	for i, it := range items {
+		at := "[" + strconv.Itoa(i) + "]."
+		if it.WidgetID == nil {
+			return nil, required(at + "widgetId")
+		}
+		id, err := uuid.Parse(*it.WidgetID)
+		if err != nil || len(*it.WidgetID) != 36 {
+			return nil, badRequest("INVALID_UUID", "field", at+"widgetId")
+		}
+		dashboardGrid(&f, at, it.GridX, it.GridY, it.GridW, it.GridH)
+		out = append(out, dashboard.Placement{WidgetID: id, GridX: it.GridX, GridY: it.GridY, GridW: it.GridW, GridH: it.GridH})
+	}
+	return out, f.err()
+}
+
+// dashboardGet returns the project's dashboard, creating it on the first read.
+func (s *Server) dashboardGet(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	d, err := dashboard.Get(c.UserContext(), s.db.Bun, a.Project.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toDashboardResponse(d))
+}
+
+func (s *Server) dashboardPutLayout(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	items, err := parseLayout(c.Body())
+	if err != nil {
+		return err
+	}
+	d, err := dashboard.SetLayout(c.UserContext(), s.db.Bun, a.Project.ID, items)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toDashboardResponse(d))
+}
+
+func (s *Server) dashboardAddWidget(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	in, err := parseWidget(c.Body())
+	if err != nil {
+		return err
+	}
+	w, err := dashboard.AddWidget(c.UserContext(), s.db.Bun, a.Project.ID, in)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toWidgetResponse(w))
+}
+
+func (s *Server) dashboardDeleteWidget(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "widgetId")
+	if err != nil {
+		return err
+	}
+	if err := dashboard.DeleteWidget(c.UserContext(), s.db.Bun, a.Project.ID, id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
