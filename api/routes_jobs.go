@@ -15,4 +15,9 @@ func (s *Server) jobRoutes(admin fiber.Router) {
 // opsRoutes registers the server-rendered /admin/ops/ page (outside /api/v1). It has its
 // own cookie session, so it sits before the /api/v1 bearer middleware.
 func (s *Server) opsRoutes(app *fiber.App) {
+	ops := app.Group("/admin/ops", s.opsHeaders)
+	ops.Get("/", s.opsPage(s.opsIndex))
+	ops.Post("/login", s.opsPage(s.opsLogin))
+	ops.Post("/logout", s.opsPage(s.opsLogout))
+	ops.Get("/jobs/:id", s.opsPage(s.opsJob))
 }
