@@ -1,0 +1,316 @@
+package api_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
+)
+
+func TestSprintCreateListAndPatch(t *testing.T) {
+	t.Parallel()
+	f := sprintFixtureNew(t)
+	a := f.newSprint(t, map[string]any{"name": "  Sprint A ", "goal": "Ship", "startDate": "2026-03-02", "endDate": "2026-03-16"})
+	require.ElementsMatch(t, []string{"id", "name", "goal", "status", "startDate", "endDate", "plannedPoints",
+		"completedPoints", "projectId", "createdAt"}, keysOf(a))
+	require.Equal(t, "Sprint A", a["name"])
+	require.Equal(t, "Ship", a["goal"])
+	require.Equal(t, "PLANNED", a["status"])
+	require.Equal(t, "2026-03-02", a["startDate"])
+	require.Equal(t, "2026-03-16", a["endDate"])
+	require.Nil(t, a["plannedPoints"])
+	require.Nil(t, a["completedPoints"])
+	require.Equal(t, f.projectID.String(), a["projectId"])
+	b := f.newSprint(t, map[string]any{"name": "Sprint B"})
+	require.Nil(t, b["goal"])
+	require.Nil(t, b["startDate"])
+	require.Nil(t, b["endDate"])
+
+	// Creation order; any role reads.
+	r := f.h.Do("GET", f.path("/sprints"), nil, f.viewer.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	list := r.Array(t)
+	require.Len(t, list, 2)
+	require.Equal(t, a["id"], list[0].(map[string]any)["id"])
+	require.Equal(t, b["id"], list[1].(map[string]any)["id"])
+
+	// null and absent members are unchanged.
+	r = f.call("PATCH", a["id"].(string), "", map[string]any{"name": "Renamed", "goal": nil, "endDate": "2026-03-20"})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	m := r.JSON(t)
+	require.Equal(t, "Renamed", m["name"])
+	require.Equal(t, "Ship", m["goal"])
+	require.Equal(t, "2026-03-02", m["startDate"])
+	require.Equal(t, "2026-03-20", m["endDate"])
+
+	// Validation: missing name, blank name, end before start (in the request, and
+	// against the stored start), malformed date.
+	r = f.h.Do("POST", f.path("/sprints"), map[string]any{"goal": "x"}, f.member.Access)
+	issueProblem(t, r, 400, "BAD_REQUEST", "MISSING_FIELD")
+	r = f.h.Do("POST", f.path("/sprints"), map[string]any{"name": "  "}, f.member.Access)
+	issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+	require.Contains(t, r.JSON(t)["details"], "name")
+	r = f.h.Do("POST", f.path("/sprints"), map[string]any{"name": "x", "startDate": "2026-03-02", "endDate": "2026-03-01"}, f.member.Access)
+	issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+	require.Contains(t, r.JSON(t)["details"], "endDate")
+	r = f.call("PATCH", a["id"].(string), "", map[string]any{"endDate": "2026-03-01"})
+	issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+	require.Contains(t, r.JSON(t)["details"], "endDate")
+	r = f.call("PATCH", a["id"].(string), "", map[string]any{"startDate": "2026-3-1"})
+	issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+	require.Contains(t, r.JSON(t)["details"], "startDate")
+	r = f.call("PATCH", a["id"].(string), "", map[string]any{"name": 5})
+	issueProblem(t, r, 400, "BAD_REQUEST", "WRONG_TYPE")
+
+	// Roles: a VIEWER cannot write, an outsider cannot read.
+	r = f.h.Do("POST", f.path("/sprints"), map[string]any{"name": "x"}, f.viewer.Access)
+	require.Equal(t, http.StatusForbidden, r.Status)
+	r = f.h.Do("GET", f.path("/sprints"), nil, f.outsider.Access)
+	require.Equal(t, http.StatusForbidden, r.Status)
+	require.Equal(t, 2, f.h.Count("SELECT count(*) FROM sprints WHERE project_id = $1", f.projectID))
+
+	// There is no delete.
+	r = f.call("DELETE", a["id"].(string), "", nil)
+	require.Equal(t, http.StatusMethodNotAllowed, r.Status, "%s", r.Body)
+}
+
+func TestSprintStartSnapshotsPointsAndDate(t *testing.T) {
+	t.Parallel()
+	f := sprintFixtureNew(t)
+	sp := f.newSprint(t, map[string]any{"name": "S"})
+	id := sp["id"].(string)
+	i1 := f.create(t, map[string]any{"title": "one", "storyPoints": 3})
+	i2 := f.create(t, map[string]any{"title": "two", "storyPoints": 5})
+	i3 := f.create(t, map[string]any{"title": "three"})
+	f.put(t, id, i1["key"].(string))
+	f.put(t, id, i2["id"].(string))
+	f.put(t, id, i3["id"].(string))
+
+	started := f.start(t, id)
+	require.Equal(t, "ACTIVE", started["status"])
+	require.EqualValues(t, 8, started["plannedPoints"], "3 + 5 + null")
+	require.Equal(t, time.Now().UTC().Format(time.DateOnly), started["startDate"])
+	require.Nil(t, started["completedPoints"])
+
+	// Later changes do not update the snapshot.
+	f.patch(t, i3["id"].(string), map[string]any{"storyPoints": 13})
+	r := f.h.Do("GET", f.path("/sprints"), nil, f.member.Access)
+	require.EqualValues(t, 8, r.Array(t)[0].(map[string]any)["plannedPoints"])
+
+	// A given start date is kept; an empty sprint snapshots 0.
+	g := sprintFixtureNew(t)
+	dated := g.newSprint(t, map[string]any{"name": "D", "startDate": "2026-01-05"})
+	m := g.start(t, dated["id"].(string))
+	require.Equal(t, "2026-01-05", m["startDate"])
+	require.EqualValues(t, 0, m["plannedPoints"])
+}
+
+func TestSprintCompleteMovesUnfinishedToBacklog(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := sprintFixtureOn(t, h)
+	sprintAuditLevel(t, h, "WRITE", true)
+	sp := f.newSprint(t, map[string]any{"name": "S"})
+	id := sp["id"].(string)
+	done1 := f.create(t, map[string]any{"title": "done 5", "storyPoints": 5, "sprintId": id})
+	done2 := f.create(t, map[string]any{"title": "done null", "sprintId": id})
+	done3 := f.create(t, map[string]any{"title": "done 2", "storyPoints": 2, "sprintId": id})
+	prog := f.create(t, map[string]any{"title": "in progress 8", "storyPoints": 8, "sprintId": id})
+	todo := f.create(t, map[string]any{"title": "todo 1", "storyPoints": 1, "sprintId": id})
+	other := f.create(t, map[string]any{"title": "backlog", "storyPoints": 40})
+	for _, d := range []map[string]any{done1, done2, done3} {
+		f.patch(t, d["id"].(string), map[string]any{"statusId": f.done})
+	}
+	f.patch(t, prog["id"].(string), map[string]any{"statusId": f.prog})
+	f.start(t, id)
+
+	r := f.call("POST", id, "/complete", nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	m := r.JSON(t)
+	require.ElementsMatch(t, []string{"sprint", "movedToBacklogCount"}, keysOf(m))
+	require.EqualValues(t, 2, m["movedToBacklogCount"], "the IN_PROGRESS and the TODO issue")
+	closed := m["sprint"].(map[string]any)
+	require.Equal(t, "CLOSED", closed["status"])
+	require.EqualValues(t, 7, closed["completedPoints"], "5 + null + 2 of the DONE issues")
+	require.EqualValues(t, 16, closed["plannedPoints"], "5 + null + 2 + 8 + 1 at start")
+
+	for _, d := range []map[string]any{done1, done2, done3} {
+		require.Equal(t, id, f.issueSprint(t, d["id"].(string)), "DONE issues stay")
+	}
+	for _, d := range []map[string]any{prog, todo} {
+		require.Equal(t, "", f.issueSprint(t, d["id"].(string)), "unfinished issues go to the backlog")
+		acts := f.activity(t, d["id"].(string))
+		require.Equal(t, "SPRINT_CHANGED:S→∅", acts[len(acts)-1])
+		require.Contains(t, sprintAuditJobs(t, h, d["id"].(string)), "ISSUE_UPDATED")
+	}
+	require.Equal(t, "", f.issueSprint(t, other["id"].(string)))
+	require.Equal(t, []string{"SPRINT_STARTED", "SPRINT_COMPLETED"}, sprintAuditJobs(t, h, id))
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM river_job WHERE kind = 'audit.record' AND args->>'resourceId' = $1
+		AND args->>'action' = 'SPRINT_COMPLETED' AND args->>'resourceType' = 'SPRINT' AND args->>'level' = 'WRITE'
+		AND args->>'userEmail' = $2 AND (args->>'details')::jsonb->>'movedToBacklogCount' = '2'`, id, f.member.Email))
+}
+
+// TestSprintStateTable walks SPEC's sprint state table: every refused row is 409 and
+// leaves the sprint as it was.
+func TestSprintStateTable(t *testing.T) {
+	t.Parallel()
+	f := sprintFixtureNew(t)
+	iss := f.create(t, map[string]any{"title": "x"})
+	closed := f.newSprint(t, map[string]any{"name": "closed"})["id"].(string)
+	f.start(t, closed)
+	require.Equal(t, http.StatusOK, f.call("POST", closed, "/complete", nil).Status)
+	active := f.newSprint(t, map[string]any{"name": "active"})["id"].(string)
+	f.start(t, active)
+	planned := f.newSprint(t, map[string]any{"name": "planned"})["id"].(string)
+
+	for _, tc := range []struct {
+		name, method, id, suffix string
+		body                     any
+		reason                   string
+	}{
+		{"start with another ACTIVE", "POST", planned, "/start", nil, "SPRINT_ALREADY_ACTIVE"},
+		{"start ACTIVE", "POST", active, "/start", nil, "SPRINT_STATE"},
+		{"start CLOSED", "POST", closed, "/start", nil, "SPRINT_STATE"},
+		{"complete PLANNED", "POST", planned, "/complete", nil, "SPRINT_STATE"},
+		{"complete CLOSED", "POST", closed, "/complete", nil, "SPRINT_STATE"},
+		{"PUT issue into CLOSED", "PUT", closed, "/issues/" + iss["key"].(string), nil, "SPRINT_STATE"},
+		{"startDate on ACTIVE", "PATCH", active, "", map[string]any{"startDate": "2026-01-01"}, "SPRINT_STATE"},
+		{"endDate on ACTIVE", "PATCH", active, "", map[string]any{"endDate": "2030-01-01"}, "SPRINT_STATE"},
+		{"endDate on CLOSED", "PATCH", closed, "", map[string]any{"endDate": "2030-01-01"}, "SPRINT_STATE"},
+	} {
+		before := f.h.Count("SELECT count(*) FROM sprints WHERE project_id = $1 AND status = 'ACTIVE'", f.projectID)
+		r := f.call(tc.method, tc.id, tc.suffix, tc.body)
+		require.Equal(t, http.StatusConflict, r.Status, "%s: %s", tc.name, r.Body)
+		require.Equal(t, tc.reason, r.JSON(t)["reason"], tc.name)
+		require.Equal(t, "CONFLICT", r.JSON(t)["code"], tc.name)
+		require.Equal(t, before, f.h.Count("SELECT count(*) FROM sprints WHERE project_id = $1 AND status = 'ACTIVE'", f.projectID))
+	}
+	require.Equal(t, "", f.issueSprint(t, iss["id"].(string)))
+	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM sprints WHERE id = $1 AND status = 'PLANNED' AND start_date IS NULL", planned))
+	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM sprints WHERE id = $1 AND end_date IS NULL", active))
+
+	// Allowed rows: PUT into ACTIVE and PLANNED, a name change on ACTIVE and CLOSED.
+	f.put(t, active, iss["id"].(string))
+	require.Equal(t, active, f.issueSprint(t, iss["id"].(string)))
+	f.put(t, planned, iss["key"].(string))
+	require.Equal(t, planned, f.issueSprint(t, iss["id"].(string)))
+	for _, id := range []string{active, closed} {
+		r := f.call("PATCH", id, "", map[string]any{"name": "renamed", "goal": "g"})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, "renamed", r.JSON(t)["name"])
+	}
+}
+
+// TestSprintConcurrentStarts starts two PLANNED sprints of one project at once, many
+// times: the database's partial unique index lets exactly one win each time.
+func TestSprintConcurrentStarts(t *testing.T) {
+	t.Parallel()
+	for round := 0; round < 5; round++ {
+		f := sprintFixtureNew(t)
+		ids := []string{f.newSprint(t, map[string]any{"name": "a"})["id"].(string),
+			f.newSprint(t, map[string]any{"name": "b"})["id"].(string)}
+		statuses := make([]int, 2)
+		reasons := make([]any, 2)
+		var wg sync.WaitGroup
+		ready := make(chan struct{})
+		for i := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-ready
+				r := f.call("POST", ids[i], "/start", nil)
+				statuses[i] = r.Status
+				if r.Status != http.StatusOK {
+					reasons[i] = r.JSON(t)["reason"]
+				}
+			}()
+		}
+		close(ready)
+		wg.Wait()
+		require.ElementsMatch(t, []int{http.StatusOK, http.StatusConflict}, statuses, "round %d", round)
+		require.Contains(t, reasons, "SPRINT_ALREADY_ACTIVE")
+		require.Equal(t, 1, f.h.Count("SELECT count(*) FROM sprints WHERE project_id = $1 AND status = 'ACTIVE'", f.projectID))
+	}
+}
+
+func TestSprintOfAnotherProject(t *testing.T) {
+	t.Parallel()
+	f := sprintFixtureNew(t)
+	g := sprintFixtureNew(t)
+	foreign := g.newSprint(t, map[string]any{"name": "theirs"})["id"].(string)
+	iss := f.create(t, map[string]any{"title": "x"})
+	for _, tc := range []struct {
+		method, suffix string
+		body           any
+	}{
+		{"PATCH", "", map[string]any{"name": "mine now"}},
+		{"POST", "/start", nil},
+		{"POST", "/complete", nil},
+		{"PUT", "/issues/" + iss["id"].(string), nil},
+		{"DELETE", "/issues/" + iss["id"].(string), nil},
+	} {
+		r := f.call(tc.method, foreign, tc.suffix, tc.body)
+		issueProblem(t, r, http.StatusForbidden, "FORBIDDEN", "SPRINT_NOT_IN_PROJECT")
+		r = f.call(tc.method, uuid.NewString(), tc.suffix, tc.body)
+		issueProblem(t, r, http.StatusNotFound, "NOT_FOUND", "SPRINT_NOT_FOUND")
+		r = f.call(tc.method, "not-a-uuid", tc.suffix, tc.body)
+		issueProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+	}
+	require.Equal(t, 1, g.h.Count("SELECT count(*) FROM sprints WHERE id = $1 AND name = 'theirs' AND status = 'PLANNED'", foreign))
+}
+
+func TestSprintIssueMembership(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := sprintFixtureOn(t, h)
+	sprintAuditLevel(t, h, "WRITE", true)
+	a := f.newSprint(t, map[string]any{"name": "A"})["id"].(string)
+	b := f.newSprint(t, map[string]any{"name": "B"})["id"].(string)
+	iss := f.create(t, map[string]any{"title": "x"})
+	id, key := iss["id"].(string), iss["key"].(string)
+
+	// PUT by key, as PATCH sprintId would: activity and the sprint field change event.
+	f.put(t, a, key)
+	require.Equal(t, a, f.issueSprint(t, id))
+	f.put(t, b, id)
+	require.Equal(t, b, f.issueSprint(t, id))
+	require.Equal(t, []string{"SPRINT_CHANGED:∅→A", "SPRINT_CHANGED:A→B"}, f.activity(t, id))
+	require.Equal(t, 2, h.Count(`SELECT count(*) FROM river_job WHERE kind = 'audit.record' AND args->>'resourceId' = $1
+		AND args->>'action' = 'ISSUE_UPDATED' AND (args->>'details')::jsonb->>'field' = 'sprint'`, id))
+	// Again into the same sprint: no change, still 204.
+	f.put(t, b, id)
+	require.Len(t, f.activity(t, id), 2)
+
+	// DELETE of an issue in another sprint, or in none.
+	r := f.call("DELETE", a, "/issues/"+id, nil)
+	issueProblem(t, r, http.StatusConflict, "CONFLICT", "ISSUE_NOT_IN_SPRINT")
+	r = f.call("DELETE", b, "/issues/"+key, nil)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	require.Equal(t, "", f.issueSprint(t, id))
+	require.Equal(t, "SPRINT_CHANGED:B→∅", f.activity(t, id)[2])
+	r = f.call("DELETE", b, "/issues/"+id, nil)
+	issueProblem(t, r, http.StatusConflict, "CONFLICT", "ISSUE_NOT_IN_SPRINT")
+
+	// Issues of another project, unknown issues and malformed refs.
+	g := sprintFixtureNew(t)
+	theirs := g.create(t, map[string]any{"title": "theirs"})
+	for _, ref := range []string{theirs["id"].(string), theirs["key"].(string), uuid.NewString(), f.key + "-999"} {
+		r = f.call("PUT", a, "/issues/"+ref, nil)
+		issueProblem(t, r, http.StatusNotFound, "NOT_FOUND", "ISSUE_NOT_FOUND")
+		r = f.call("DELETE", a, "/issues/"+ref, nil)
+		issueProblem(t, r, http.StatusNotFound, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	}
+	require.Equal(t, "", g.issueSprint(t, theirs["id"].(string)))
+	r = f.call("PUT", a, "/issues/bad%20ref", nil)
+	issueProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", "INVALID_ISSUE_REF")
+
+	// A VIEWER may not move issues.
+	r = f.h.Do("PUT", f.path("/sprints/"+a+"/issues/"+id), nil, f.viewer.Access)
+	require.Equal(t, http.StatusForbidden, r.Status)
+	require.Equal(t, "", f.issueSprint(t, id))
+}
