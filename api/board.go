@@ -160,5 +160,7 @@ func (s *Server) moveOnBoard(c *fiber.Ctx) error {
 	if _, err := s.issues().Update(c.UserContext(), issueProject(a), issueActor(c, a), ref, issue.Patch{StatusID: status}); err != nil {
 		return err
 	}
-	return c.SendStatus(fiber.StatusOK)
+	// 200 with an empty body (SendStatus would write the status text).
+	c.Status(fiber.StatusOK)
+	return nil
 }
