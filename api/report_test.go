@@ -238,3 +238,13 @@ func TestReportQueryCount(t *testing.T) {
 	require.Equal(t, int64(7), one[0])
 	require.Len(t, reportGet(t, f, "/reports/cycle-time?sprintId="+s, f.member.Access)["issues"], 30)
 }
+
+// reportMatrixSprint inserts a PLANNED sprint of the project with key, for the role
+// matrix's report rows.
+func reportMatrixSprint(t *testing.T, h *apitest.Harness, key string) string {
+	t.Helper()
+	var id uuid.UUID
+	require.NoError(t, h.DB.Pool.QueryRow(context.Background(), `INSERT INTO sprints (project_id, name, start_date)
+		SELECT id, 'Matrix', current_date FROM projects WHERE key = $1 RETURNING id`, key).Scan(&id))
+	return id.String()
+}
