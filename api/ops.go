@@ -112,7 +112,9 @@ func (s *Server) opsHeaders(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentSecurityPolicy, opsCSP)
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	c.Set(fiber.HeaderXFrameOptions, "DENY")
-	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	// same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on the
+	// form posts, and opsSameOrigin could not tell them from a cross-site post.
+	c.Set(fiber.HeaderReferrerPolicy, "same-origin")
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.Next()
 }
@@ -178,11 +180,16 @@ func (s *Server) opsAdmin(c *fiber.Ctx) (*auth.Principal, error) {
 }
 
 // opsSameOrigin refuses cross-site form posts: the SameSite cookie already protects
-// logout, and this keeps another site from logging a browser in (login CSRF).
+// logout, and this keeps another site from logging a browser in (login CSRF). Browsers
+// say where a request comes from in Sec-Fetch-Site (a header pages cannot set); older
+// ones only in Origin. A request with neither is no browser's cross-site post.
 func (s *Server) opsSameOrigin(c *fiber.Ctx) bool {
+	if site := c.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
+	}
 	origin := c.Get(fiber.HeaderOrigin)
 	if origin == "" {
-		return c.Get("Sec-Fetch-Site") != "cross-site"
+		return true
 	}
 	return origin == c.BaseURL() || origin == strings.TrimRight(s.cfg.BaseURL, "/")
 }
