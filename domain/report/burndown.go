@@ -28,8 +28,9 @@ type Burndown struct {
 	Days     []Day
 }
 
-// burndownQuery computes rule 2 for sprint ?0 with today = ?1 in one statement; ?2 is
-// DefaultSprintDays.
+// burndownQuery computes rule 2 for sprint ?0 of project ?3 with today = ?1 in one
+// statement; ?2 is DefaultSprintDays. Issues are looked up by (project_id, sprint_id),
+// the columns of their index.
 //
 // length is endDate − startDate in days, so day index d runs 0..length and the ideal line
 // falls from the planned points on the first day to 0 on the last (a one-day sprint,
@@ -43,7 +44,7 @@ WITH s AS (
 ), pts AS (
 	SELECT coalesce(i.story_points, 0)::bigint AS points, ws.category = 'DONE' AS done, i.updated_at
 	FROM issues AS i JOIN workflow_statuses AS ws ON ws.id = i.status_id
-	WHERE i.sprint_id = ?0
+	WHERE i.project_id = ?3 AND i.sprint_id = ?0
 ), planned AS (
 	SELECT coalesce((SELECT planned_points FROM s)::bigint, (SELECT sum(points) FROM pts)::bigint, 0) AS points
 )
@@ -65,7 +66,7 @@ func BurndownOf(ctx context.Context, db bun.IDB, projectID, sprintID uuid.UUID, 
 		return nil, err
 	}
 	b := &Burndown{SprintID: sprintID, Days: []Day{}}
-	if err := db.NewRaw(burndownQuery, sprintID, today.UTC().Format(time.DateOnly), DefaultSprintDays).Scan(ctx, &b.Days); err != nil {
+	if err := db.NewRaw(burndownQuery, sprintID, today.UTC().Format(time.DateOnly), DefaultSprintDays, projectID).Scan(ctx, &b.Days); err != nil {
 		return nil, fmt.Errorf("burndown of sprint %s: %w", sprintID, err)
 	}
 	return b, nil

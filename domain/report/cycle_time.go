@@ -67,17 +67,18 @@ FROM (
 ) AS m`
 }
 
-// sprintCycleQuery lists every issue of sprint ?0 with its minutes.
-var sprintCycleQuery = `WITH cycles AS (` + issueMinutes(`i.sprint_id = ?0`) + `)
+// sprintCycleQuery lists every issue of sprint ?0 of project ?1 with its minutes; the
+// project condition lets the (project_id, sprint_id) index find the issues.
+var sprintCycleQuery = `WITH cycles AS (` + issueMinutes(`i.project_id = ?1 AND i.sprint_id = ?0`) + `)
 SELECT i.id, i.key, c.minutes FROM issues AS i LEFT JOIN cycles AS c ON c.issue_id = i.id
-WHERE i.sprint_id = ?0 ORDER BY i.number`
+WHERE i.project_id = ?1 AND i.sprint_id = ?0 ORDER BY i.number`
 
 // closedAveragesQuery averages the minutes per CLOSED sprint of project ?0.
 var closedAveragesQuery = `WITH cycles AS (` +
-	issueMinutes(`i.sprint_id IN (SELECT id FROM sprints WHERE project_id = ?0 AND status = 'CLOSED')`) + `)
+	issueMinutes(`i.project_id = ?0 AND i.sprint_id IN (SELECT id FROM sprints WHERE project_id = ?0 AND status = 'CLOSED')`) + `)
 SELECT s.id, s.name, (avg(c.minutes) / 60)::float8 AS average_hours
 FROM sprints AS s
-LEFT JOIN issues AS i ON i.sprint_id = s.id
+LEFT JOIN issues AS i ON i.project_id = ?0 AND i.sprint_id = s.id
 LEFT JOIN cycles AS c ON c.issue_id = i.id
 WHERE s.project_id = ?0 AND s.status = 'CLOSED'
 GROUP BY s.id
@@ -90,7 +91,7 @@ func CycleTime(ctx context.Context, db bun.IDB, projectID, sprintID uuid.UUID) (
 		return nil, err
 	}
 	c := &SprintCycle{SprintID: sprintID, Issues: []IssueCycle{}}
-	if err := db.NewRaw(sprintCycleQuery, sprintID).Scan(ctx, &c.Issues); err != nil {
+	if err := db.NewRaw(sprintCycleQuery, sprintID, projectID).Scan(ctx, &c.Issues); err != nil {
 		return nil, fmt.Errorf("cycle time of sprint %s: %w", sprintID, err)
 	}
 	var sum, n int64
