@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/event"
@@ -145,7 +146,7 @@ func (s *Service) Update(ctx context.Context, p Project, id uuid.UUID, in Change
 		q = q.Set("url = ?", *in.URL)
 	}
 	if in.Events != nil {
-		q = q.Set("events = ?", in.Events)
+		q = q.Set("events = ?", pgdialect.Array(in.Events))
 	}
 	if in.Enabled != nil {
 		q = q.Set("enabled = ?", *in.Enabled)

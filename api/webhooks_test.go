@@ -1,0 +1,153 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
+)
+
+// whPublicURL is a public address literal: it passes the private-address check without
+// any DNS lookup (TEST-NET-3, never actually called by these tests).
+const whPublicURL = "http://203.0.113.10/hook"
+
+func TestWebhookCRUD(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := issueFixtureOn(t, h)
+	issueFixtureAudit(t, h, true)
+	base := f.path("/webhooks")
+
+	// Created with a generated secret, shown once, nested under webhook.
+	r := h.Do("POST", base, map[string]any{"url": whPublicURL, "events": []string{"issue.created", "issue.created", "issue.deleted"}}, f.owner.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	m := r.JSON(t)
+	wh := m["webhook"].(map[string]any)
+	secret := m["plaintextSecret"].(string)
+	require.Len(t, secret, 52)
+	require.Equal(t, whPublicURL, wh["url"])
+	require.Equal(t, []any{"issue.created", "issue.deleted"}, wh["events"], "repeats count once")
+	require.Equal(t, true, wh["enabled"])
+	require.Equal(t, f.projectID.String(), wh["projectId"])
+	require.NotEmpty(t, wh["createdAt"])
+	require.NotContains(t, wh, "secret")
+	id := wh["id"].(string)
+
+	// A given secret is kept; a blank one is generated; enabled may start false.
+	require.Equal(t, "s3cret", whCreateSecret(t, h, f.key, f.owner.Access, map[string]any{"url": whPublicURL, "events": []string{"issue.updated"}, "secret": "s3cret"}))
+	require.Len(t, whCreateSecret(t, h, f.key, f.owner.Access, map[string]any{"url": whPublicURL, "events": []string{"issue.updated"}, "secret": "   "}), 52)
+	off, _ := whCreate(t, h, f.key, f.owner.Access, map[string]any{"url": whPublicURL, "events": []string{"sprint.started"}, "enabled": false})
+	require.Equal(t, false, off["enabled"])
+
+	// Listed for any member, never with a secret.
+	r = h.Do("GET", base, nil, f.viewer.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	list := r.Array(t)
+	require.Len(t, list, 4)
+	require.Equal(t, id, list[0].(map[string]any)["id"])
+	require.NotContains(t, string(r.Body), secret)
+	require.NotContains(t, string(r.Body), "s3cret")
+
+	// Update: absent members stay.
+	r = h.Do("PUT", base+"/"+id, map[string]any{"events": []string{"issue.assigned"}, "enabled": false}, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	up := r.JSON(t)
+	require.Equal(t, whPublicURL, up["url"])
+	require.Equal(t, []any{"issue.assigned"}, up["events"])
+	require.Equal(t, false, up["enabled"])
+	require.NotContains(t, string(r.Body), secret)
+	r = h.Do("PUT", base+"/"+id, map[string]any{"url": "https://203.0.113.11/other"}, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	require.Equal(t, "https://203.0.113.11/other", r.JSON(t)["url"])
+	require.Equal(t, []any{"issue.assigned"}, r.JSON(t)["events"])
+
+	// Validation.
+	long := "https://203.0.113.10/" + strings.Repeat("a", 2048)
+	for _, c := range []struct {
+		body           any
+		code, reason   string
+		field          string
+		method, target string
+	}{
+		{map[string]any{"events": []string{"issue.created"}}, "BAD_REQUEST", "MISSING_FIELD", "", "POST", base},
+		{map[string]any{"url": whPublicURL}, "BAD_REQUEST", "MISSING_FIELD", "", "POST", base},
+		{map[string]any{"url": whPublicURL, "events": []string{"issue.exploded"}}, "BAD_REQUEST", "UNKNOWN_EVENT", "", "POST", base},
+		{map[string]any{"url": whPublicURL, "events": []string{"ping"}}, "BAD_REQUEST", "UNKNOWN_EVENT", "", "POST", base},
+		{map[string]any{"url": whPublicURL, "events": "issue.created"}, "BAD_REQUEST", "WRONG_TYPE", "", "POST", base},
+		{map[string]any{"url": whPublicURL, "events": []string{}}, "VALIDATION_ERROR", "", "events", "POST", base},
+		{map[string]any{"url": long, "events": []string{"issue.created"}}, "VALIDATION_ERROR", "", "url", "POST", base},
+		{map[string]any{"url": "  ", "events": []string{"issue.created"}}, "VALIDATION_ERROR", "", "url", "POST", base},
+		{map[string]any{"url": whPublicURL, "events": []string{"issue.created"}, "secret": strings.Repeat("s", 65)}, "VALIDATION_ERROR", "", "secret", "POST", base},
+		{map[string]any{"url": "ftp://203.0.113.10/x", "events": []string{"issue.created"}}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "POST", base},
+		{map[string]any{"url": "no url at all", "events": []string{"issue.created"}}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "POST", base},
+		{map[string]any{"url": "http:///path", "events": []string{"issue.created"}}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "POST", base},
+		{"[]", "BAD_REQUEST", "MALFORMED_JSON", "", "POST", base},
+		{map[string]any{"events": []string{}}, "VALIDATION_ERROR", "", "events", "PUT", base + "/" + id},
+		{map[string]any{"url": "http://10.1.2.3/"}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "PUT", base + "/" + id},
+		{map[string]any{"enabled": true}, "BAD_REQUEST", "INVALID_UUID", "", "PUT", base + "/nope"},
+	} {
+		r := h.Do(c.method, c.target, c.body, f.owner.Access)
+		m := issueProblemBody(t, r, 400, c.code, c.reason)
+		if c.field != "" {
+			require.Contains(t, m["details"], c.field, "%s", r.Body)
+		}
+	}
+	r = h.Do("GET", base+"/"+id+"/deliveries", nil, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Equal(t, "https://203.0.113.11/other", h.Do("GET", base, nil, f.owner.Access).Array(t)[0].(map[string]any)["url"],
+		"a refused update changes nothing")
+
+	// Roles: MEMBER and VIEWER read only; outsiders nothing.
+	issueProblem(t, h.Do("POST", base, map[string]any{"url": whPublicURL, "events": []string{"issue.created"}}, f.member.Access), 403, "FORBIDDEN", "")
+	issueProblem(t, h.Do("PUT", base+"/"+id, map[string]any{"enabled": true}, f.viewer.Access), 403, "FORBIDDEN", "")
+	issueProblem(t, h.Do("DELETE", base+"/"+id, nil, f.member.Access), 403, "FORBIDDEN", "")
+	issueProblem(t, h.Do("POST", base+"/"+id+"/test", nil, f.member.Access), 403, "FORBIDDEN", "")
+	issueProblem(t, h.Do("GET", base, nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	require.Equal(t, http.StatusOK, h.Do("GET", base+"/"+id+"/deliveries", nil, f.viewer.Access).Status)
+
+	// Another project's webhook is not found through this project.
+	other := issueFixtureOn(t, h)
+	theirs, _ := whCreate(t, h, other.key, other.owner.Access, map[string]any{"url": whPublicURL, "events": []string{"issue.created"}})
+	tid := theirs["id"].(string)
+	for _, c := range [][2]string{{"PUT", ""}, {"DELETE", ""}, {"GET", "/deliveries"}, {"POST", "/test"}} {
+		var body any
+		if c[0] == "PUT" {
+			body = map[string]any{"enabled": false}
+		}
+		issueProblem(t, h.Do(c[0], base+"/"+tid+c[1], body, f.owner.Access), 404, "NOT_FOUND", "WEBHOOK_NOT_FOUND")
+	}
+
+	// Delete, then it is gone.
+	require.Equal(t, http.StatusNoContent, h.Do("DELETE", base+"/"+id, nil, f.owner.Access).Status)
+	issueProblem(t, h.Do("DELETE", base+"/"+id, nil, f.owner.Access), 404, "NOT_FOUND", "WEBHOOK_NOT_FOUND")
+	require.Len(t, h.Do("GET", base, nil, f.owner.Access).Array(t), 3)
+
+	// Audit jobs: WEBHOOK_CREATED in the create's transaction, WEBHOOK_DELETED on delete;
+	// refused and foreign calls enqueue nothing.
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM river_job WHERE kind = 'audit.record' AND args->>'action' = 'WEBHOOK_CREATED'
+		AND args->>'resourceId' = $1 AND args->>'resourceType' = 'WEBHOOK' AND args->>'level' = 'WRITE' AND args->>'projectId' = $2`,
+		id, f.projectID.String()))
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM river_job AS j, webhooks AS w WHERE w.id = $1 AND j.xmin = w.xmin
+		AND j.args->>'action' = 'WEBHOOK_CREATED'`, tid), "job and row share one transaction")
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM river_job WHERE kind = 'audit.record' AND args->>'action' = 'WEBHOOK_DELETED'
+		AND args->>'resourceId' = $1 AND args->>'userEmail' = $2`, id, f.owner.Email))
+	require.Equal(t, 5, h.Count(`SELECT count(*) FROM river_job WHERE args->>'action' = 'WEBHOOK_CREATED'`))
+	require.Equal(t, 0, h.Count(`SELECT count(*) FROM river_job WHERE args::text LIKE '%' || $1 || '%'`, secret), "no job carries a secret")
+}
+
+// whCreateSecret creates a webhook and returns only its plaintext secret.
+func whCreateSecret(t *testing.T, h *apitest.Harness, key, token string, body map[string]any) string {
+	t.Helper()
+	_, s := whCreate(t, h, key, token, body)
+	return s
+}
+
+// issueProblemBody is issueProblem returning the decoded body.
+func issueProblemBody(t *testing.T, r *apitest.Response, status int, code, reason string) map[string]any {
+	t.Helper()
+	issueProblem(t, r, status, code, reason)
+	return r.JSON(t)
+}
