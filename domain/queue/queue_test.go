@@ -1,0 +1,277 @@
+package queue_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/queue"
+	"github.com/taskweave/taskweave/store"
+	"github.com/taskweave/taskweave/store/storetest"
+)
+
+// testJob is the part of a river_job row these tests set.
+type testJob struct {
+	kind, queue, state string
+	args               string
+	ago                string // scheduled_at = now() - ago
+}
+
+func insertJobs(t *testing.T, db *store.DB, js ...testJob) []int64 {
+	t.Helper()
+	var ids []int64
+	for _, j := range js {
+		if j.args == "" {
+			j.args = "{}"
+		}
+		if j.ago == "" {
+			j.ago = "0 seconds"
+		}
+		var id int64
+		err := db.Pool.QueryRow(context.Background(), `
+			INSERT INTO river_job (args, kind, queue, state, max_attempts, priority, scheduled_at, finalized_at, attempted_at, attempt)
+			VALUES ($1::jsonb, $2, $3, $4::river_job_state, 5, 1, now() - $5::interval,
+				CASE WHEN $4 IN ('completed', 'cancelled', 'discarded') THEN now() END,
+				CASE WHEN $4 = 'running' THEN now() END, CASE WHEN $4 = 'running' THEN 1 ELSE 0 END)
+			RETURNING id`, j.args, j.kind, j.queue, j.state, j.ago).Scan(&id)
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func newService(t *testing.T, db *store.DB) *queue.Service {
+	t.Helper()
+	client, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
+	require.NoError(t, err)
+	return queue.NewService(db.Bun, client, audit.NewRecorder(event.NewBus(client)))
+}
+
+func TestListMatchesArgsByContainment(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDB(t)
+	p, i := uuid.New(), uuid.New()
+	ids := insertJobs(t, db,
+		testJob{kind: "k", queue: "default", state: "available", args: `{"projectId":"` + p.String() + `","issueId":"` + i.String() + `"}`},
+		testJob{kind: "k", queue: "default", state: "available", args: `{"projectId":"` + p.String() + `","issueId":null}`},
+		testJob{kind: "k", queue: "default", state: "available", args: `{"projectId":"` + uuid.NewString() + `"}`},
+		testJob{kind: "k", queue: "default", state: "available", args: `{"nested":{"projectId":"` + p.String() + `"}}`},
+	)
+	svc := newService(t, db)
+	ctx := context.Background()
+
+	js, total, err := svc.List(ctx, queue.Filter{ProjectID: &p}, 0, 10)
+	require.NoError(t, err)
+	require.Equal(t, 2, total)
+	require.Equal(t, []int64{ids[1], ids[0]}, []int64{js[0].ID, js[1].ID}, "top-level members only, newest first")
+
+	js, total, err = svc.List(ctx, queue.Filter{ProjectID: &p, IssueID: &i}, 0, 10)
+	require.NoError(t, err)
+	require.Equal(t, 1, total)
+	require.Equal(t, ids[0], js[0].ID)
+	require.Nil(t, js[0].Errors, "the list leaves the error history out")
+
+	// Unknown keys short-cut to an empty result.
+	js, total, err = svc.List(ctx, queue.Filter{ProjectKey: "NOPE", IssueKey: "NOPE-1"}, 0, 10)
+	require.NoError(t, err)
+	require.Zero(t, total)
+	require.Empty(t, js)
+}
+
+// TestArgsFilterUsesTheGINIndex checks the plan of the list's containment filter: with
+// sequential scans priced out (the test table is tiny), Postgres must be able to answer
+// it from a GIN index on river_job.args.
+func TestArgsFilterUsesTheGINIndex(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDB(t)
+	ctx := context.Background()
+	var def string
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE indexname = 'taskweave_river_job_args_idx'`).Scan(&def))
+	require.Contains(t, def, "USING gin (args jsonb_path_ops)")
+
+	tx, err := db.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+	require.NoError(t, err)
+	rows, err := tx.Query(ctx, `EXPLAIN SELECT count(*) FROM river_job WHERE args @> '{"projectId":"`+uuid.NewString()+`"}'::jsonb`)
+	require.NoError(t, err)
+	var plan []string
+	for rows.Next() {
+		var line string
+		require.NoError(t, rows.Scan(&line))
+		plan = append(plan, line)
+	}
+	require.NoError(t, rows.Err())
+	require.Regexp(t, `Bitmap Index Scan on (taskweave_river_job_args_idx|river_job_args_index)`, strings.Join(plan, "\n"))
+}
+
+func TestCollectorExportsDepthAndAge(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDB(t)
+	insertJobs(t, db,
+		testJob{kind: "webhook.deliver", queue: "webhooks", state: "available", ago: "2 minutes"},
+		testJob{kind: "webhook.deliver", queue: "webhooks", state: "available", ago: "10 seconds"},
+		testJob{kind: "webhook.deliver", queue: "webhooks", state: "discarded"},
+		testJob{kind: "audit.record", queue: "audit", state: "running"},
+	)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(queue.NewCollector(db.Pool, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	got := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		got[mf.GetName()] = mf
+	}
+	labels := func(m *dto.Metric) map[string]string {
+		out := map[string]string{}
+		for _, l := range m.GetLabel() {
+			out[l.GetName()] = l.GetValue()
+		}
+		return out
+	}
+	depth := map[string]float64{}
+	for _, m := range got["taskweave_river_jobs"].GetMetric() {
+		l := labels(m)
+		depth[l["queue"]+"/"+l["kind"]+"/"+l["state"]] = m.GetGauge().GetValue()
+	}
+	require.Equal(t, map[string]float64{"webhooks/webhook.deliver/available": 2, "webhooks/webhook.deliver/discarded": 1,
+		"audit/audit.record/running": 1}, depth)
+	ages := got["taskweave_river_oldest_available_job_age_seconds"].GetMetric()
+	require.Len(t, ages, 1)
+	require.Equal(t, map[string]string{"queue": "webhooks", "kind": "webhook.deliver"}, labels(ages[0]))
+	require.InDelta(t, 120, ages[0].GetGauge().GetValue(), 30)
+}
+
+// dashboardMetrics are the series the jobs dashboard may use, with their labels: the
+// queue collector's gauges, the worker's JobMetrics and the webhook worker's metrics.
+var dashboardMetrics = map[string][]string{
+	"taskweave_river_jobs":                             {"queue", "kind", "state"},
+	"taskweave_river_oldest_available_job_age_seconds": {"queue", "kind"},
+	"taskweave_river_job_run_duration_seconds":         {"queue", "kind", "outcome", "le"},
+	"taskweave_river_job_failures_total":               {"queue", "kind", "state"},
+	"taskweave_river_job_queue_wait_seconds":           {"queue", "kind", "le"},
+	"taskweave_webhook_deliveries_total":               {"outcome"},
+	"taskweave_webhook_delivery_latency_seconds":       {"le"},
+}
+
+var (
+	metricName = regexp.MustCompile(`taskweave_[a-z_]+`)
+	// byClause and selector find the label names an expression groups or filters by.
+	byClause = regexp.MustCompile(`by \(([^)]*)\)`)
+	selector = regexp.MustCompile(`(taskweave_[a-z_]+)\{([^}]*)\}`)
+	matcher  = regexp.MustCompile(`([a-z_]+)\s*(=~|!~|!=|=)`)
+)
+
+// baseMetric strips the histogram series suffixes.
+func baseMetric(name string) string {
+	for _, s := range []string{"_bucket", "_count", "_sum"} {
+		if _, ok := dashboardMetrics[name]; !ok && strings.HasSuffix(name, s) {
+			return strings.TrimSuffix(name, s)
+		}
+	}
+	return name
+}
+
+func TestJobsDashboardNamesRealMetrics(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../dashboards/jobs-and-webhooks.json")
+	require.NoError(t, err)
+	var d struct {
+		UID        string `json:"uid"`
+		Title      string `json:"title"`
+		Templating struct {
+			List []struct {
+				Name       string `json:"name"`
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+		Panels []struct {
+			ID         int    `json:"id"`
+			Type       string `json:"type"`
+			Title      string `json:"title"`
+			Datasource *struct {
+				UID string `json:"uid"`
+			} `json:"datasource"`
+			GridPos *struct{ H, W, X, Y int } `json:"gridPos"`
+			Targets []struct {
+				Expr       string `json:"expr"`
+				Datasource struct {
+					UID string `json:"uid"`
+				} `json:"datasource"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &d))
+	require.Equal(t, "taskweave-jobs", d.UID)
+	require.Equal(t, "Jobs and webhooks", d.Title)
+
+	used := map[string]bool{}
+	ids := map[int]bool{}
+	check := func(where, expr string) {
+		names := metricName.FindAllString(expr, -1)
+		require.NotEmpty(t, names, "%s: %s names no metric", where, expr)
+		for _, n := range names {
+			base := baseMetric(n)
+			_, ok := dashboardMetrics[base]
+			require.True(t, ok, "%s: %s is not an exported metric", where, n)
+			used[base] = true
+		}
+		// Every label grouped by must exist on every metric of the expression.
+		for _, m := range byClause.FindAllStringSubmatch(expr, -1) {
+			for _, l := range strings.Split(m[1], ",") {
+				for _, n := range names {
+					require.Contains(t, dashboardMetrics[baseMetric(n)], strings.TrimSpace(l), "%s: %s has no label %q", where, n, l)
+				}
+			}
+		}
+		for _, m := range selector.FindAllStringSubmatch(expr, -1) {
+			for _, l := range matcher.FindAllStringSubmatch(m[2], -1) {
+				require.Contains(t, dashboardMetrics[baseMetric(m[1])], l[1], "%s: %s has no label %q", where, m[1], l[1])
+			}
+		}
+	}
+	for _, p := range d.Panels {
+		require.False(t, ids[p.ID], "panel id %d twice", p.ID)
+		ids[p.ID] = true
+		require.NotNil(t, p.GridPos, p.Title)
+		if p.Type == "row" {
+			continue
+		}
+		require.NotNil(t, p.Datasource, p.Title)
+		require.Equal(t, "prometheus", p.Datasource.UID, p.Title)
+		require.NotEmpty(t, p.Targets, p.Title)
+		for _, tg := range p.Targets {
+			require.Equal(t, "prometheus", tg.Datasource.UID, p.Title)
+			check(p.Title, tg.Expr)
+		}
+	}
+	for _, v := range d.Templating.List {
+		check("variable "+v.Name, v.Definition)
+	}
+	for m := range dashboardMetrics {
+		require.True(t, used[m], "no panel shows %s", m)
+	}
+
+	// Grafana's file provider loads every JSON of the folder compose.yaml mounts.
+	prov, err := os.ReadFile("../../dashboards/provisioning/dashboards/taskweave.yaml")
+	require.NoError(t, err)
+	require.Contains(t, string(prov), "path: /etc/taskweave/dashboards")
+	compose, err := os.ReadFile("../../compose.yaml")
+	require.NoError(t, err)
+	require.Contains(t, string(compose), "./dashboards:/etc/taskweave/dashboards")
+}
