@@ -151,3 +151,27 @@ func issueProblemBody(t *testing.T, r *apitest.Response, status int, code, reaso
 	issueProblem(t, r, status, code, reason)
 	return r.JSON(t)
 }
+
+func TestWebhookURLRejected(t *testing.T) {
+	t.Parallel()
+	urls := []string{"http://127.0.0.1/hook", "http://localhost:8080/hook", "http://10.0.0.5/hook", "http://192.168.1.20/hook",
+		"http://169.254.169.254/latest", "http://[::1]/hook", "http://[fc00::1]/hook", "http://0.0.0.0/hook", "http://224.0.0.1/hook",
+		"http://[::ffff:127.0.0.1]/hook"}
+	h := shared(t)
+	f := issueFixtureOn(t, h)
+	for _, u := range urls {
+		issueProblem(t, h.Do("POST", f.path("/webhooks"), map[string]any{"url": u, "events": []string{"issue.created"}}, f.owner.Access),
+			400, "BAD_REQUEST", "WEBHOOK_URL_REJECTED")
+	}
+	require.Empty(t, h.Do("GET", f.path("/webhooks"), nil, f.owner.Access).Array(t), "nothing was saved")
+	r := h.Do("POST", f.path("/webhooks"), map[string]any{"url": urls[0], "events": []string{"issue.created"}}, f.owner.Access, "Accept-Language", "de")
+	require.Contains(t, r.JSON(t)["message"], "Webhook-URL")
+
+	// TW_WEBHOOK_ALLOW_PRIVATE lets every one of them through.
+	open := whHarness(t)
+	g := issueFixtureOn(t, open)
+	for _, u := range urls {
+		whCreate(t, open, g.key, g.owner.Access, map[string]any{"url": u, "events": []string{"issue.created"}})
+	}
+	require.Len(t, open.Do("GET", g.path("/webhooks"), nil, g.owner.Access).Array(t), len(urls))
+}
