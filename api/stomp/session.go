@@ -1,0 +1,450 @@
+package stomp
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/contrib/websocket"
+
+	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/domain/realtime"
+)
+
+// Client destinations a session accepts in SUBSCRIBE.
+const (
+	projectTopicPrefix = "/topic/projects/"
+	notificationsQueue = "/user" + realtime.NotificationQueue
+)
+
+// session is one WebSocket connection. The reader (serve's goroutine) handles the
+// client's frames and owns subs; the writer goroutine owns every write to conn.
+type session struct {
+	hub  *Hub
+	conn *websocket.Conn
+	id   string
+
+	out      chan []byte        // frames for the writer; never closed
+	beat     chan time.Duration // the negotiated server heart-beat, set once after CONNECT
+	ended    chan struct{}      // closed by end
+	endOnce  sync.Once
+	final    []byte // written last (ERROR or RECEIPT), may be nil
+	drain    bool   // write the queued frames before final
+	writerOK chan struct{}
+
+	principal *auth.Principal
+	version   string
+	// expect is the longest the client may stay silent once connected (2× its
+	// negotiated heart-beat); 0 means no limit.
+	expect time.Duration
+	subs   map[string]subscription
+}
+
+// subscription is one SUBSCRIBE of a session.
+type subscription struct {
+	key  string // internal destination (realtime.Message.Destination)
+	dest string // the destination the client named
+}
+
+// errClose ends the read loop after a frame that closes the connection.
+var errClose = errors.New("stomp: session ends")
+
+// serve runs one connection until it closes; the WebSocket must not be touched after
+// it returns (the upgrader recycles it).
+func (h *Hub) serve(conn *websocket.Conn) {
+	s := &session{hub: h, conn: conn, id: strconv.FormatUint(h.sessionSeq.Add(1), 36),
+		out: make(chan []byte, h.cfg.SendQueue), beat: make(chan time.Duration, 1),
+		ended: make(chan struct{}), writerOK: make(chan struct{}), subs: map[string]subscription{}}
+	if !h.register(s) {
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
+		return
+	}
+	defer h.unregister(s)
+	go s.writeLoop()
+	s.readLoop()
+	s.end(nil, false)
+	<-s.writerOK
+}
+
+// end asks the writer to finish: after the queued frames when drain is set, then final,
+// then a close. The first call wins.
+func (s *session) end(final []byte, drain bool) {
+	s.endOnce.Do(func() {
+		s.final, s.drain = final, drain
+		close(s.ended)
+	})
+}
+
+// enqueue hands a frame to the writer without blocking; a full queue drops the client.
+func (s *session) enqueue(b []byte) {
+	select {
+	case s.out <- b:
+	default:
+		s.hub.cfg.Log.Warn("stomp client too slow, dropping it", "session", s.id)
+		s.end(errorFrame("slow consumer: too many undelivered messages", "", s.version), false)
+		// The writer is most likely stuck in a write to this client: cut that write
+		// short so the session ends now, not after WriteTimeout. The ERROR is then only
+		// sent if the client drains its socket within that second.
+		_ = s.conn.UnderlyingConn().SetWriteDeadline(time.Now().Add(time.Second))
+	}
+}
+
+func (s *session) writeLoop() {
+	defer close(s.writerOK)
+	defer func() {
+		// fasthttp closes a hijacked connection only when serve returns (Close is a
+		// no-op before), so wake the reader with a past deadline; it checks ended
+		// after setting its own, which therefore never overrides this one.
+		s.end(nil, false)
+		_ = s.conn.UnderlyingConn().SetReadDeadline(time.Now().Add(-time.Second))
+	}()
+	w := writer{s: s, timeout: s.hub.cfg.WriteTimeout, timer: time.NewTimer(time.Hour)}
+	w.timer.Stop()
+	for {
+		// An end request wins over queued frames: a dropped client gets no more.
+		select {
+		case <-s.ended:
+			w.finish()
+			return
+		default:
+		}
+		select {
+		case b := <-s.out:
+			if !w.write(b) {
+				return
+			}
+		case w.every = <-s.beat:
+			if w.every > 0 {
+				w.timer.Reset(w.every)
+			}
+		case <-w.timer.C:
+			if !w.write([]byte{'\n'}) {
+				return
+			}
+		case <-s.ended:
+			w.finish()
+			return
+		}
+	}
+}
+
+// writer is the state of a session's writer goroutine.
+type writer struct {
+	s       *session
+	timeout time.Duration
+	every   time.Duration // server heart-beat interval, 0 = none
+	timer   *time.Timer   // fires when the connection has been idle for every
+}
+
+// write sends one WebSocket message; false when the connection is unusable.
+func (w *writer) write(b []byte) bool {
+	_ = w.s.conn.SetWriteDeadline(time.Now().Add(w.timeout))
+	if err := w.s.conn.WriteMessage(websocket.TextMessage, b); err != nil {
+		return false
+	}
+	if w.every > 0 {
+		w.timer.Reset(w.every)
+	}
+	return true
+}
+
+// finish writes what end asked for: the queue when draining, the final frame, a close.
+// A dropped client gets one short second for it.
+func (w *writer) finish() {
+	s := w.s
+	if !s.drain {
+		w.timeout = time.Second
+	}
+	for s.drain {
+		select {
+		case b := <-s.out:
+			if !w.write(b) {
+				return
+			}
+			continue
+		default:
+		}
+		break
+	}
+	if s.final != nil && !w.write(s.final) {
+		return
+	}
+	_ = s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""),
+		time.Now().Add(time.Second))
+}
+
+// readLoop handles frames until the client leaves, breaks the protocol or the session
+// is ended.
+func (s *session) readLoop() {
+	cfg := s.hub.cfg
+	dec := NewDecoder(cfg.Limits)
+	// A WebSocket message may carry a few frames; a single frame is bounded by the decoder.
+	s.conn.SetReadLimit(int64(2 * cfg.Limits.MaxFrame))
+	deadline := time.Now().Add(cfg.ConnectTimeout)
+	for {
+		if s.principal != nil {
+			deadline = time.Time{}
+			if s.expect > 0 {
+				deadline = time.Now().Add(s.expect)
+			}
+		}
+		_ = s.conn.SetReadDeadline(deadline)
+		select {
+		case <-s.ended:
+			return
+		default:
+		}
+		_, data, err := s.conn.ReadMessage()
+		if err != nil {
+			return // gone, silent past its heart-beat, or closed by the writer
+		}
+		frames, err := dec.Feed(data)
+		for i := range frames {
+			if herr := s.handle(&frames[i]); herr != nil {
+				return
+			}
+		}
+		if err != nil {
+			s.end(errorFrame(strings.TrimPrefix(err.Error(), ErrProtocol.Error()+": "), "", s.version), true)
+			return
+		}
+	}
+}
+
+// handle processes one frame; errClose means the session ends.
+func (s *session) handle(f *Frame) error {
+	receipt := f.Value("receipt")
+	if s.principal == nil {
+		if f.Command != "CONNECT" && f.Command != "STOMP" {
+			return s.fail("CONNECT expected, got "+f.Command, receipt)
+		}
+		return s.connect(f)
+	}
+	switch f.Command {
+	case "SUBSCRIBE":
+		if err := s.subscribe(f); err != nil {
+			return err
+		}
+	case "UNSUBSCRIBE":
+		id, ok := f.Get("id")
+		if !ok {
+			return s.fail("UNSUBSCRIBE needs an id header", receipt)
+		}
+		// An unknown id is not an error: a client may unsubscribe twice.
+		if sub, ok := s.subs[id]; ok {
+			delete(s.subs, id)
+			s.hub.unsubscribe(s, sub.key, id)
+		}
+	case "DISCONNECT":
+		var final []byte
+		if receipt != "" {
+			final = receiptFrame(receipt)
+		}
+		s.end(final, true)
+		return errClose
+	case "SEND":
+		// Clients have nothing to send: /app/** is accepted and ignored as the existing
+		// web client expects; anything else would look like publishing to a topic.
+		if !strings.HasPrefix(f.Value("destination"), "/app/") {
+			return s.fail("SEND is only accepted to /app/** destinations", receipt)
+		}
+	case "ACK", "NACK", "BEGIN", "COMMIT", "ABORT":
+		// Every subscription is ack:auto in effect and SENDs are ignored, so these
+		// have nothing to act on; they are accepted so generic clients keep working.
+	case "CONNECT", "STOMP":
+		return s.fail("already connected", receipt)
+	default:
+		return s.fail("unknown command "+f.Command, receipt)
+	}
+	if receipt != "" {
+		s.enqueue(receiptFrame(receipt))
+	}
+	return nil
+}
+
+// fail sends ERROR and closes after what is queued.
+func (s *session) fail(message, receipt string) error {
+	s.end(errorFrame(message, receipt, s.version), true)
+	return errClose
+}
+
+// connect authenticates the client and negotiates version and heart-beats.
+func (s *session) connect(f *Frame) error {
+	cfg := s.hub.cfg
+	receipt := f.Value("receipt")
+	version, ok := negotiateVersion(f)
+	if !ok {
+		return s.fail("supported protocol versions are 1.2, 1.1, 1.0", receipt)
+	}
+	s.version = version
+	cx, cy, ok := parseHeartBeat(f.Value("heart-beat"))
+	if !ok {
+		return s.fail("malformed heart-beat header", receipt)
+	}
+	token, ok := bearer(f)
+	if !ok {
+		return s.fail("CONNECT needs an Authorization header: Bearer <access token>", receipt)
+	}
+	ctx, cancel := context.WithTimeout(s.hub.ctx, 10*time.Second)
+	p, err := cfg.Authenticate(ctx, token)
+	cancel()
+	if err != nil {
+		if errors.Is(err, auth.ErrUnauthenticated) {
+			return s.fail("invalid or expired access token", receipt)
+		}
+		cfg.Log.Error("stomp authentication failed", "err", err)
+		return s.fail("server error", receipt)
+	}
+	s.principal = p
+
+	// Heart-beats: each side uses the larger of what one offers and the other wants;
+	// 0 on either side switches that direction off.
+	ms := int(cfg.HeartBeat / time.Millisecond)
+	send, expect := 0, 0
+	if cy > 0 {
+		send = max(ms, cy)
+	}
+	if cx > 0 {
+		expect = max(cx, ms)
+	}
+	s.expect = 2 * time.Duration(expect) * time.Millisecond
+	s.beat <- time.Duration(send) * time.Millisecond
+
+	connected := Frame{Command: "CONNECTED", Headers: []Header{
+		{"version", version}, {"heart-beat", strconv.Itoa(send) + "," + strconv.Itoa(expect)},
+		{"server", "taskweave/1"}, {"session", s.id},
+	}}
+	s.enqueue(connected.Bytes())
+	if receipt != "" {
+		s.enqueue(receiptFrame(receipt))
+	}
+	return nil
+}
+
+// subscribe checks the destination and the caller's right to it, then subscribes.
+func (s *session) subscribe(f *Frame) error {
+	cfg := s.hub.cfg
+	receipt := f.Value("receipt")
+	id, ok := f.Get("id")
+	if !ok || id == "" {
+		return s.fail("SUBSCRIBE needs an id header", receipt)
+	}
+	dest := f.Value("destination")
+	if _, dup := s.subs[id]; dup {
+		return s.fail("subscription id "+id+" is already in use", receipt)
+	}
+	if len(s.subs) >= cfg.MaxSubscriptions {
+		return s.fail("too many subscriptions", receipt)
+	}
+	var key string
+	switch {
+	case strings.HasPrefix(dest, projectTopicPrefix):
+		projectKey := strings.TrimPrefix(dest, projectTopicPrefix)
+		if !project.KeyPattern.MatchString(projectKey) {
+			return s.fail("unknown destination "+dest, receipt)
+		}
+		ctx, cancel := context.WithTimeout(s.hub.ctx, 10*time.Second)
+		ok, err := cfg.MayRead(ctx, s.principal, projectKey)
+		cancel()
+		if err != nil {
+			cfg.Log.Error("stomp membership check failed", "project", projectKey, "err", err)
+			return s.fail("server error", receipt)
+		}
+		if !ok {
+			return s.fail("not a member of project "+projectKey, receipt)
+		}
+		key = realtime.ProjectTopic(projectKey)
+	case dest == notificationsQueue:
+		key = realtime.UserDestination(s.principal.UserID, realtime.NotificationQueue)
+	default:
+		return s.fail("unknown destination "+dest, receipt)
+	}
+	// The subscription counts once the process is LISTENing, so whatever commits after
+	// the client holds its receipt reaches it.
+	ctx, cancel := context.WithTimeout(s.hub.ctx, 5*time.Second)
+	err := s.hub.waitReady(ctx)
+	cancel()
+	if err != nil {
+		cfg.Log.Error("stomp subscription: live updates unavailable", "err", err)
+		return s.fail("live updates are unavailable, try again later", receipt)
+	}
+	s.subs[id] = subscription{key: key, dest: dest}
+	s.hub.subscribe(s, key, id, dest)
+	return nil
+}
+
+// negotiateVersion picks the highest common version; no accept-version means 1.0.
+func negotiateVersion(f *Frame) (string, bool) {
+	accept, ok := f.Get("accept-version")
+	if !ok {
+		return "1.0", true
+	}
+	offered := map[string]bool{}
+	for _, v := range strings.Split(accept, ",") {
+		offered[strings.TrimSpace(v)] = true
+	}
+	for _, v := range []string{"1.2", "1.1", "1.0"} {
+		if offered[v] {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// parseHeartBeat reads "cx,cy" in milliseconds; absent means 0,0.
+func parseHeartBeat(v string) (cx, cy int, ok bool) {
+	if v == "" {
+		return 0, 0, true
+	}
+	a, b, found := strings.Cut(v, ",")
+	if !found {
+		return 0, 0, false
+	}
+	cx, err1 := strconv.Atoi(strings.TrimSpace(a))
+	cy, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if err1 != nil || err2 != nil || cx < 0 || cy < 0 {
+		return 0, 0, false
+	}
+	return cx, cy, true
+}
+
+// bearer finds the token of the Authorization header (any letter case, as clients
+// differ), "Bearer " prefixed.
+func bearer(f *Frame) (string, bool) {
+	for _, h := range f.Headers {
+		if !strings.EqualFold(h.Name, "authorization") {
+			continue
+		}
+		v := strings.TrimSpace(h.Value)
+		if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+			if t := strings.TrimSpace(v[7:]); t != "" {
+				return t, true
+			}
+		}
+		return "", false
+	}
+	return "", false
+}
+
+func receiptFrame(id string) []byte {
+	f := Frame{Command: "RECEIPT", Headers: []Header{{"receipt-id", id}}}
+	return f.Bytes()
+}
+
+// errorFrame builds an ERROR frame; the message header says what went wrong.
+func errorFrame(message, receipt, version string) []byte {
+	f := Frame{Command: "ERROR", Headers: []Header{{"message", message}, {"content-type", "text/plain"}}}
+	if receipt != "" {
+		f.Add("receipt-id", receipt)
+	}
+	if version == "" {
+		// Before a version is agreed the client learns which ones we speak.
+		f.Add("version", "1.2,1.1,1.0")
+	}
+	f.Body = []byte(message)
+	return f.Bytes()
+}
