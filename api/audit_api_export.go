@@ -6,7 +6,9 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -32,12 +34,12 @@ var auditCSVHeader = []string{"id", "timestamp", "userEmail", "action", "level",
 // whose writer blocks while the client is slow, so memory stays constant whatever the
 // log's size.
 func (s *Server) exportAuditEvents(c *fiber.Ctx) error {
-	format := c.Query("format")
-	switch format {
-	case "":
-		format = "json"
-	case "json", "csv":
-		format = string([]byte(format)) // c.Query's buffer is reused after the handler
+	// A constant, not c.Query's buffer: the export outlives the handler.
+	format := "json"
+	switch c.Query("format") {
+	case "", "json":
+	case "csv":
+		format = "csv"
 	default:
 		return badRequest("UNKNOWN_EXPORT_FORMAT")
 	}
@@ -53,32 +55,7 @@ func (s *Server) exportAuditEvents(c *fiber.Ctx) error {
 		return err
 	}
 	pr, pw := io.Pipe()
-	log := s.log
-	go func() {
-		bw := bufio.NewWriterSize(pw, auditExportBuffer)
-		var err error
-		if format == "csv" {
-			err = writeAuditCSV(bw, cur)
-		} else {
-			err = writeAuditJSON(bw, cur)
-		}
-		if err == nil {
-			err = bw.Flush()
-		}
-		// Cancel before closing: after a failed write the query may still be sending
-		// rows, and cancelling drops them instead of draining the rest of the log.
-		cancel()
-		if cerr := cur.Close(ctx); cerr != nil && err == nil {
-			err = cerr
-		}
-		// A nil error ends the body normally. Any other error makes the server drop the
-		// connection without the final chunk, so a client never mistakes a cut export
-		// for a complete one.
-		_ = pw.CloseWithError(err)
-		if err != nil && !errors.Is(err, io.ErrClosedPipe) {
-			log.Error("audit export failed", "err", err)
-		}
-	}()
+	go streamAuditExport(ctx, cancel, cur, format, pw, s.log)
 	if format == "csv" {
 		c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
 		c.Set(fiber.HeaderContentDisposition, "attachment; filename=audit.csv")
@@ -86,6 +63,42 @@ func (s *Server) exportAuditEvents(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	}
 	return c.SendStream(pr)
+}
+
+// streamAuditExport writes the export into pw and always ends the walk: at the last
+// row, when the client goes away (the server closes the pipe's reader) or when ctx
+// ends. A client that stops reading blocks the pipe write, not the database read, and
+// no ctx cancellation reaches a blocked pipe write; closing the pipe when ctx ends does,
+// so a stalled client holds the connection and snapshot at most until the export's
+// deadline.
+func streamAuditExport(ctx context.Context, cancel context.CancelFunc, cur *audit.Cursor, format string, pw *io.PipeWriter, log *slog.Logger) {
+	stop := context.AfterFunc(ctx, func() { _ = pw.CloseWithError(fmt.Errorf("audit export: %w", context.Cause(ctx))) })
+	bw := bufio.NewWriterSize(pw, auditExportBuffer)
+	var err error
+	if format == "csv" {
+		err = writeAuditCSV(bw, cur)
+	} else {
+		err = writeAuditJSON(bw, cur)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	// stop first, or the cancel below would close the pipe with an error after a
+	// complete export.
+	stop()
+	// Cancel before closing: after a failed write the query may still be sending rows,
+	// and cancelling drops them instead of draining the rest of the log.
+	cancel()
+	if cerr := cur.Close(ctx); cerr != nil && err == nil {
+		err = cerr
+	}
+	// A nil error ends the body normally. Any other error makes the server drop the
+	// connection without the final chunk, so a client never mistakes a cut export for a
+	// complete one.
+	_ = pw.CloseWithError(err)
+	if err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		log.Error("audit export failed", "err", err)
+	}
 }
 
 // writeAuditJSON writes the events as one JSON array of AuditEvent.

@@ -1,0 +1,95 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/store/storetest"
+)
+
+// planNodes collects every node type and index name of an EXPLAIN (FORMAT JSON) plan.
+func planNodes(node map[string]any, types, indexes map[string]bool) {
+	if t, ok := node["Node Type"].(string); ok {
+		types[t] = true
+	}
+	if i, ok := node["Index Name"].(string); ok {
+		indexes[i] = true
+	}
+	for _, child := range asSlice(node["Plans"]) {
+		planNodes(child.(map[string]any), types, indexes)
+	}
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+// TestListQueriesUseTheFilterIndexes runs EXPLAIN on the exact statements List sends,
+// over 20,000 analyzed rows (50 users, 20 projects, a rare action, 1% level ALL). It
+// proves that, with these statistics, the planner answers each filtered page from the
+// filter's index (never a sequential scan), and that the counts of the selective
+// filters avoid one too. It does not prove the same plans for every data shape: the
+// planner may rightly prefer the time index when a filter matches most rows.
+func TestListQueriesUseTheFilterIndexes(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDB(t)
+	ctx := context.Background()
+	_, err := db.Pool.Exec(ctx, `
+		INSERT INTO users (id, email, display_name) SELECT gen_random_uuid(), 'u' || i || '@example.com', 'U' || i FROM generate_series(1, 50) AS i;
+		INSERT INTO projects (id, key, name, owner_id)
+			SELECT gen_random_uuid(), 'PL' || i, 'P', (SELECT min(id::text)::uuid FROM users) FROM generate_series(1, 20) AS i;
+		WITH u AS (SELECT array_agg(id ORDER BY id) AS ids FROM users),
+		     p AS (SELECT array_agg(id ORDER BY id) AS ids FROM projects)
+		INSERT INTO audit_events (id, "timestamp", user_id, user_email, project_id, action, level)
+		SELECT gen_random_uuid(), timestamptz '2026-01-01' + i * interval '1 minute', u.ids[i % 50 + 1], 'x@example.com',
+			CASE WHEN i % 5 <> 0 THEN p.ids[i % 20 + 1] END,
+			CASE WHEN i % 200 = 7 THEN 'SLA_BREACHED' WHEN i % 100 = 0 THEN 'ISSUE_VIEWED' WHEN i % 3 = 0 THEN 'LOGIN_SUCCESS' ELSE 'ISSUE_UPDATED' END,
+			CASE WHEN i % 200 = 7 THEN 'WRITE' WHEN i % 100 = 0 THEN 'ALL' WHEN i % 3 = 0 THEN 'SECURITY' ELSE 'WRITE' END
+		FROM generate_series(1, 20000) AS i, u, p;
+		ANALYZE audit_events;`)
+	require.NoError(t, err)
+	var user, project uuid.UUID
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT (SELECT id FROM users ORDER BY id LIMIT 1), (SELECT id FROM projects ORDER BY id OFFSET 1 LIMIT 1)").Scan(&user, &project))
+	from := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	to := from.Add(24 * time.Hour)
+
+	explain := func(q string, args []any) (types, indexes map[string]bool) {
+		t.Helper()
+		var raw []byte
+		require.NoError(t, db.Pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+q, args...).Scan(&raw))
+		var plans []map[string]any
+		require.NoError(t, json.Unmarshal(raw, &plans))
+		types, indexes = map[string]bool{}, map[string]bool{}
+		planNodes(plans[0]["Plan"].(map[string]any), types, indexes)
+		return types, indexes
+	}
+	for name, c := range map[string]struct {
+		f     Filter
+		index string
+		count bool // the count of this filter is selective enough to need the index too
+	}{
+		"no filter":  {Filter{}, "audit_events_time", false},
+		"time range": {Filter{From: &from, To: &to}, "audit_events_time", true},
+		"user":       {Filter{UserID: &user}, "audit_events_user_time", true},
+		"project":    {Filter{ProjectID: &project}, "audit_events_project_time", true},
+		"action":     {Filter{Action: "SLA_BREACHED"}, "audit_events_action_time", true},
+		"level ALL":  {Filter{Level: LevelAll}, "audit_events_level_time", true},
+	} {
+		q, args := c.f.pageQuery(50, 50)
+		types, indexes := explain(q, args)
+		require.False(t, types["Seq Scan"], "%s page: %v", name, types)
+		require.True(t, indexes[c.index], "%s page uses %s: %v %v", name, c.index, indexes, types)
+		if c.count {
+			q, args = c.f.countQuery()
+			types, indexes = explain(q, args)
+			require.False(t, types["Seq Scan"], "%s count: %v", name, types)
+			require.NotEmpty(t, indexes, "%s count", name)
+		}
+	}
+}
