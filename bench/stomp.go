@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/taskweave/taskweave/api/stomp/stomptest"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Fan-out phase: how many issue moves are measured (after one warm-up move), how long
+// one move may take to reach every client, and the target.
+const (
+	fanoutMoves     = 20
+	fanoutWait      = 10 * time.Second
+	targetFanoutP99 = 100 * time.Millisecond
+)
+
+// fanoutResult is the fan-out phase: per move the time until every client had the
+// message, per client and move the time until that client had it, both from just before
+// the PATCH was sent.
+type fanoutResult struct {
+	clients int
+	moves   int
+	connect time.Duration
+	all     []time.Duration
+	each    []time.Duration
+	// missing counts client-moves that did not arrive within fanoutWait.
+	missing int
+}
+
+// runFanout opens clients STOMP WebSocket connections to baseURL, subscribes each to
+// the seeded project's board topic, then moves one seeded issue fanoutMoves times through
+// PATCH /issues/{key} {statusId}, waiting for every client after each move.
+func runFanout(ctx context.Context, baseURL string, db *store.DB, c *client, s *seeded, clients int) (fanoutResult, error) {
+	res := fanoutResult{clients: clients, moves: fanoutMoves}
+	var issueKey string
+	if err := db.Pool.QueryRow(ctx, "SELECT key FROM issues WHERE project_id = $1 ORDER BY number LIMIT 1", s.projectID).Scan(&issueKey); err != nil {
+		return res, fmt.Errorf("fan-out issue: %w", err)
+	}
+	statuses, err := fanoutStatuses(ctx, db, s)
+	if err != nil {
+		return res, err
+	}
+
+	// Connect and subscribe, 50 at a time.
+	wsURL := "ws" + strings.TrimPrefix(baseURL, "http") + "/ws-stomp"
+	conns := make([]*stomptest.Client, clients)
+	defer func() {
+		for _, cl := range conns {
+			if cl != nil {
+				_ = cl.Close()
+			}
+		}
+	}()
+	start := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(50)
+	for i := range conns {
+		g.Go(func() error {
+			cl, err := stomptest.Dial(gctx, wsURL, "v12.stomp")
+			if err != nil {
+				return err
+			}
+			conns[i] = cl
+			if _, err := cl.Connect(s.token, "0,0"); err != nil {
+				return fmt.Errorf("client %d: %w", i, err)
+			}
+			if _, err := cl.Subscribe("board", "/topic/projects/"+s.key); err != nil {
+				return fmt.Errorf("client %d: %w", i, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return res, fmt.Errorf("fan-out connect: %w", err)
+	}
+	res.connect = time.Since(start)
+
+	// Each client's reader stamps the arrival of the current move's message; the last
+	// one of a move closes its done channel.
+	var (
+		current  atomic.Int64 // index of the move under way, -1 between moves
+		expected = make([]string, fanoutMoves+1)
+		base     = time.Now()
+		arrivals = make([][]atomic.Int64, fanoutMoves+1) // 1 + ns since base (monotonic), 0 = not yet
+		counts   = make([]atomic.Int64, fanoutMoves+1)
+		done     = make([]chan struct{}, fanoutMoves+1)
+		readers  sync.WaitGroup
+	)
+	for m := range arrivals {
+		arrivals[m] = make([]atomic.Int64, clients)
+		expected[m] = statuses[(m+1)%len(statuses)].String()
+		done[m] = make(chan struct{})
+	}
+	current.Store(-1)
+	for i, cl := range conns {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				f, err := cl.Read(time.Hour)
+				if err != nil {
+					return // closed at the end of the phase
+				}
+				at := int64(time.Since(base)) + 1
+				var msg struct {
+					NewStatusID string `json:"newStatusId"`
+				}
+				if f.Command != "MESSAGE" || json.Unmarshal(f.Body, &msg) != nil {
+					continue
+				}
+				m := current.Load()
+				if m >= 0 && msg.NewStatusID == expected[m] && arrivals[m][i].CompareAndSwap(0, at) {
+					if counts[m].Add(1) == int64(clients) {
+						close(done[m])
+					}
+				}
+			}
+		}()
+	}
+	defer readers.Wait()
+	defer func() {
+		for _, cl := range conns {
+			_ = cl.Close()
+		}
+	}()
+
+	path := "/api/v1/projects/" + s.key + "/issues/" + issueKey
+	for m := 0; m <= fanoutMoves; m++ { // move 0 warms up and is not counted
+		current.Store(int64(m))
+		body := fmt.Appendf(nil, `{"statusId":%q}`, expected[m])
+		sent := time.Now()
+		if _, err := c.do(ctx, http.MethodPatch, path, s.token, body, http.StatusOK, false); err != nil {
+			return res, fmt.Errorf("fan-out move %d: %w", m, err)
+		}
+		complete := true
+		select {
+		case <-done[m]:
+		case <-time.After(fanoutWait):
+			complete = false
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+		current.Store(-1)
+		if m == 0 {
+			continue
+		}
+		var last time.Duration
+		for i := range arrivals[m] {
+			at := arrivals[m][i].Load()
+			if at == 0 {
+				res.missing++
+				continue
+			}
+			d := time.Duration(at-1) - sent.Sub(base)
+			res.each = append(res.each, d)
+			last = max(last, d)
+		}
+		if complete {
+			res.all = append(res.all, last)
+		}
+	}
+	slices.Sort(res.all)
+	slices.Sort(res.each)
+	return res, nil
+}
+
+// fanoutStatuses lists the project's statuses; the default workflow has no transition
+// rows, so any move between them is allowed.
+func fanoutStatuses(ctx context.Context, db *store.DB, s *seeded) ([]uuid.UUID, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT st.id FROM workflow_statuses AS st JOIN projects AS p ON p.workflow_id = st.workflow_id
+		WHERE p.id = $1 ORDER BY st.position`, s.projectID)
+	if err != nil {
+		return nil, fmt.Errorf("fan-out statuses: %w", err)
+	}
+	defer rows.Close()
+	var ids []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) < 2 {
+		return nil, fmt.Errorf("fan-out: the workflow has %d statuses, need 2", len(ids))
+	}
+	return ids, nil
+}
+
+// fanoutPct is the p-th percentile of sorted durations.
+func fanoutPct(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p/100+0.5) - 1
+	i = max(0, min(i, len(sorted)-1))
+	return sorted[i].Round(10 * time.Microsecond)
+}
+
+// printFanout reports the fan-out phase and its verdict.
+func printFanout(r fanoutResult) {
+	fmt.Println()
+	fmt.Printf("fan-out: %d STOMP clients subscribed to one board (connected and subscribed in %s), %d moves via PATCH\n",
+		r.clients, r.connect.Round(time.Millisecond), r.moves)
+	fmt.Printf("  until every client had it: p50 %s, p99 %s, max %s (%d of %d moves complete)\n",
+		fanoutPct(r.all, 50), fanoutPct(r.all, 99), fanoutPct(r.all, 100), len(r.all), r.moves)
+	fmt.Printf("  per client:                p50 %s, p99 %s, max %s; missing %d\n",
+		fanoutPct(r.each, 50), fanoutPct(r.each, 99), fanoutPct(r.each, 100), r.missing)
+	ok := r.missing == 0 && len(r.all) == r.moves && fanoutPct(r.all, 99) <= targetFanoutP99
+	fmt.Printf("  every client p99 %s (target ≤ %s, none missing): %s\n", fanoutPct(r.all, 99), targetFanoutP99, verdict(ok))
+}
