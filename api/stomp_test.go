@@ -22,6 +22,7 @@ import (
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/realtime"
 	"github.com/taskweave/taskweave/domain/sprint"
 	"github.com/taskweave/taskweave/store"
 	"github.com/taskweave/taskweave/store/storetest"
@@ -322,4 +323,29 @@ func TestStompHeartBeatNegotiation(t *testing.T) {
 		require.Equal(t, "1.2", f.Value("version"))
 		_ = c.Close()
 	}
+}
+
+func TestStompUserQueueIsPrivate(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	ws, _ := stompServe(t, h)
+	a, b := h.Register("Ann"), h.Register("Ben")
+	ca, cb := stompDial(t, ws, a.Access), stompDial(t, ws, b.Access)
+	for _, c := range []*stomptest.Client{ca, cb} {
+		_, err := c.Subscribe("n", "/user/queue/notifications")
+		require.NoError(t, err)
+	}
+	notify := func(u apitest.User, body string) {
+		require.NoError(t, store.InTx(context.Background(), h.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
+			return realtime.Publish(ctx, tx, realtime.Message{Destination: realtime.UserDestination(u.ID, realtime.NotificationQueue), Body: json.RawMessage(body)})
+		}))
+	}
+	notify(a, `{"for":"ann"}`)
+	notify(b, `{"for":"ben"}`)
+	f, m := stompMessage(t, ca)
+	require.Equal(t, "/user/queue/notifications", f.Value("destination"))
+	require.Equal(t, map[string]any{"for": "ann"}, m)
+	// Ben's first message is his own: Ann's never reached him.
+	_, m = stompMessage(t, cb)
+	require.Equal(t, map[string]any{"for": "ben"}, m)
 }
