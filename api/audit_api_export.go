@@ -84,8 +84,10 @@ func streamAuditExport(ctx context.Context, cancel context.CancelFunc, cur *audi
 		err = bw.Flush()
 	}
 	// stop first, or the cancel below would close the pipe with an error after a
-	// complete export.
-	stop()
+	// complete export. stop reports false when the deadline already closed the pipe.
+	if !stop() {
+		log.Warn("audit export stopped at its deadline", "timeout", auditExportTimeout)
+	}
 	// Cancel before closing: after a failed write the query may still be sending rows,
 	// and cancelling drops them instead of draining the rest of the log.
 	cancel()
