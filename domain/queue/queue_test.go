@@ -94,14 +94,15 @@ func TestListMatchesArgsByContainment(t *testing.T) {
 
 // TestArgsFilterUsesTheGINIndex checks the plan of the list's containment filter: with
 // sequential scans priced out (the test table is tiny), Postgres must be able to answer
-// it from a GIN index on river_job.args.
+// it from River's own GIN index on river_job.args. Taskweave adds no second one: every
+// job insert (a webhook delivery is one) would then maintain two GIN indexes.
 func TestArgsFilterUsesTheGINIndex(t *testing.T) {
 	t.Parallel()
 	db := storetest.NewDB(t)
 	ctx := context.Background()
 	var def string
-	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE indexname = 'taskweave_river_job_args_idx'`).Scan(&def))
-	require.Contains(t, def, "USING gin (args jsonb_path_ops)")
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE indexname = 'river_job_args_index'`).Scan(&def))
+	require.Contains(t, def, "USING gin (args)")
 
 	tx, err := db.Pool.Begin(ctx)
 	require.NoError(t, err)
@@ -117,7 +118,7 @@ func TestArgsFilterUsesTheGINIndex(t *testing.T) {
 		plan = append(plan, line)
 	}
 	require.NoError(t, rows.Err())
-	require.Regexp(t, `Bitmap Index Scan on (taskweave_river_job_args_idx|river_job_args_index)`, strings.Join(plan, "\n"))
+	require.Regexp(t, `Bitmap Index Scan on river_job_args_index`, strings.Join(plan, "\n"))
 }
 
 func TestCollectorExportsDepthAndAge(t *testing.T) {
