@@ -44,6 +44,7 @@ const (
 	targetCreateRatio = 0.5
 	targetCreateP99   = 25 * time.Millisecond
 	targetListRPS     = 3000
+	targetBoardRPS    = 1500
 )
 
 type options struct {
@@ -68,7 +69,7 @@ func main() {
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
-	flag.StringVar(&o.phases, "phases", "list,create,raw,deliver,crash", "phases to run, comma-separated (list, create, raw, deliver, crash)")
+	flag.StringVar(&o.phases, "phases", "list,create,raw,board,fanout,deliver,crash", "phases to run, comma-separated (list, create, raw, board, fanout, deliver, crash)")
 	flag.IntVar(&o.deliver.events, "events", 10000, "issue events emitted by the deliver and crash phases")
 	flag.IntVar(&o.deliver.rate, "rate", 3500, "offered issue events per second in the deliver phases (0 = as fast as possible)")
 	flag.IntVar(&o.deliver.batch, "batch", 5, "issue events per transaction in the deliver phases")
@@ -173,13 +174,35 @@ func run(ctx context.Context, o options) error {
 		raw = load(ctx, o.clients, o.duration, rawCreate)
 	}
 
+	var board result
+	if strings.Contains(o.phases, "board") {
+		before := stats.snapshot()
+		board, err = runBoard(ctx, db, c, s, o.clients, o.duration)
+		if err != nil {
+			return err
+		}
+		board.statements = stats.snapshot().minus(before)
+	}
+
 	fmt.Println()
 	fmt.Printf("%-34s %10s %8s %10s %10s %14s\n", "phase", "req/s", "errors", "p50", "p99", "queries/req")
 	for _, r := range []struct {
 		name string
 		res  result
-	}{{"GET /issues?size=50 (HTTP)", list}, {"POST /issues (HTTP)", create}, {"raw create transaction (pgx)", raw}} {
+	}{{"GET /issues?size=50 (HTTP)", list}, {"POST /issues (HTTP)", create}, {"raw create transaction (pgx)", raw},
+		{"GET /board, 500 issues (HTTP)", board}} {
 		fmt.Printf("%-34s %10.0f %8d %10s %10s %14s\n", r.name, r.res.rps(), r.res.errors, r.res.pct(50), r.res.pct(99), r.res.perRequest())
+	}
+	if strings.Contains(o.phases, "board") {
+		fmt.Printf("board %.0f req/s (target ≥ %d): %s\n", board.rps(), targetBoardRPS, verdict(board.rps() >= targetBoardRPS))
+	}
+	if strings.Contains(o.phases, "fanout") {
+		r, err := runFanout(ctx, "http://"+ln.Addr().String(), db, c, s, 500)
+		if err != nil {
+			return fmt.Errorf("fanout phase: %w", err)
+		}
+		fmt.Println()
+		printFanout(r)
 	}
 	if strings.Contains(o.phases, "deliver") {
 		d := o.deliver

@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/sprint"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
 )
@@ -19,10 +20,12 @@ import (
 // Mapper for their event names (see Register).
 type Mapper func(ev event.Event) (m Message, ok bool)
 
-// RegisterConsumers subscribes webhooks to the issue events: created, status changed,
-// field changed (assignee → issue.assigned, any other field → issue.updated), deleted.
+// RegisterConsumers subscribes webhooks to the issue events (created, status changed,
+// field changed: assignee → issue.assigned, any other field → issue.updated; deleted)
+// and to sprint start and completion.
 func RegisterConsumers(bus *event.Bus, cfg Config) {
 	Register(bus, cfg, IssueMessage, issue.EventCreated, issue.EventStatusChanged, issue.EventFieldChanged, issue.EventDeleted)
+	Register(bus, cfg, SprintMessage, sprint.EventStarted, sprint.EventCompleted)
 }
 
 // Register adds a consumer that sends the messages mapper makes of the named events to
