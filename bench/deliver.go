@@ -211,6 +211,8 @@ type deliverResult struct {
 	elapsed                        time.Duration
 	latencies                      []time.Duration
 	killedAt                       int
+	// emitted is how long emitting every event took (the offered rate's real pace).
+	emitted time.Duration
 }
 
 func (d deliverResult) perSecond() float64 {
@@ -360,6 +362,7 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 	if err := emitEvents(ctx, db, bus, s, recv, o); err != nil {
 		return res, fmt.Errorf("emit: %w", err)
 	}
+	res.emitted = time.Since(start)
 	deadline := time.Now().Add(o.wait)
 	for recv.distinct.Load() < int64(o.events) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

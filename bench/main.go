@@ -242,6 +242,7 @@ func printDeliver(name string, o deliverOptions, r deliverResult) {
 	fmt.Println()
 	fmt.Printf("%s: %d issue events (%d per transaction, offered %d/s) to a local receiver, %d worker processes\n",
 		name, o.events, o.batch, o.rate, o.workers)
+	fmt.Printf("  events emitted in %s (%.0f/s)\n", r.emitted.Round(time.Millisecond), float64(o.events)/r.emitted.Seconds())
 	fmt.Printf("  delivered %d distinct, %d duplicates, %d bad signatures, in %s: %.0f deliveries/s\n",
 		r.distinct, r.dups, r.badSig, r.elapsed.Round(time.Millisecond), r.perSecond())
 	fmt.Printf("  commit-to-receipt p50 %s, p99 %s, max %s\n", r.pct(50), r.pct(99), r.pct(100))
