@@ -41,6 +41,8 @@ type deliverOptions struct {
 	workers int           // worker processes
 	crash   bool          // SIGKILL one worker when a third of the deliveries arrived
 	wait    time.Duration // how long to wait for the last delivery
+	// workerConns is each worker process's TW_DATABASE_MAX_CONNS (0 = its default).
+	workerConns int
 }
 
 // receiver is the local webhook endpoint: it checks every signature and records when
@@ -213,6 +215,27 @@ type deliverResult struct {
 	killedAt                       int
 	// emitted is how long emitting every event took (the offered rate's real pace).
 	emitted time.Duration
+	// Crash phase: jobs River's rescuer gave back, whether the queue drained, and when.
+	rescued   int
+	drained   bool
+	recovered time.Duration
+}
+
+// waitDrained waits until no webhook delivery job is waiting, running or due for a
+// retry, and returns how many delivery jobs River's rescuer handed back.
+func waitDrained(ctx context.Context, db *store.DB, within time.Duration) (rescued int, drained bool) {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		var open int
+		err := db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state NOT IN ('completed', 'discarded', 'cancelled')),
+				count(*) FILTER (WHERE errors::text LIKE '%rescued by JobRescuer%')
+			FROM river_job WHERE kind = 'webhook.deliver'`).Scan(&open, &rescued)
+		if err == nil && open == 0 {
+			return rescued, true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return rescued, false
 }
 
 func (d deliverResult) perSecond() float64 {
@@ -330,6 +353,9 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 		"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=bench-secret-bench-secret-bench-secret!",
 		"TW_WEBHOOK_ALLOW_PRIVATE=true", "TW_LOG_LEVEL=warn", "TW_WEBHOOK_HEADER_PREFIX=" + prefix,
 	}
+	if o.workerConns > 0 {
+		env = append(env, fmt.Sprintf("TW_DATABASE_MAX_CONNS=%d", o.workerConns))
+	}
 	if o.crash {
 		// A killed worker's jobs are rescued once they have been running longer than
 		// TW_JOB_RESCUE_AFTER; short timeouts and retry delays keep the run short.
@@ -368,6 +394,13 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 		time.Sleep(10 * time.Millisecond)
 	}
 	<-killed
+	if o.crash {
+		// The killed worker's running jobs come back only after River rescues them
+		// (TW_JOB_RESCUE_AFTER, then the rescuer's next pass): wait until no delivery job
+		// is left unfinished, so the repeats they cause are counted too.
+		res.rescued, res.drained = waitDrained(ctx, db, 3*time.Minute)
+		res.recovered = time.Since(start)
+	}
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
 	res.distinct = int(recv.distinct.Load())

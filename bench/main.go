@@ -74,6 +74,7 @@ func main() {
 	flag.IntVar(&o.deliver.rate, "rate", 3500, "offered issue events per second in the deliver phases (0 = as fast as possible)")
 	flag.IntVar(&o.deliver.batch, "batch", 5, "issue events per transaction in the deliver phases")
 	flag.IntVar(&o.deliver.workers, "workers", 2, "worker processes in the deliver phases")
+	flag.IntVar(&o.deliver.workerConns, "worker-conns", 0, "TW_DATABASE_MAX_CONNS of each worker process (0 = its default)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database afterwards (its URL is printed) for EXPLAIN and friends")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
@@ -247,8 +248,10 @@ func printDeliver(name string, o deliverOptions, r deliverResult) {
 		r.distinct, r.dups, r.badSig, r.elapsed.Round(time.Millisecond), r.perSecond())
 	fmt.Printf("  commit-to-receipt p50 %s, p99 %s, max %s\n", r.pct(50), r.pct(99), r.pct(100))
 	if o.crash {
-		fmt.Printf("  worker 1 killed (SIGKILL) after %d deliveries; every delivery arrived: %s\n",
-			r.killedAt, verdict(r.distinct == o.events))
+		fmt.Printf("  worker 1 killed (SIGKILL) after %d deliveries; %d of its jobs rescued by River; queue drained %v after %s\n",
+			r.killedAt, r.rescued, r.drained, r.recovered.Round(time.Second))
+		fmt.Printf("  every delivery arrived: %s; repeats of a delivery id seen by the receiver: %d\n",
+			verdict(r.distinct == o.events), r.dups)
 		return
 	}
 	fmt.Printf("  %.0f deliveries/s (target ≥ %d): %s\n", r.perSecond(), targetDeliveriesPerSecond, verdict(r.perSecond() >= targetDeliveriesPerSecond))
