@@ -1,18 +1,14 @@
 package api_test
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api/apitest"
-	"github.com/taskweave/taskweave/store"
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // boardKeys returns the issue keys of each board column, in column order.
@@ -227,18 +223,7 @@ func TestBacklog(t *testing.T) {
 // of statements for 1 issue and for 60 with labels and assignees: no query per issue.
 func TestBoardAndBacklogQueryCount(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	url, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(url) })
-	cfg, err := pgxpool.ParseConfig(url)
-	require.NoError(t, err)
-	counter := &issueQueryCounter{}
-	cfg.ConnConfig.Tracer = counter
-	db, err := store.OpenConfig(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(db.Close)
-	h := apitest.New(t, apitest.Options{DB: db})
+	h, counter := countingHarness(t)
 	f := sprintFixtureOn(t, h)
 	active := f.newSprint(t, map[string]any{"name": "A"})["id"].(string)
 	planned := f.newSprint(t, map[string]any{"name": "P"})["id"].(string)

@@ -183,10 +183,9 @@ func (q *issueQueryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ 
 
 func (q *issueQueryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// TestIssueListQueryCount proves the list makes the same number of queries for a page
-// of 1 and of 50 issues with labels, assignees and sprints: no query per issue.
-func TestIssueListQueryCount(t *testing.T) {
-	t.Parallel()
+// countingHarness is a harness on a fresh database whose every statement is counted.
+func countingHarness(t *testing.T) (*apitest.Harness, *issueQueryCounter) {
+	t.Helper()
 	ctx := context.Background()
 	url, err := storetest.CloneURL(ctx)
 	require.NoError(t, err)
@@ -198,7 +197,14 @@ func TestIssueListQueryCount(t *testing.T) {
 	db, err := store.OpenConfig(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
-	h := apitest.New(t, apitest.Options{DB: db})
+	return apitest.New(t, apitest.Options{DB: db}), counter
+}
+
+// TestIssueListQueryCount proves the list makes the same number of queries for a page
+// of 1 and of 50 issues with labels, assignees and sprints: no query per issue.
+func TestIssueListQueryCount(t *testing.T) {
+	t.Parallel()
+	h, counter := countingHarness(t)
 	f := issueFixtureOn(t, h)
 	sprint := f.sprint(t, "S", "ACTIVE")
 	labels := []string{f.label(t, "a"), f.label(t, "b")}

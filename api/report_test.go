@@ -8,12 +8,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api/apitest"
-	"github.com/taskweave/taskweave/store"
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // reportSprint inserts a sprint of the project in SQL, so report tests do not depend on
@@ -192,18 +189,7 @@ func TestReportViewedAudit(t *testing.T) {
 // of 1 issue and of 30 issues with activity.
 func TestReportQueryCount(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	url, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(url) })
-	cfg, err := pgxpool.ParseConfig(url)
-	require.NoError(t, err)
-	counter := &issueQueryCounter{}
-	cfg.ConnConfig.Tracer = counter
-	db, err := store.OpenConfig(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(db.Close)
-	h := apitest.New(t, apitest.Options{DB: db})
+	h, counter := countingHarness(t)
 	f := issueFixtureOn(t, h)
 	s := reportSprint(t, h, f.projectID, "PLANNED", reportDay(-5), reportDay(5), -1)
 	reportSprint(t, h, f.projectID, "CLOSED", reportDay(-20), reportDay(-10), 4)
@@ -226,7 +212,7 @@ func TestReportQueryCount(t *testing.T) {
 	add(0)
 	reportClose(t, h, s)
 	one := count()
-	_, err = h.DB.Pool.Exec(ctx, "UPDATE sprints SET status = 'PLANNED' WHERE id = $1", s)
+	_, err := h.DB.Pool.Exec(context.Background(), "UPDATE sprints SET status = 'PLANNED' WHERE id = $1", s)
 	require.NoError(t, err)
 	for i := 1; i < 30; i++ {
 		add(i)

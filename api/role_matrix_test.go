@@ -99,7 +99,9 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 		{"PUT", "/workflow/layout", base + "/workflow/layout", func() any { return map[string]any{"positions": []any{}} }, "ADMIN", 204},
 
 		{"GET", "/webhooks", base + "/webhooks", nil, "VIEWER", 200},
-		{"POST", "/webhooks", base + "/webhooks", func() any { return map[string]any{"url": "http://203.0.113.10/hook", "events": []string{"issue.created"}} }, "ADMIN", 201},
+		{"POST", "/webhooks", base + "/webhooks", func() any {
+			return map[string]any{"url": "http://203.0.113.10/hook", "events": []string{"issue.created"}}
+		}, "ADMIN", 201},
 		{"PUT", "/webhooks/:webhookId", base + "/webhooks/" + hook["id"].(string), func() any { return map[string]any{"enabled": true} }, "ADMIN", 200},
 		{"DELETE", "/webhooks/:webhookId", base + "/webhooks/" + random, nil, "ADMIN", 404},
 		{"GET", "/webhooks/:webhookId/deliveries", base + "/webhooks/" + hook["id"].(string) + "/deliveries", nil, "VIEWER", 200},

@@ -4,6 +4,7 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -192,4 +193,20 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n])
+}
+
+// EventJobs is what an event consumer returns for one audited event: details are
+// marshalled into e.Details, and the result holds the job, or nothing when e's level
+// is switched off.
+func (r *Recorder) EventJobs(ctx context.Context, tx bun.Tx, e Entry, details any) ([]river.InsertManyParams, error) {
+	raw, err := json.Marshal(details)
+	if err != nil {
+		return nil, fmt.Errorf("audit details: %w", err)
+	}
+	e.Details = string(raw)
+	p, err := r.Job(ctx, tx, e)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return []river.InsertManyParams{*p}, nil
 }

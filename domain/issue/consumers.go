@@ -2,8 +2,6 @@ package issue
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
@@ -52,19 +50,10 @@ func auditConsumer(rec *audit.Recorder) event.Consumer {
 		default:
 			return nil, nil
 		}
-		raw, err := json.Marshal(details)
-		if err != nil {
-			return nil, fmt.Errorf("audit details: %w", err)
-		}
 		projectID := subject.ProjectID
-		p, err := rec.Job(ctx, tx, audit.Entry{
+		return rec.EventJobs(ctx, tx, audit.Entry{
 			Action: action, UserID: by.ID, UserEmail: by.Email, ProjectID: &projectID,
-			ResourceType: "ISSUE", ResourceID: subject.IssueID.String(), Details: string(raw),
-			IPAddress: by.IP, UserAgent: by.UserAgent,
-		})
-		if err != nil || p == nil {
-			return nil, err
-		}
-		return []river.InsertManyParams{*p}, nil
+			ResourceType: "ISSUE", ResourceID: subject.IssueID.String(), IPAddress: by.IP, UserAgent: by.UserAgent,
+		}, details)
 	}
 }
