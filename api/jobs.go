@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -146,18 +145,8 @@ func parseJobID(c *fiber.Ctx) (int64, error) {
 	return id, nil
 }
 
-// parseJobPage is parsePage with the overflow guard of the issue list: page × size must
-// fit an int.
-func parseJobPage(c *fiber.Ctx) (pageRequest, error) {
-	pr, err := parsePage(c, jobListPageSize)
-	if err != nil {
-		return pr, err
-	}
-	if pr.Page > math.MaxInt32 {
-		return pr, badRequest("INVALID_PAGE")
-	}
-	return pr, nil
-}
+// parseJobPage parses page and size of the job list.
+func parseJobPage(c *fiber.Ctx) (pageRequest, error) { return parsePage(c, jobListPageSize) }
 
 func (s *Server) listJobs(c *fiber.Ctx) error {
 	pr, err := parseJobPage(c)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -19,12 +20,13 @@ type pageRequest struct {
 func (p pageRequest) Offset() int { return p.Page * p.Size }
 
 // parsePage reads `page` (0-based, default 0) and `size` (default def, clamped to 200);
-// negative page or size below 1 is BAD_REQUEST.
+// a negative page, a page past MaxInt32 (far past any last page, and page × size must
+// not overflow) or a size below 1 is BAD_REQUEST.
 func parsePage(c *fiber.Ctx, def int) (pageRequest, error) {
 	p := pageRequest{Page: 0, Size: def}
 	if v := c.Query("page"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n > math.MaxInt32 {
 			return p, badRequest("INVALID_PAGE")
 		}
 		p.Page = n
