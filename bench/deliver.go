@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +21,7 @@ import (
 
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -48,7 +46,7 @@ type deliverOptions struct {
 // receiver is the local webhook endpoint: it checks every signature and records when
 // each delivery id arrived, counting repeats (a crashed worker's redelivery).
 type receiver struct {
-	secret    []byte
+	secret    string
 	prefix    string
 	mu        sync.Mutex
 	committed map[string]time.Time // issue id → just before its event's commit
@@ -72,9 +70,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-	mac := hmac.New(sha256.New, r.secret)
-	mac.Write(body)
-	if req.Header.Get(r.prefix+"-Signature") != "sha256="+hex.EncodeToString(mac.Sum(nil)) {
+	if req.Header.Get(r.prefix+"-Signature") != webhook.Sign(body, r.secret) {
 		r.badSig.Add(1)
 	}
 	var msg struct {
@@ -347,7 +343,7 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 	if err := json.Unmarshal(raw, &created); err != nil {
 		return deliverResult{}, err
 	}
-	recv.secret = []byte(created.PlaintextSecret)
+	recv.secret = created.PlaintextSecret
 
 	env := []string{
 		"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=bench-secret-bench-secret-bench-secret!",

@@ -6,7 +6,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
 
+	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
 )
@@ -102,18 +102,12 @@ func (s *Service) Receive(ctx context.Context, in Incoming) (uuid.UUID, error) {
 // equal to the secret.
 func Verify(p Provider, secret, credential string, body []byte) bool {
 	if p == GitHub {
-		return hmac.Equal([]byte(credential), []byte(Signature(secret, body)))
+		// GitHub signs exactly as Taskweave's own webhooks do (sha256= and hex HMAC-SHA256).
+		return hmac.Equal([]byte(credential), []byte(webhook.Sign(body, secret)))
 	}
 	// Comparing digests keeps even the secret's length out of the timing.
 	got, want := sha256.Sum256([]byte(credential)), sha256.Sum256([]byte(secret))
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
-}
-
-// Signature is GitHub's X-Hub-Signature-256 value for body under secret.
-func Signature(secret string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }
 
 // isJSONObject reports whether body is one well-formed JSON object.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/taskweave/taskweave/domain/webhook"
 )
 
 func TestExtractGitHubPush(t *testing.T) {
@@ -106,7 +107,7 @@ func TestExtractDropsUnstorableRefs(t *testing.T) {
 func TestVerify(t *testing.T) {
 	t.Parallel()
 	body := []byte(`{"zen":"Keep it logically awesome."}`)
-	sig := Signature("s3cret", body)
+	sig := webhook.Sign(body, "s3cret")
 	require.Regexp(t, `^sha256=[0-9a-f]{64}$`, sig)
 	require.True(t, Verify(GitHub, "s3cret", sig, body))
 	require.False(t, Verify(GitHub, "s3cret", strings.ToUpper(sig[:7])+sig[7:], body))
