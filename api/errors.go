@@ -74,7 +74,8 @@ type errorMapping struct {
 // errorTables are where rules meet the wire: one table per resource group
 // (errors_<group>.go), consulted in order.
 var errorTables = [][]errorMapping{coreErrors, projectErrors, workflowErrors, issueErrors,
-	webhookErrors, integrationErrors, auditErrors, jobErrors, sprintErrors, reportErrors}
+	webhookErrors, integrationErrors, auditErrors, jobErrors, sprintErrors, reportErrors,
+	commentErrors, attachmentErrors, notificationErrors}
 
 // errorMappers handle domain error structs that carry data for the message.
 var errorMappers = []func(error) *Error{guardError}

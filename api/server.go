@@ -26,6 +26,10 @@ type Config struct {
 	RequestTimeout time.Duration
 	BodyLimit      int
 	BaseURL        string
+	// AttachmentsDir is the root of the local attachment storage (TW_ATTACHMENTS_DIR).
+	AttachmentsDir string
+	// MaxUploadBytes is the per-file upload limit (TW_MAX_UPLOAD_BYTES); larger → 413.
+	MaxUploadBytes int64
 }
 
 // Deps are the services the handlers call.
@@ -134,6 +138,9 @@ func (s *Server) routes() {
 	s.integrationRoutes(v1)
 	s.sprintRoutes(v1)
 	s.reportRoutes(v1)
+	s.commentRoutes(v1)
+	s.attachmentRoutes(v1)
+	s.notificationRoutes(v1)
 
 	admin := v1.Group("/admin", s.requireAdmin)
 	admin.Get("/users", s.listUsers)

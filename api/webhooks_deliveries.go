@@ -1,7 +1,6 @@
 package api
 
 import (
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/taskweave/taskweave/domain/project"

@@ -11,8 +11,10 @@ import (
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/comment"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/notify"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
@@ -43,6 +45,8 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 	bus := event.NewBus(inserter)
 	rec := audit.NewRecorder(bus)
 	issue.RegisterConsumers(bus, rec)
+	comment.RegisterConsumers(bus, rec)
+	notify.RegisterConsumers(bus)
 	webhook.RegisterConsumers(bus, s.Webhook)
 	tokens, err := auth.NewTokens(s.JWTSecret, s.AccessTokenTTL, s.RefreshTokenTTL)
 	if err != nil {

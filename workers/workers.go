@@ -32,6 +32,16 @@ type Config struct {
 	RateLimitWindow time.Duration
 	// Webhook is the outgoing delivery configuration (retries, signing headers, retention).
 	Webhook webhook.Config
+	// Mail is the outgoing e-mail configuration; an empty Addr sends none.
+	Mail MailConfig
+	// BaseURL is the public address links in e-mails point to (TW_BASE_URL).
+	BaseURL string
+}
+
+// MailConfig is the SMTP relay e-mails go through (TW_SMTP_ADDR, TW_SMTP_FROM).
+type MailConfig struct {
+	Addr string
+	From string
 }
 
 // Deps are what the workers call.
@@ -54,6 +64,7 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(ws, &RateLimitCleanupWorker{DB: d.DB.Bun})
 	periodic := addWebhookWorkers(ws, cfg, d)
 	periodic = append(periodic, addIntegrationWorkers(ws, cfg, d)...)
+	periodic = append(periodic, addNotificationWorkers(ws, cfg, d)...)
 
 	queues := map[string]river.QueueConfig{}
 	for _, q := range jobs.Queues {

@@ -70,6 +70,12 @@ func New(tb testing.TB, opts Options) *Harness {
 	if opts.Configure != nil {
 		opts.Configure(&s)
 	}
+	if s.AttachmentsDir == "" {
+		s.AttachmentsDir = tb.TempDir()
+	}
+	if s.MaxUploadBytes == 0 {
+		s.MaxUploadBytes = 25 << 20
+	}
 	inserter, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
 	require.NoError(tb, err)
 	reg := prometheus.NewRegistry()

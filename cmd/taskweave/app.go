@@ -68,7 +68,8 @@ func (a *app) server() (*api.Server, error) {
 	}
 	c := a.cfg
 	return api.Wire(api.Settings{
-		Config:    api.Config{TrustedProxies: c.TrustedProxies, RequestTimeout: c.RequestTimeout, BaseURL: c.BaseURL},
+		Config: api.Config{TrustedProxies: c.TrustedProxies, RequestTimeout: c.RequestTimeout, BaseURL: c.BaseURL,
+			AttachmentsDir: c.AttachmentsDir, MaxUploadBytes: c.MaxUploadBytes},
 		JWTSecret: c.JWTSecret, AccessTokenTTL: c.AccessTokenTTL, RefreshTokenTTL: c.RefreshTokenTTL,
 		RegistrationEnabled: c.RegistrationEnabled, AuthRateLimit: c.AuthRateLimit, AuthRateWindow: c.AuthRateWindow,
 		Webhook: a.webhookConfig(),
@@ -138,6 +139,8 @@ func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 		Concurrency: a.cfg.WorkerConcurrency, JobTimeout: a.cfg.JobTimeout, RescueAfter: a.cfg.JobRescueAfter,
 		RateLimitWindow: a.cfg.AuthRateWindow,
 		Webhook:         a.webhookConfig(),
+		Mail:            workers.MailConfig{Addr: a.cfg.SMTPAddr, From: a.cfg.SMTPFrom},
+		BaseURL:         a.cfg.BaseURL,
 	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)

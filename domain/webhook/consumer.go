@@ -8,6 +8,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
 
+	"github.com/taskweave/taskweave/domain/attachment"
+	"github.com/taskweave/taskweave/domain/comment"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/sprint"
@@ -22,10 +24,12 @@ type Mapper func(ev event.Event) (m Message, ok bool)
 
 // RegisterConsumers subscribes webhooks to the issue events (created, status changed,
 // field changed: assignee → issue.assigned, any other field → issue.updated; deleted)
-// and to sprint start and completion.
+// to sprint start and completion, to created comments and to added attachments.
 func RegisterConsumers(bus *event.Bus, cfg Config) {
 	Register(bus, cfg, IssueMessage, issue.EventCreated, issue.EventStatusChanged, issue.EventFieldChanged, issue.EventDeleted)
 	Register(bus, cfg, SprintMessage, sprint.EventStarted, sprint.EventCompleted)
+	Register(bus, cfg, CommentMessage, comment.EventCreated)
+	Register(bus, cfg, AttachmentMessage, attachment.EventAdded)
 }
 
 // Register adds a consumer that sends the messages mapper makes of the named events to

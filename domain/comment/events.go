@@ -1,0 +1,31 @@
+// Package comment owns comments on issues: creation with mention resolution, the
+// author-only edit with sanitized HTML, soft delete, the paged list and the activity feed.
+package comment
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/issue"
+)
+
+// EventCreated is the bus name of Created.
+const EventCreated = "comment.created"
+
+// Created is published when a comment is created (SPEC's CommentCreatedEvent). Consumers:
+// audit (COMMENT_CREATED), webhooks (comment.created), notifications (COMMENT_MENTION,
+// COMMENT_ADDED); automation (COMMENT_ADDED) later. By.ID is nil for a system comment.
+type Created struct {
+	issue.Subject
+	issue.By
+	CommentID uuid.UUID `json:"commentId"`
+	Body      string    `json:"body"`
+	// Mentioned are the project members the body @mentions, resolved when the comment
+	// was created, without duplicates and without the author.
+	Mentioned []uuid.UUID `json:"mentioned"`
+	At        time.Time   `json:"at"`
+}
+
+// EventName implements event.Event.
+func (Created) EventName() string { return EventCreated }
