@@ -87,27 +87,33 @@ func (s *Server) getBoard(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	b, auditAll, err := board.Load(c.UserContext(), s.db.Pool, issueProject(a), sprintToday())
+	p := issueProject(a)
+	head, auditAll, err := board.LoadHead(c.UserContext(), s.db.Pool, p, sprintToday())
 	if err != nil && !errors.Is(err, board.ErrNoActiveSprint) {
 		return err
 	}
 	if auditAll {
-		if err := s.boardOpened(c, a, b); err != nil {
+		if err := s.boardOpened(c, a, head); err != nil {
 			return err
 		}
 	}
-	if b == nil {
+	if head == nil {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
-	// Encoded straight into the response buffer: a board of hundreds of issues is
-	// hundreds of kilobytes, and c.JSON would first copy it into a fresh slice.
+	ctx := c.UserContext()
+	body, err := s.boards.body(a.Project.ID, head, func() (*board.Board, error) { return head.Load(ctx, s.db.Pool, p) })
+	if err != nil {
+		return err
+	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return json.NewEncoder(c.Response().BodyWriter()).Encode(toBoardResponse(b))
+	// The cached slice is never changed, so the response may point at it.
+	c.Response().SetBodyRaw(body)
+	return nil
 }
 
 // boardOpened records BOARD_OPENED (ALL level; Load already read the toggle, so a
 // board read with the level off costs no extra query).
-func (s *Server) boardOpened(c *fiber.Ctx, a *project.Access, b *board.Board) error {
+func (s *Server) boardOpened(c *fiber.Ctx, a *project.Access, b *board.Head) error {
 	p := principal(c)
 	projectID := a.Project.ID
 	details := map[string]any{"projectKey": a.Project.Key, "sprintId": nil}

@@ -62,6 +62,7 @@ type Server struct {
 	bus     *event.Bus
 	audit   *audit.Recorder
 	metrics *httpMetrics
+	boards  *boardCache
 	cfg     Config
 	deps    Deps
 }
@@ -75,7 +76,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.BodyLimit = 4 << 20
 	}
 	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, authn: d.Authn, limiter: d.Limiter, cfg: cfg, deps: d, bus: d.Bus, audit: d.Audit,
-		metrics: newHTTPMetrics(d.Registry)}
+		metrics: newHTTPMetrics(d.Registry), boards: newBoardCache(boardCacheBudget)}
 	fc := fiber.Config{
 		AppName:               "taskweave",
 		DisableStartupMessage: true,

@@ -5,6 +5,8 @@ package board
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -56,29 +58,51 @@ type Board struct {
 // ErrNoActiveSprint means the project has no ACTIVE sprint (the board answers 204).
 var ErrNoActiveSprint = errors.New("board: no active sprint")
 
-// Load reads the board of project p in two queries: the active sprint with the
-// workflow's statuses (and whether the ALL audit level is on, so recording
-// BOARD_OPENED costs no extra read), then the sprint's issues with their labels.
-// auditAll is reported even when the project has no active sprint.
-func Load(ctx context.Context, pool *pgxpool.Pool, p issue.Project, today time.Time) (b *Board, auditAll bool, err error) {
+// Head is the board without its issues: the active sprint, the columns' statuses and
+// a Stamp that changes whenever anything the full board shows changes, so a reply built
+// from an earlier Head with the same Stamp can be served again without reading the
+// issues (see api/board_cache.go).
+type Head struct {
+	Sprint   Summary
+	Statuses []Status
+	// Stamp digests the summary, the statuses, today's date, a fingerprint of the
+	// sprint's issue row versions (count and XOR of a hash of each row's ctid and xmin:
+	// any insert, update or delete of one of them, or an issue joining or leaving the
+	// sprint, makes a different set) and board_names_revision (label and display-name
+	// changes, which do not touch issue rows). It is computed from committed state, not
+	// from process memory, so every replica agrees on it.
+	Stamp [sha256.Size]byte
+}
+
+// LoadHead reads the head of project p's board in one query, and whether the ALL audit
+// level is on (so recording BOARD_OPENED costs no extra read). auditAll is reported even
+// when the project has no active sprint (ErrNoActiveSprint).
+func LoadHead(ctx context.Context, pool *pgxpool.Pool, p issue.Project, today time.Time) (h *Head, auditAll bool, err error) {
 	var (
 		sprintID                  pgtype.UUID
 		name                      *string
 		s                         Summary
 		statusIDs                 [][16]byte
 		names, categories, colors []string
+		issueCount, issueXOR      int64
+		namesRev                  int64
 	)
 	err = pool.QueryRow(ctx, `SELECT sp.id, sp.name, sp.goal, sp.start_date, sp.end_date, sp.planned_points,
 		coalesce((SELECT enabled FROM audit_config WHERE level = 'ALL'), false),
-		st.ids, st.names, st.categories, st.colors
+		st.ids, st.names, st.categories, st.colors,
+		coalesce(fp.n, 0), coalesce(fp.x, 0), (SELECT rev FROM board_names_revision)
 	FROM (SELECT 1) AS one
 	LEFT JOIN sprints AS sp ON sp.project_id = $1 AND sp.status = 'ACTIVE'
 	LEFT JOIN LATERAL (
 		SELECT array_agg(ws.id ORDER BY ws.position, ws.id) AS ids, array_agg(ws.name ORDER BY ws.position, ws.id) AS names,
 			array_agg(ws.category ORDER BY ws.position, ws.id) AS categories, array_agg(ws.color ORDER BY ws.position, ws.id) AS colors
 		FROM workflow_statuses AS ws WHERE ws.workflow_id = $2
-	) AS st ON sp.id IS NOT NULL`, p.ID, p.WorkflowID).Scan(&sprintID, &name, &s.Goal, &s.StartDate, &s.EndDate, &s.TotalPoints,
-		&auditAll, &statusIDs, &names, &categories, &colors)
+	) AS st ON sp.id IS NOT NULL
+	LEFT JOIN LATERAL (
+		SELECT count(*) AS n, bit_xor(hashtidextended(i.ctid, i.xmin::text::bigint)) AS x
+		FROM issues AS i WHERE i.project_id = $1 AND i.sprint_id = sp.id
+	) AS fp ON sp.id IS NOT NULL`, p.ID, p.WorkflowID).Scan(&sprintID, &name, &s.Goal, &s.StartDate, &s.EndDate, &s.TotalPoints,
+		&auditAll, &statusIDs, &names, &categories, &colors, &issueCount, &issueXOR, &namesRev)
 	if err != nil {
 		return nil, false, fmt.Errorf("load board sprint: %w", err)
 	}
@@ -90,17 +114,75 @@ func Load(ctx context.Context, pool *pgxpool.Pool, p issue.Project, today time.T
 		days := max(0, int(s.EndDate.Sub(today).Hours()/24))
 		s.DaysRemaining = &days
 	}
-
-	views, err := loadIssues(ctx, pool, p.Key, "i.sprint_id = $2", p.ID, s.ID)
-	if err != nil {
-		return nil, auditAll, err
-	}
-	b = &Board{Sprint: s, Columns: make([]Column, len(statusIDs))}
-	column := make(map[uuid.UUID]*Column, len(statusIDs))
+	h = &Head{Sprint: s, Statuses: make([]Status, len(statusIDs))}
 	for i, id := range statusIDs {
-		b.Columns[i] = Column{Status: Status{ID: id, Name: names[i], Category: categories[i], Color: colors[i]},
-			Issues: []*issue.View{}}
-		column[id] = &b.Columns[i]
+		h.Statuses[i] = Status{ID: id, Name: names[i], Category: categories[i], Color: colors[i]}
+	}
+	h.Stamp = h.digest(p, today, issueCount, issueXOR, namesRev)
+	return h, auditAll, nil
+}
+
+// digest is the Stamp of h: every value the head shows plus the issue fingerprint.
+// Strings are length-prefixed so no two different heads write the same bytes.
+func (h *Head) digest(p issue.Project, today time.Time, issueCount, issueXOR, namesRev int64) [sha256.Size]byte {
+	var b []byte
+	str := func(v string) { b = binary.AppendUvarint(b, uint64(len(v))); b = append(b, v...) }
+	num := func(v int64) { b = binary.AppendVarint(b, v) }
+	optStr := func(v *string) {
+		if v == nil {
+			b = append(b, 0)
+			return
+		}
+		b = append(b, 1)
+		str(*v)
+	}
+	optDate := func(v *time.Time) {
+		if v == nil {
+			b = append(b, 0)
+			return
+		}
+		b = append(b, 1)
+		num(v.Unix())
+	}
+	s := h.Sprint
+	b = append(b, p.ID[:]...)
+	str(p.Key)
+	b = append(b, s.ID[:]...)
+	str(s.Name)
+	optStr(s.Goal)
+	optDate(s.StartDate)
+	optDate(s.EndDate)
+	if s.TotalPoints == nil {
+		b = append(b, 0)
+	} else {
+		b = append(b, 1)
+		num(int64(*s.TotalPoints))
+	}
+	num(today.Unix())
+	for _, st := range h.Statuses {
+		b = append(b, st.ID[:]...)
+		str(st.Name)
+		str(st.Category)
+		str(st.Color)
+	}
+	num(issueCount)
+	num(issueXOR)
+	num(namesRev)
+	return sha256.Sum256(b)
+}
+
+// Load reads the whole board under h: the sprint's issues with their labels, in one
+// query, sorted into h's columns.
+func (h *Head) Load(ctx context.Context, pool *pgxpool.Pool, p issue.Project) (*Board, error) {
+	views, err := loadIssues(ctx, pool, p.Key, "i.sprint_id = $2", p.ID, h.Sprint.ID)
+	if err != nil {
+		return nil, err
+	}
+	b := &Board{Sprint: h.Sprint, Columns: make([]Column, len(h.Statuses))}
+	column := make(map[uuid.UUID]*Column, len(h.Statuses))
+	for i, st := range h.Statuses {
+		b.Columns[i] = Column{Status: st, Issues: []*issue.View{}}
+		column[st.ID] = &b.Columns[i]
 	}
 	for _, v := range views {
 		if v.StatusCategory == "DONE" && v.StoryPoints != nil {
@@ -112,7 +194,7 @@ func Load(ctx context.Context, pool *pgxpool.Pool, p issue.Project, today time.T
 			c.Issues = append(c.Issues, v)
 		}
 	}
-	return b, auditAll, nil
+	return b, nil
 }
 
 // PlannedSprint is a PLANNED sprint with its issues and the sum of their points.
