@@ -23,16 +23,37 @@ type Event interface {
 // whose ids the jobs carry), never rows the job could write itself.
 type Consumer func(ctx context.Context, tx bun.Tx, ev Event) ([]river.InsertManyParams, error)
 
+// BatchConsumer is a Consumer that takes every event of one Emit call it subscribes to
+// at once, in emit order, so it can do its reads and writes for all of them in one
+// statement each (webhook deliveries: one subscriber lookup and one insert per
+// transaction rather than per event).
+type BatchConsumer func(ctx context.Context, tx bun.Tx, evs []Event) ([]river.InsertManyParams, error)
+
 // Bus holds the insert-only River client (riverdatabasesql, sharing bun's *sql.Tx) and
 // the consumers registered per event name.
 type Bus struct {
 	river     *river.Client[*sql.Tx]
 	consumers map[string][]Consumer
+	batches   []batchConsumer
+}
+
+type batchConsumer struct {
+	fn    BatchConsumer
+	names map[string]bool
 }
 
 // NewBus builds an insert-only River client over db. It runs no jobs.
 func NewBus(client *river.Client[*sql.Tx]) *Bus {
 	return &Bus{river: client, consumers: map[string][]Consumer{}}
+}
+
+// RegisterBatch adds a batch consumer for the named events. Call it while wiring.
+func (b *Bus) RegisterBatch(c BatchConsumer, names ...string) {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	b.batches = append(b.batches, batchConsumer{fn: c, names: set})
 }
 
 // Register adds a consumer for the named events. Call it while wiring, before serving.
@@ -53,6 +74,22 @@ func (b *Bus) Emit(ctx context.Context, tx bun.Tx, events ...Event) error {
 			}
 			params = append(params, p...)
 		}
+	}
+	for _, bc := range b.batches {
+		var mine []Event
+		for _, ev := range events {
+			if bc.names[ev.EventName()] {
+				mine = append(mine, ev)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		p, err := bc.fn(ctx, tx, mine)
+		if err != nil {
+			return fmt.Errorf("events %s…: %w", mine[0].EventName(), err)
+		}
+		params = append(params, p...)
 	}
 	return b.Enqueue(ctx, tx, params...)
 }

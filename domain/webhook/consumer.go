@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
@@ -23,7 +24,7 @@ import (
 type Mapper func(ev event.Event) (m Message, ok bool)
 
 // RegisterConsumers subscribes webhooks to the issue events (created, status changed,
-// field changed: assignee → issue.assigned, any other field → issue.updated; deleted)
+// field changed: assignee → issue.assigned, any other field → issue.updated; deleted),
 // to sprint start and completion, to created comments and to added attachments.
 func RegisterConsumers(bus *event.Bus, cfg Config) {
 	Register(bus, cfg, IssueMessage, issue.EventCreated, issue.EventStatusChanged, issue.EventFieldChanged, issue.EventDeleted)
@@ -33,19 +34,30 @@ func RegisterConsumers(bus *event.Bus, cfg Config) {
 }
 
 // Register adds a consumer that sends the messages mapper makes of the named events to
-// every enabled webhook of the event's project subscribed to the message type.
+// every enabled webhook of the event's project subscribed to the message type. It takes
+// a transaction's events together: one subscriber lookup and one delivery insert for
+// all of them, however many events and webhooks.
 func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 	maxAttempts := cfg.WithDefaults().MaxAttempts()
-	bus.Register(func(ctx context.Context, tx bun.Tx, ev event.Event) ([]river.InsertManyParams, error) {
-		m, ok := mapper(ev)
-		if !ok {
+	bus.RegisterBatch(func(ctx context.Context, tx bun.Tx, evs []event.Event) ([]river.InsertManyParams, error) {
+		msgs := make([]Message, 0, len(evs))
+		var projects []uuid.UUID
+		for _, ev := range evs {
+			if m, ok := mapper(ev); ok {
+				msgs = append(msgs, m)
+				if !slices.Contains(projects, m.ProjectID) {
+					projects = append(projects, m.ProjectID)
+				}
+			}
+		}
+		if len(msgs) == 0 {
 			return nil, nil
 		}
-		hooks, err := subscribers(ctx, tx, m.ProjectID, m.Type)
+		hooks, err := subscribers(ctx, tx, projects)
 		if err != nil || len(hooks) == 0 {
 			return nil, err
 		}
-		_, params, err := createDeliveries(ctx, tx, m, hooks, maxAttempts)
+		_, params, err := createDeliveries(ctx, tx, msgs, hooks, maxAttempts)
 		return params, err
 	}, names...)
 }
@@ -53,45 +65,70 @@ func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 // MaxAttempts is one attempt plus one per retry delay.
 func (c Config) MaxAttempts() int { return len(c.RetryDelays) + 1 }
 
-// subscribers finds the project's enabled webhooks subscribed to eventType in one
-// query on webhooks_project.
-func subscribers(ctx context.Context, db bun.IDB, projectID uuid.UUID, eventType string) ([]uuid.UUID, error) {
-	var ids []uuid.UUID
-	err := db.NewSelect().Table("webhooks").Column("id").
-		Where("project_id = ? AND enabled AND events @> ARRAY[?]::text[]", projectID, eventType).
-		Scan(ctx, &ids)
-	if err != nil {
-		return nil, fmt.Errorf("find webhooks of %s for %s: %w", projectID, eventType, err)
-	}
-	return ids, nil
+// subscription is an enabled webhook with the event types it asked for.
+type subscription struct {
+	ID        uuid.UUID `bun:"id"`
+	ProjectID uuid.UUID `bun:"project_id"`
+	Events    []string  `bun:"events,array"`
 }
 
-// createDeliveries saves one delivery per webhook (one INSERT on the caller's
-// transaction, so records and jobs commit with the change that caused them) and
-// returns the jobs that send them.
-func createDeliveries(ctx context.Context, db bun.IDB, m Message, hooks []uuid.UUID, maxAttempts int) (
-	[]store.WebhookDelivery, []river.InsertManyParams, error) {
-	enc, err := newEncoder(m)
+// wants reports whether the webhook subscribed to m's project and type.
+func (s subscription) wants(m Message) bool {
+	return s.ProjectID == m.ProjectID && slices.Contains(s.Events, m.Type)
+}
+
+// subscribers reads the enabled webhooks of the projects in one query on webhooks_project.
+func subscribers(ctx context.Context, db bun.IDB, projects []uuid.UUID) ([]subscription, error) {
+	var hooks []subscription
+	err := db.NewSelect().Table("webhooks").Column("id", "project_id", "events").
+		Where("project_id IN (?) AND enabled", bun.In(projects)).
+		Scan(ctx, &hooks)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("find webhooks of %d projects: %w", len(projects), err)
 	}
-	rows := make([]store.WebhookDelivery, len(hooks))
-	params := make([]river.InsertManyParams, len(hooks))
+	return hooks, nil
+}
+
+// createDeliveries saves one delivery per message and subscribed webhook (one INSERT on
+// the caller's transaction, so records and jobs commit with the change that caused them)
+// and returns the jobs that send them.
+func createDeliveries(ctx context.Context, db bun.IDB, msgs []Message, hooks []subscription, maxAttempts int) (
+	[]store.WebhookDelivery, []river.InsertManyParams, error) {
+	var (
+		rows   []store.WebhookDelivery
+		params []river.InsertManyParams
+	)
 	opts := &river.InsertOpts{MaxAttempts: maxAttempts}
-	for i, h := range hooks {
-		id := uuid.New()
-		payload, err := enc.encode(id)
-		if err != nil {
-			return nil, nil, err
+	for _, m := range msgs {
+		var enc *encoder
+		for _, h := range hooks {
+			if !h.wants(m) {
+				continue
+			}
+			if enc == nil {
+				e, err := newEncoder(m)
+				if err != nil {
+					return nil, nil, err
+				}
+				enc = e
+			}
+			id := uuid.New()
+			payload, err := enc.encode(id)
+			if err != nil {
+				return nil, nil, err
+			}
+			rows = append(rows, store.WebhookDelivery{ID: id, WebhookID: h.ID, EventType: m.Type, Payload: payload})
+			params = append(params, river.InsertManyParams{
+				Args:       jobs.WebhookDeliver{DeliveryID: id, WebhookID: h.ID, ProjectID: m.ProjectID, IssueID: m.IssueID},
+				InsertOpts: opts,
+			})
 		}
-		rows[i] = store.WebhookDelivery{ID: id, WebhookID: h, EventType: m.Type, Payload: payload}
-		params[i] = river.InsertManyParams{
-			Args:       jobs.WebhookDeliver{DeliveryID: id, WebhookID: h, ProjectID: m.ProjectID, IssueID: m.IssueID},
-			InsertOpts: opts,
-		}
+	}
+	if len(rows) == 0 {
+		return nil, nil, nil
 	}
 	if _, err := db.NewInsert().Model(&rows).Returning("created_at").Exec(ctx); err != nil {
-		return nil, nil, fmt.Errorf("save %d %s deliveries: %w", len(rows), m.Type, err)
+		return nil, nil, fmt.Errorf("save %d deliveries: %w", len(rows), err)
 	}
 	return rows, params, nil
 }

@@ -41,8 +41,8 @@ func (s *Service) Ping(ctx context.Context, p Project, webhookID uuid.UUID) (*st
 		if !w.Enabled {
 			return ErrDisabled
 		}
-		rows, params, err := createDeliveries(ctx, tx, Message{Type: EventPing, ProjectID: p.ID, ProjectKey: p.Key},
-			[]uuid.UUID{w.ID}, s.cfg.MaxAttempts())
+		rows, params, err := createDeliveries(ctx, tx, []Message{{Type: EventPing, ProjectID: p.ID, ProjectKey: p.Key}},
+			[]subscription{{ID: w.ID, ProjectID: p.ID, Events: []string{EventPing}}}, s.cfg.MaxAttempts())
 		if err != nil {
 			return err
 		}
