@@ -77,19 +77,25 @@ type Sender struct {
 	client *http.Client
 	// Canonical names of the prefixed headers, built once.
 	hEvent, hSignature, hDelivery string
+	// loads and records group concurrent Sends' statements.
+	loads   *group[[16]byte, loaded]
+	records *group[record, struct{}]
 }
 
 // NewSender builds the Sender: redirects are never followed (a 3xx is a failed
 // attempt), and unless cfg.AllowPrivate the dialer refuses non-public addresses.
 func NewSender(pool *pgxpool.Pool, cfg Config) *Sender {
 	cfg = cfg.WithDefaults()
-	return &Sender{
+	s := &Sender{
 		pool:       pool,
 		client:     NewHTTPClient(cfg),
 		hEvent:     http.CanonicalHeaderKey(cfg.HeaderPrefix + "-Event"),
 		hSignature: http.CanonicalHeaderKey(cfg.HeaderPrefix + "-Signature"),
 		hDelivery:  http.CanonicalHeaderKey(cfg.HeaderPrefix + "-Delivery"),
 	}
+	s.loads = &group[[16]byte, loaded]{fn: s.loadBatch}
+	s.records = &group[record, struct{}]{fn: s.recordBatch}
+	return s
 }
 
 // NewHTTPClient is the delivery client: keep-alive with room for many receivers'
@@ -124,34 +130,117 @@ func Sign(body []byte, secret string) string {
 }
 
 // loadSQL reads the record and its webhook in one statement.
-const loadSQL = `SELECT d.payload, d.event_type, d.created_at, d.delivered_at IS NOT NULL, w.url, w.secret, w.enabled
-	FROM webhook_deliveries AS d JOIN webhooks AS w ON w.id = d.webhook_id WHERE d.id = $1`
+const loadSQL = `SELECT d.id, d.payload, d.event_type, d.created_at, d.delivered_at IS NOT NULL, w.url, w.secret, w.enabled
+	FROM webhook_deliveries AS d JOIN webhooks AS w ON w.id = d.webhook_id WHERE d.id = ANY($1::uuid[])`
 
 // recordSQL stores one attempt: the count, the reply (also on failure), delivered_at on
 // success, and when the next attempt runs (NULL when none follows).
-const recordSQL = `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, response_status = $2,
-	response_body = $3, last_error = $4, delivered_at = CASE WHEN $5::boolean THEN now() ELSE delivered_at END,
-	next_retry_at = $6 WHERE id = $1`
+const recordSQL = `UPDATE webhook_deliveries AS d SET attempt_count = d.attempt_count + 1, response_status = v.status,
+	response_body = v.body, last_error = v.err, delivered_at = CASE WHEN v.ok THEN now() ELSE d.delivered_at END,
+	next_retry_at = v.next
+	FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::boolean[], $6::timestamptz[]) AS v(id, status, body, err, ok, next)
+	WHERE d.id = v.id`
 
-// Send makes one attempt for delivery id and records it: two statements around the
-// POST. retryDelay is the wait before the next attempt when this one fails; final
-// means none follows.
+// loaded is what Send reads of a delivery before posting it.
+type loaded struct {
+	payload, eventType, url, secret string
+	createdAt                       time.Time
+	delivered, enabled              bool
+}
+
+// record is the outcome of one attempt, written by Send after the POST.
+type record struct {
+	id        [16]byte
+	status    *int32
+	body      *string
+	lastError *string
+	ok        bool
+	nextRetry *time.Time
+}
+
+// loadBatch reads deliveries with their webhooks in one statement; a missing one (record
+// or webhook deleted) answers pgx.ErrNoRows.
+func (s *Sender) loadBatch(ctx context.Context, ids [][16]byte) ([]loaded, []error, error) {
+	rows, err := s.pool.Query(ctx, loadSQL, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load %d deliveries: %w", len(ids), err)
+	}
+	found := make(map[[16]byte]loaded, len(ids))
+	for rows.Next() {
+		var (
+			id [16]byte
+			l  loaded
+		)
+		if err := rows.Scan(&id, &l.payload, &l.eventType, &l.createdAt, &l.delivered, &l.url, &l.secret, &l.enabled); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("load deliveries: %w", err)
+		}
+		found[id] = l
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("load deliveries: %w", err)
+	}
+	outs, errs := make([]loaded, len(ids)), make([]error, len(ids))
+	for i, id := range ids {
+		l, ok := found[id]
+		if !ok {
+			errs[i] = pgx.ErrNoRows
+		}
+		outs[i] = l
+	}
+	return outs, errs, nil
+}
+
+// recordBatch writes attempt outcomes in one UPDATE per round. A delivery may appear
+// twice (a redelivery racing a retry); each round takes one outcome per delivery so
+// every attempt is counted.
+func (s *Sender) recordBatch(ctx context.Context, recs []record) ([]struct{}, []error, error) {
+	pending := recs
+	for len(pending) > 0 {
+		seen := make(map[[16]byte]bool, len(pending))
+		var round, later []record
+		for _, r := range pending {
+			if seen[r.id] {
+				later = append(later, r)
+				continue
+			}
+			seen[r.id] = true
+			round = append(round, r)
+		}
+		var (
+			ids        = make([][16]byte, len(round))
+			statuses   = make([]*int32, len(round))
+			bodies     = make([]*string, len(round))
+			lastErrors = make([]*string, len(round))
+			oks        = make([]bool, len(round))
+			retries    = make([]*time.Time, len(round))
+		)
+		for i, r := range round {
+			ids[i], statuses[i], bodies[i], lastErrors[i], oks[i], retries[i] = r.id, r.status, r.body, r.lastError, r.ok, r.nextRetry
+		}
+		if _, err := s.pool.Exec(ctx, recordSQL, ids, statuses, bodies, lastErrors, oks, retries); err != nil {
+			return nil, nil, fmt.Errorf("record %d deliveries: %w", len(round), err)
+		}
+		pending = later
+	}
+	return make([]struct{}, len(recs)), nil, nil
+}
+
+// Send makes one attempt at delivery id: it loads the record and its webhook, POSTs the
+// signed payload and records the outcome. retryDelay is when the next attempt will run
+// (for nextRetryAt); final means no attempt follows a failure. A deleted record or
+// webhook is Skipped; a disabled webhook is Skipped with the record closed. The load and
+// the record of concurrent Sends are grouped into shared statements (see group).
 func (s *Sender) Send(ctx context.Context, id uuid.UUID, retryDelay time.Duration, final bool) (Result, error) {
-	key := pgtype.UUID{Bytes: id, Valid: true}
-	var (
-		payload, eventType, url, secret string
-		createdAt                       time.Time
-		delivered, enabled              bool
-	)
-	err := s.pool.QueryRow(ctx, loadSQL, key).Scan(&payload, &eventType, &createdAt, &delivered, &url, &secret, &enabled)
+	l, err := s.loads.do([16]byte(id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Result{Outcome: Skipped}, nil // record or webhook deleted: nothing to send
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("load delivery %s: %w", id, err)
 	}
-	if !enabled {
-		// Disabled after the event was queued: the event is dropped, no retry is pending.
+	if !l.enabled {
+		key := pgtype.UUID{Bytes: id, Valid: true}
 		_, err := s.pool.Exec(ctx, "UPDATE webhook_deliveries SET next_retry_at = NULL, last_error = 'webhook disabled' WHERE id = $1", key)
 		if err != nil {
 			return Result{}, fmt.Errorf("skip delivery %s: %w", id, err)
@@ -159,25 +248,27 @@ func (s *Sender) Send(ctx context.Context, id uuid.UUID, retryDelay time.Duratio
 		return Result{Outcome: Skipped}, nil
 	}
 
-	status, respBody, sendErr := s.post(ctx, id, url, secret, eventType, payload)
+	status, respBody, sendErr := s.post(ctx, id, l.url, l.secret, l.eventType, l.payload)
 	res := Result{Outcome: Delivered}
-	var nextRetry *time.Time
-	var lastError *string
+	rec := record{id: [16]byte(id), body: respBody, ok: sendErr == nil}
+	if status != nil {
+		st := int32(*status)
+		rec.status = &st
+	}
 	if sendErr != nil {
 		res.Err, res.Outcome = sendErr, Failed
 		msg := clip(sendErr.Error(), 1024)
-		lastError = &msg
+		rec.lastError = &msg
 		if !final {
 			t := time.Now().Add(retryDelay)
-			nextRetry, res.Outcome = &t, RetryScheduled
+			rec.nextRetry, res.Outcome = &t, RetryScheduled
 		}
 	}
-	_, err = s.pool.Exec(ctx, recordSQL, key, status, respBody, lastError, sendErr == nil, nextRetry)
-	if err != nil {
+	if _, err := s.records.do(rec); err != nil {
 		return Result{}, fmt.Errorf("record delivery %s: %w", id, err)
 	}
-	if sendErr == nil && !delivered {
-		res.FirstSuccess, res.Latency = true, time.Since(createdAt)
+	if sendErr == nil && !l.delivered {
+		res.FirstSuccess, res.Latency = true, time.Since(l.createdAt)
 	}
 	return res, nil
 }

@@ -1,0 +1,110 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/store/storetest"
+)
+
+const (
+	timeout = 5 * time.Second
+	tick    = 5 * time.Millisecond
+)
+
+// TestGroupAnswersEveryCallAndBatchesWhileBusy holds the first statement open until
+// more calls have queued, then checks they ran together and each got its own answer.
+func TestGroupAnswersEveryCallAndBatchesWhileBusy(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var (
+		mu      sync.Mutex
+		batches [][]int
+	)
+	g := &group[int, int]{fn: func(_ context.Context, in []int) ([]int, []error, error) {
+		mu.Lock()
+		first := len(batches) == 0
+		batches = append(batches, append([]int(nil), in...))
+		mu.Unlock()
+		if first {
+			<-release
+		}
+		out, errs := make([]int, len(in)), make([]error, len(in))
+		for i, v := range in {
+			out[i] = v * 10
+			if v == 3 {
+				errs[i] = errors.New("three")
+			}
+		}
+		return out, errs, nil
+	}}
+	var wg sync.WaitGroup
+	results := make([]int, 6)
+	failures := make([]error, 6)
+	call := func(v int) {
+		defer wg.Done()
+		results[v], failures[v] = g.do(v)
+	}
+	wg.Add(1)
+	go call(0)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(batches) == 1 }, timeout, tick)
+	for v := 1; v < 6; v++ {
+		wg.Add(1)
+		go call(v)
+	}
+	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.queue) == 5 }, timeout, tick)
+	close(release)
+	wg.Wait()
+	require.Len(t, batches, 2, "the five calls queued behind the first went in one statement")
+	require.ElementsMatch(t, []int{1, 2, 3, 4, 5}, batches[1])
+	for v := range 6 {
+		if v == 3 {
+			require.EqualError(t, failures[v], "three")
+			continue
+		}
+		require.NoError(t, failures[v])
+		require.Equal(t, v*10, results[v])
+	}
+}
+
+// TestRecordBatchCountsEveryAttemptOfOneDelivery records two outcomes of the same
+// delivery in one batch (a redelivery racing a retry): both attempts are counted.
+func TestRecordBatchCountsEveryAttemptOfOneDelivery(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	var userID, projectID, hookID, deliveryID uuid.UUID
+	tag := strings.ToUpper(strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
+	require.NoError(t, db.Pool.QueryRow(ctx, "INSERT INTO users (email, display_name) VALUES ($1, 'U') RETURNING id",
+		strings.ToLower(tag)+"@example.com").Scan(&userID))
+	require.NoError(t, db.Pool.QueryRow(ctx, "INSERT INTO projects (key, name, owner_id) VALUES ($1, 'P', $2) RETURNING id",
+		"R"+tag, userID).Scan(&projectID))
+	require.NoError(t, db.Pool.QueryRow(ctx, `INSERT INTO webhooks (project_id, url, secret, events)
+		VALUES ($1, 'https://203.0.113.10/', 's', '{issue.created}') RETURNING id`, projectID).Scan(&hookID))
+	require.NoError(t, db.Pool.QueryRow(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, event_type, payload)
+		VALUES (gen_random_uuid(), $1, 'issue.created', '{}') RETURNING id`, hookID).Scan(&deliveryID))
+
+	s := NewSender(db.Pool, Config{})
+	status, failed := int32(500), "webhook receiver answered 500"
+	okStatus := int32(200)
+	_, _, err := s.recordBatch(ctx, []record{
+		{id: [16]byte(deliveryID), status: &status, lastError: &failed},
+		{id: [16]byte(deliveryID), status: &okStatus, ok: true},
+	})
+	require.NoError(t, err)
+	var (
+		attempts  int
+		delivered bool
+	)
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT attempt_count, delivered_at IS NOT NULL FROM webhook_deliveries WHERE id = $1",
+		deliveryID).Scan(&attempts, &delivered))
+	require.Equal(t, 2, attempts)
+	require.True(t, delivered)
+}
