@@ -34,7 +34,9 @@ func (s *Service) Create(ctx context.Context, p issue.Project, author *issue.Act
 			authorID, exclude = &id, id
 		}
 		out = &View{}
-		err = tx.NewRaw(`WITH c AS (INSERT INTO comments (issue_id, author_id, body) VALUES (?, ?, ?) RETURNING *)
+		// One clock reading for both timestamps, so a new comment's updatedAt equals its createdAt.
+		err = tx.NewRaw(`WITH c AS (INSERT INTO comments (issue_id, author_id, body, created_at, updated_at)
+				SELECT ?, ?, ?, t.at, t.at FROM clock_timestamp() AS t(at) RETURNING *)
 			SELECT `+viewColumns+` FROM c LEFT JOIN users AS u ON u.id = c.author_id`,
 			iss.ID, authorID, clean).Scan(ctx, out)
 		if err != nil {

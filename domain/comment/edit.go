@@ -52,8 +52,8 @@ func (s *Service) Edit(ctx context.Context, p issue.Project, actor issue.Actor, 
 			return ErrNotAuthor
 		}
 		out = &View{}
-		err = tx.NewRaw(`WITH c AS (UPDATE comments SET body = ?, edited_at = clock_timestamp(), updated_at = clock_timestamp()
-				WHERE id = ? RETURNING *)
+		err = tx.NewRaw(`WITH c AS (UPDATE comments SET body = ?, edited_at = t.at, updated_at = t.at
+				FROM clock_timestamp() AS t(at) WHERE id = ? RETURNING comments.*)
 			SELECT `+viewColumns+` FROM c LEFT JOIN users AS u ON u.id = c.author_id`, clean, id).Scan(ctx, out)
 		if err != nil {
 			return fmt.Errorf("update comment: %w", err)
@@ -84,8 +84,8 @@ func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor
 		if !admin && (c.AuthorID == nil || *c.AuthorID != actor.ID) {
 			return ErrNotAuthorOrAdmin
 		}
-		if _, err := tx.NewUpdate().Table("comments").Set("deleted_at = clock_timestamp(), updated_at = clock_timestamp()").
-			Where("id = ?", id).Exec(ctx); err != nil {
+		if _, err := tx.NewRaw(`UPDATE comments SET deleted_at = t.at, updated_at = t.at FROM clock_timestamp() AS t(at)
+			WHERE id = ?`, id).Exec(ctx); err != nil {
 			return fmt.Errorf("delete comment: %w", err)
 		}
 		if _, err := tx.NewUpdate().Table("issue_activities").Set("comment_id = NULL, new_value = NULL").
