@@ -117,6 +117,13 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 		{"DELETE", "/integrations/:integrationId", base + "/integrations/" + random, nil, "ADMIN", 404},
 		{"GET", "/issues/:issueKey/refs", base + "/issues/" + issue["key"].(string) + "/refs", nil, "VIEWER", 200},
 
+		{"GET", "/issues/:issueKey/comments", base + "/issues/" + issue["key"].(string) + "/comments", nil, "VIEWER", 200},
+		{"POST", "/issues/:issueKey/comments", base + "/issues/" + issue["key"].(string) + "/comments", func() any { return map[string]any{"body": "matrix"} }, "MEMBER", 201},
+		// Editing and deleting need WRITE before the comment is looked up (then author or admin rules apply).
+		{"PUT", "/issues/:issueKey/comments/:commentId", base + "/issues/" + issue["key"].(string) + "/comments/" + random, func() any { return map[string]any{"body": "x"} }, "MEMBER", 404},
+		{"DELETE", "/issues/:issueKey/comments/:commentId", base + "/issues/" + issue["key"].(string) + "/comments/" + random, nil, "MEMBER", 404},
+		{"GET", "/issues/:issueKey/activity", base + "/issues/" + issue["id"].(string) + "/activity", nil, "VIEWER", 200},
+
 		{"GET", "/audit", base + "/audit", nil, "ADMIN", 200},
 
 		{"GET", "/sprints", base + "/sprints", nil, "VIEWER", 200},

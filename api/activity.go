@@ -1,0 +1,56 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/comment"
+	"github.com/taskweave/taskweave/domain/project"
+)
+
+// activityPageSize is GET …/activity's default page size (SPEC Limits, CONTRACT §1).
+const activityPageSize = 50
+
+// activityResponse is CONTRACT §7's Activity; actorName is a Taskweave addition. The
+// values are display strings (status names, assignee names, file names, a comment's
+// opening words).
+type activityResponse struct {
+	ID        uuid.UUID  `json:"id"`
+	IssueID   uuid.UUID  `json:"issueId"`
+	ActorID   uuid.UUID  `json:"actorId"`
+	ActorName string     `json:"actorName"`
+	Type      string     `json:"type"`
+	CommentID *uuid.UUID `json:"commentId"`
+	OldValue  *string    `json:"oldValue"`
+	NewValue  *string    `json:"newValue"`
+	CreatedAt string     `json:"createdAt"`
+}
+
+func toActivityResponse(a *comment.Activity) activityResponse {
+	return activityResponse{ID: a.ID, IssueID: a.IssueID, ActorID: a.ActorID, ActorName: a.ActorName, Type: a.Type,
+		CommentID: a.CommentID, OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: instant(a.CreatedAt)}
+}
+
+func (s *Server) listActivity(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return err
+	}
+	pr, err := parsePage(c, activityPageSize)
+	if err != nil {
+		return err
+	}
+	list, total, err := s.comments().Feed(c.UserContext(), issueProject(a), ref, pr.Offset(), pr.Size)
+	if err != nil {
+		return err
+	}
+	content := make([]activityResponse, len(list))
+	for i := range list {
+		content[i] = toActivityResponse(&list[i])
+	}
+	return c.JSON(newPage(content, pr, total))
+}

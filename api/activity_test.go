@@ -1,0 +1,209 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// acFeed reads one page of an issue's activity as token.
+func (f *issueFixture) acFeed(t *testing.T, ref, token, query string) map[string]any {
+	t.Helper()
+	r := f.h.Do("GET", f.path("/issues/"+ref+"/activity?"+query), nil, token)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	return r.JSON(t)
+}
+
+// acSummary renders a feed page as type:old→new lines, newest first.
+func acSummary(page map[string]any) []string {
+	out := []string{}
+	str := func(v any) string {
+		if v == nil {
+			return "∅"
+		}
+		return v.(string)
+	}
+	for _, e := range page["content"].([]any) {
+		m := e.(map[string]any)
+		out = append(out, m["type"].(string)+":"+str(m["oldValue"])+"→"+str(m["newValue"]))
+	}
+	return out
+}
+
+// TestActivityFeed: every kind of entry an issue collects (issue updates, sprint moves,
+// comments, attachment rows written by the attachment endpoints) comes back newest
+// first with display values, actor and comment link; defaults are page 0, size 50.
+func TestActivityFeed(t *testing.T) {
+	t.Parallel()
+	f := sprintFixtureNew(t)
+	h := f.h
+	iss := f.create(t, map[string]any{"title": "Watched"})
+	id, key := iss["id"].(string), iss["key"].(string)
+	sprint := f.newSprint(t, map[string]any{"name": "Sprint 1"})["id"].(string)
+
+	f.patch(t, key, map[string]any{"statusId": f.prog})
+	f.patch(t, key, map[string]any{"assigneeId": f.member.ID, "priority": "HIGH"})
+	f.put(t, sprint, key)
+	c := f.cmPost(t, key, f.member.Access, "<p>Looks <b>good</b> to me</p>")
+	_, err := h.DB.Pool.Exec(context.Background(), `INSERT INTO issue_activities (issue_id, actor_id, type, new_value)
+		VALUES ($1, $2, 'ATTACHMENT_ADDED', 'trace.log')`, id, f.member.ID)
+	require.NoError(t, err)
+	_, err = h.DB.Pool.Exec(context.Background(), `INSERT INTO issue_activities (issue_id, actor_id, type, old_value)
+		VALUES ($1, $2, 'ATTACHMENT_REMOVED', 'trace.log')`, id, f.owner.ID)
+	require.NoError(t, err)
+	f.patch(t, key, map[string]any{"clearAssignee": true})
+
+	m := f.acFeed(t, key, f.viewer.Access, "")
+	require.EqualValues(t, 0, m["number"])
+	require.EqualValues(t, 50, m["size"])
+	require.EqualValues(t, 8, m["totalElements"])
+	require.EqualValues(t, 1, m["totalPages"])
+	got := acSummary(m)
+	require.Len(t, got, 8)
+	require.Equal(t, []string{
+		"UNASSIGNED:Mia→∅",
+		"ATTACHMENT_REMOVED:trace.log→∅",
+		"ATTACHMENT_ADDED:∅→trace.log",
+		"COMMENT:∅→Looks good to me",
+		"SPRINT_CHANGED:∅→Sprint 1",
+	}, got[:5])
+	// One PATCH writes these two together; their relative order is not promised.
+	require.ElementsMatch(t, []string{"ASSIGNED:∅→Mia", "PRIORITY_CHANGED:MEDIUM→HIGH"}, got[5:7])
+	require.Equal(t, "STATUS_CHANGED:To Do→In Progress", got[7])
+
+	entries := m["content"].([]any)
+	comment := entries[3].(map[string]any)
+	require.Equal(t, c["id"], comment["commentId"])
+	require.Equal(t, id, comment["issueId"])
+	require.Equal(t, f.member.ID.String(), comment["actorId"])
+	require.Equal(t, "Mia", comment["actorName"])
+	removed := entries[1].(map[string]any)
+	require.Equal(t, f.owner.ID.String(), removed["actorId"])
+	require.Equal(t, "Owner", removed["actorName"])
+	for _, e := range entries {
+		e := e.(map[string]any)
+		for _, k := range []string{"id", "issueId", "actorId", "actorName", "type", "commentId", "oldValue", "newValue", "createdAt"} {
+			require.Contains(t, e, k)
+		}
+		require.Regexp(t, `Z$`, e["createdAt"])
+		if e["type"] != "COMMENT" {
+			require.Nil(t, e["commentId"])
+		}
+	}
+	// Newest first by createdAt.
+	for i := 1; i < len(entries); i++ {
+		a, _ := time.Parse(time.RFC3339Nano, entries[i-1].(map[string]any)["createdAt"].(string))
+		b, _ := time.Parse(time.RFC3339Nano, entries[i].(map[string]any)["createdAt"].(string))
+		require.False(t, a.Before(b), "entry %d is not newer than entry %d", i-1, i)
+	}
+
+	// page and size pick the slice; past the end is empty with the right total.
+	p := f.acFeed(t, key, f.member.Access, "page=1&size=3")
+	require.Equal(t, acSummary(m)[3:6], acSummary(p))
+	require.EqualValues(t, 3, p["totalPages"])
+	past := f.acFeed(t, key, f.member.Access, "page=5&size=3")
+	require.Equal(t, []any{}, past["content"])
+	require.EqualValues(t, 8, past["totalElements"])
+
+	// A deleted comment's entry stays, without link or text.
+	require.Equal(t, http.StatusNoContent, h.Do("DELETE", f.cmPath(key, "/"+c["id"].(string)), nil, f.member.Access).Status)
+	after := f.acFeed(t, key, f.viewer.Access, "")["content"].([]any)[3].(map[string]any)
+	require.Equal(t, comment["id"], after["id"])
+	require.Nil(t, after["commentId"])
+	require.Nil(t, after["newValue"])
+
+	// Another issue's entries stay out; a new issue has none.
+	fresh := f.create(t, map[string]any{"title": "Fresh"})
+	empty := f.acFeed(t, fresh["id"].(string), f.viewer.Access, "")
+	require.Equal(t, []any{}, empty["content"])
+	require.EqualValues(t, 0, empty["totalElements"])
+	require.EqualValues(t, 50, empty["size"])
+
+	// Paths and roles.
+	issueProblem(t, h.Do("GET", f.path("/issues/"+key+"/activity"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	require.Equal(t, 401, h.Do("GET", f.path("/issues/"+key+"/activity"), nil, "").Status)
+	issueProblem(t, h.Do("GET", f.path("/issues/"+f.key+"-999/activity"), nil, f.member.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	issueProblem(t, h.Do("GET", f.path("/issues/"+uuid.NewString()+"/activity"), nil, f.member.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	issueProblem(t, h.Do("GET", f.path("/issues/bad_ref/activity"), nil, f.member.Access), 400, "BAD_REQUEST", "INVALID_ISSUE_REF")
+	issueProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH8/issues/"+key+"/activity", nil, f.member.Access), 404, "NOT_FOUND", "")
+	issueProblem(t, h.Do("GET", f.path("/issues/"+key+"/activity?page=x"), nil, f.member.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
+	issueProblem(t, h.Do("GET", f.path("/issues/"+key+"/activity?size=-2"), nil, f.member.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
+	other := issueFixtureOn(t, h)
+	foreign := other.create(t, map[string]any{"title": "Elsewhere"})
+	issueProblem(t, h.Do("GET", f.path("/issues/"+foreign["id"].(string)+"/activity"), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+}
+
+// TestActivityFeedPagesStably: entries sharing one created_at come in id desc order, so
+// pages of 1 and of 4 hold each entry exactly once.
+func TestActivityFeedPagesStably(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	iss := f.create(t, map[string]any{"title": "Stable"})
+	type row struct {
+		id string
+		at time.Time
+	}
+	var want []row
+	same := time.Date(2026, 4, 1, 8, 0, 0, 0, time.UTC)
+	for i := range 9 {
+		at := same
+		if i == 8 {
+			at = same.Add(-time.Minute)
+		}
+		var id string
+		require.NoError(t, f.h.DB.Pool.QueryRow(context.Background(), `INSERT INTO issue_activities (issue_id, actor_id, type, old_value, new_value, created_at)
+			VALUES ($1, $2, 'TITLE_CHANGED', 'a', $3, $4) RETURNING id::text`, iss["id"], f.owner.ID, "t"+strconv.Itoa(i), at).Scan(&id))
+		want = append(want, row{id, at})
+	}
+	slices.SortFunc(want, func(a, b row) int {
+		if c := b.at.Compare(a.at); c != 0 {
+			return c
+		}
+		return strings.Compare(b.id, a.id)
+	})
+	wantIDs := []string{}
+	for _, w := range want {
+		wantIDs = append(wantIDs, w.id)
+	}
+	for _, size := range []int{1, 4} {
+		got := []string{}
+		for p := 0; p*size < len(want); p++ {
+			got = append(got, cmIDs(f.acFeed(t, iss["key"].(string), f.viewer.Access, "page="+strconv.Itoa(p)+"&size="+strconv.Itoa(size)))...)
+		}
+		require.Equal(t, wantIDs, got, "size %d", size)
+	}
+}
+
+// TestActivityFeedQueryCount: the feed costs the same statements for 1 entry as for
+// 40 by different actors.
+func TestActivityFeedQueryCount(t *testing.T) {
+	t.Parallel()
+	h, counter := countingHarness(t)
+	f := issueFixtureOn(t, h)
+	key := f.create(t, map[string]any{"title": "Counted"})["key"].(string)
+	count := func() int64 {
+		before := counter.n.Load()
+		r := h.Do("GET", f.path("/issues/"+key+"/activity"), nil, f.viewer.Access)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		return counter.n.Load() - before
+	}
+	f.patch(t, key, map[string]any{"title": "Counted 0"})
+	one := count()
+	for i := 1; i < 40; i++ {
+		if i%2 == 0 {
+			f.patch(t, key, map[string]any{"title": "Counted " + strconv.Itoa(i)})
+		} else {
+			f.cmPost(t, key, f.member.Access, "note "+strconv.Itoa(i))
+		}
+	}
+	require.Len(t, f.acFeed(t, key, f.viewer.Access, "")["content"], 40)
+	require.Equal(t, one, count())
+	require.Equal(t, int64(3), one, "credential check, project access, the page with its total")
+}

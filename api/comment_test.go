@@ -1,0 +1,507 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/api/apitest"
+	"github.com/taskweave/taskweave/domain/comment"
+	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/issue"
+)
+
+// cmPath is …/issues/{ref}/comments followed by suffix.
+func (f *issueFixture) cmPath(ref, suffix string) string {
+	return f.path("/issues/" + ref + "/comments" + suffix)
+}
+
+// cmPost comments on ref as token and expects 201.
+func (f *issueFixture) cmPost(t *testing.T, ref, token, body string) map[string]any {
+	t.Helper()
+	r := f.h.Do("POST", f.cmPath(ref, ""), map[string]any{"body": body}, token)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	return r.JSON(t)
+}
+
+// cmList reads one page of ref's comments as token.
+func (f *issueFixture) cmList(t *testing.T, ref, token, query string) map[string]any {
+	t.Helper()
+	r := f.h.Do("GET", f.cmPath(ref, "?"+query), nil, token)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	return r.JSON(t)
+}
+
+// cmIDs are the ids of a page's content, in order.
+func cmIDs(page map[string]any) []string {
+	out := []string{}
+	for _, c := range page["content"].([]any) {
+		out = append(out, c.(map[string]any)["id"].(string))
+	}
+	return out
+}
+
+// cmEvents records the comment.created events a harness's bus publishes.
+type cmEvents struct {
+	mu  sync.Mutex
+	got []comment.Created
+}
+
+// cmCapture registers a recording consumer on h's bus; call it before any request.
+func cmCapture(h *apitest.Harness) *cmEvents {
+	e := &cmEvents{}
+	h.Server.Bus().Register(func(_ context.Context, _ bun.Tx, ev event.Event) ([]river.InsertManyParams, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.got = append(e.got, ev.(comment.Created))
+		return nil, nil
+	}, comment.EventCreated)
+	return e
+}
+
+func (e *cmEvents) all() []comment.Created {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]comment.Created(nil), e.got...)
+}
+
+// TestCommentCreate: a MEMBER's comment is stored sanitized and answered 201; the
+// comment, its COMMENT activity entry, the audit job (WRITE on) and the webhook
+// delivery of comment.created commit in one transaction; the event carries the
+// resolved mentions.
+func TestCommentCreate(t *testing.T) {
+	t.Parallel()
+	h := whHarness(t)
+	events := cmCapture(h)
+	f := issueFixtureOn(t, h)
+	wh, _ := whCreate(t, h, f.key, f.owner.Access, map[string]any{"url": whPublicURL, "events": []string{"comment.created"}})
+	other, _ := whCreate(t, h, f.key, f.owner.Access, map[string]any{"url": whPublicURL, "events": []string{"issue.created"}})
+	iss := f.create(t, map[string]any{"title": "Talk"})
+	issueID, issueKey := iss["id"].(string), iss["key"].(string)
+
+	// WRITE is off by default: no audit job.
+	quiet := f.cmPost(t, issueKey, f.member.Access, "quiet")
+	require.Empty(t, issueAuditJobs(t, h, quiet["id"].(string)))
+
+	issueFixtureAudit(t, h, true)
+	body := `<p>Hi @owner, @VIV. and @otto — <b>see</b> <a href="javascript:alert(1)">this</a> <script>alert(1)</script>` +
+		`<img src="https://example.com/x.png" onerror="alert(1)"> thanks @mia</p>`
+	want := `<p>Hi @owner, @VIV. and @otto — <b>see</b> this <img src="https://example.com/x.png"> thanks @mia</p>`
+	before := time.Now()
+	r := h.Do("POST", f.cmPath(strings.ToLower(issueKey), ""), map[string]any{"body": body}, f.member.Access, "User-Agent", "cm-test")
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	c := r.JSON(t)
+	id := c["id"].(string)
+	require.Equal(t, issueID, c["issueId"])
+	require.Equal(t, f.member.ID.String(), c["authorId"])
+	require.Equal(t, "Mia", c["authorName"])
+	require.Equal(t, want, c["body"])
+	require.Nil(t, c["editedAt"])
+	require.Contains(t, c, "editedAt")
+	require.Equal(t, false, c["deleted"])
+	created, err := time.Parse(time.RFC3339Nano, c["createdAt"].(string))
+	require.NoError(t, err)
+	require.Regexp(t, `Z$`, c["createdAt"])
+	require.WithinDuration(t, before, created, time.Minute)
+	require.Equal(t, c["createdAt"], c["updatedAt"])
+
+	// The stored row is the sanitized one.
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM comments WHERE id = $1 AND body = $2 AND author_id = $3 AND deleted_at IS NULL",
+		id, want, f.member.ID))
+	// One transaction: comment, activity entry, audit job and delivery record share the xmin.
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM comments AS c
+		JOIN issue_activities AS a ON a.comment_id = c.id AND a.xmin = c.xmin
+		JOIN river_job AS j ON j.kind = 'audit.record' AND j.args->>'resourceId' = c.id::text AND j.xmin = c.xmin
+		JOIN webhook_deliveries AS d ON d.webhook_id = $2 AND d.xmin = c.xmin
+		WHERE c.id = $1 AND a.type = 'COMMENT' AND a.actor_id = $3 AND a.issue_id = c.issue_id
+		  AND a.new_value = 'Hi @owner, @VIV. and @otto — see this thanks @mia'
+		  AND j.args->>'action' = 'COMMENT_CREATED' AND j.args->>'level' = 'WRITE' AND j.args->>'resourceType' = 'COMMENT'
+		  AND j.args->>'userId' = $3::text AND j.args->>'userAgent' = 'cm-test' AND j.args->>'projectId' = $4::text
+		  AND j.args->>'details' NOT LIKE '%thanks%'`, id, wh["id"], f.member.ID, f.projectID))
+	require.Equal(t, []string{"COMMENT_CREATED"}, issueAuditJobs(t, h, id))
+
+	// The webhook subscribed to comment.created got one delivery with {issueId, commentId};
+	// the one subscribed to issue.created only its issue's.
+	var payload string
+	require.NoError(t, h.DB.Pool.QueryRow(context.Background(),
+		"SELECT payload FROM webhook_deliveries WHERE webhook_id = $1 AND event_type = 'comment.created' AND payload LIKE '%' || $2 || '%'",
+		wh["id"], id).Scan(&payload))
+	var msg map[string]any
+	require.NoError(t, json.Unmarshal([]byte(payload), &msg))
+	require.Equal(t, "comment.created", msg["event"])
+	require.Equal(t, f.projectID.String(), msg["projectId"])
+	require.Equal(t, map[string]any{"issueId": issueID, "commentId": id}, msg["data"])
+	require.Equal(t, 2, h.Count("SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1", wh["id"]), "one per comment")
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1", other["id"]), "issue.created only")
+	require.Equal(t, 2, h.Count("SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'webhookId' = $1 AND args->>'issueId' = $2",
+		wh["id"], issueID), "one delivery job per comment")
+
+	// The event: subject, author, sanitized body, and the mentions resolved once, in
+	// order, without the author (@mia) and the outsider (@otto).
+	evs := events.all()
+	require.Len(t, evs, 2)
+	ev := evs[1]
+	require.Equal(t, comment.EventCreated, ev.EventName())
+	require.Equal(t, uuid.MustParse(id), ev.CommentID)
+	require.Equal(t, issue.Subject{ProjectID: f.projectID, ProjectKey: f.key, IssueID: uuid.MustParse(issueID), IssueKey: issueKey, Title: "Talk"}, ev.Subject)
+	require.Equal(t, f.member.ID, *ev.By.ID)
+	require.Equal(t, f.member.Email, ev.By.Email)
+	require.Equal(t, want, ev.Body)
+	require.Equal(t, []uuid.UUID{f.owner.ID, f.viewer.ID}, ev.Mentioned)
+	require.WithinDuration(t, created, ev.At, time.Second)
+	require.Equal(t, []uuid.UUID{}, evs[0].Mentioned)
+}
+
+// TestCommentCreateRefused: bad input is a 4xx that stores nothing; roles and paths
+// are checked before anything is written.
+func TestCommentCreateRefused(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	h := f.h
+	iss := f.create(t, map[string]any{"title": "Quiet"})
+	key := iss["key"].(string)
+	post := func(body any, token string, ref ...string) *apitest.Response {
+		path := f.cmPath(key, "")
+		if len(ref) > 0 {
+			path = ref[0]
+		}
+		return h.Do("POST", path, body, token)
+	}
+
+	issueProblem(t, post(map[string]any{}, f.member.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
+	issueProblem(t, post(map[string]any{"body": nil}, f.member.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
+	issueProblem(t, post(map[string]any{"body": 12}, f.member.Access), 400, "BAD_REQUEST", "WRONG_TYPE")
+	issueProblem(t, post(`{"body":`, f.member.Access), 400, "BAD_REQUEST", "MALFORMED_JSON")
+	issueProblem(t, post(`{"body":"a\u0000b"}`, f.member.Access), 400, "VALIDATION_ERROR", "NUL_CHARACTER")
+	for _, c := range []struct {
+		body, code string
+	}{
+		{"  \n\t ", "BLANK"},
+		{strings.Repeat("x", comment.MaxBody+1), "LENGTH"},
+		{"<script>alert(1)</script>", "BLANK"},
+		{`<iframe src="https://evil.example"></iframe>`, "BLANK"},
+	} {
+		r := post(map[string]any{"body": c.body}, f.member.Access)
+		issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+		m := r.JSON(t)
+		require.Contains(t, m["details"], "body", "%s", r.Body)
+		require.Equal(t, c.code, m["errors"].([]any)[0].(map[string]any)["code"], "%s", r.Body)
+	}
+	r := h.Do("POST", f.cmPath(key, ""), map[string]any{"body": "<script>x</script>"}, f.member.Access, "Accept-Language", "de")
+	issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+	require.Equal(t, map[string]any{"body": "darf nach dem Entfernen von unsicherem HTML nicht leer sein"}, r.JSON(t)["details"])
+
+	issueProblem(t, post(map[string]any{"body": "hi"}, f.viewer.Access), 403, "FORBIDDEN", "")
+	issueProblem(t, post(map[string]any{"body": "hi"}, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	require.Equal(t, 401, post(map[string]any{"body": "hi"}, "").Status)
+	issueProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, "/api/v1/projects/NOSUCH9/issues/"+key+"/comments"), 404, "NOT_FOUND", "")
+	issueProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, f.cmPath(f.key+"-9999", "")), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	issueProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, f.cmPath(uuid.NewString(), "")), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	issueProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, f.cmPath("not_a_key", "")), 400, "BAD_REQUEST", "INVALID_ISSUE_REF")
+	// An issue of another project is not found through this one, by key or by id.
+	elsewhere := issueFixtureOn(t, h)
+	foreign := elsewhere.create(t, map[string]any{"title": "Elsewhere"})
+	issueProblem(t, post(map[string]any{"body": "hi"}, f.owner.Access, f.cmPath(foreign["key"].(string), "")), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	issueProblem(t, post(map[string]any{"body": "hi"}, f.owner.Access, f.cmPath(foreign["id"].(string), "")), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+
+	require.Zero(t, h.Count("SELECT count(*) FROM comments WHERE issue_id IN ($1, $2)", iss["id"], foreign["id"]))
+	require.Zero(t, h.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1 AND type = 'COMMENT'", iss["id"]))
+
+	// Exactly the limit is fine, and counts characters, not bytes.
+	long := f.cmPost(t, key, f.member.Access, strings.Repeat("é", comment.MaxBody))
+	require.Len(t, []rune(long["body"].(string)), comment.MaxBody)
+	require.Len(t, []rune(*cmActivityValue(t, h, long["id"].(string))), 200, "the activity excerpt is short")
+}
+
+// cmActivityValue reads the newValue of a comment's activity entry.
+func cmActivityValue(t *testing.T, h *apitest.Harness, commentID string) *string {
+	t.Helper()
+	var v *string
+	require.NoError(t, h.DB.Pool.QueryRow(context.Background(),
+		"SELECT new_value FROM issue_activities WHERE comment_id = $1", commentID).Scan(&v))
+	return v
+}
+
+// TestCommentEdit: only the author edits, and only with WRITE; the body is sanitized
+// again, editedAt set and the activity excerpt follows.
+func TestCommentEdit(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := issueFixtureOn(t, h)
+	mate := h.Register("Mate")
+	f.addMember(t, mate, "MEMBER")
+	iss := f.create(t, map[string]any{"title": "Edit me"})
+	key := iss["key"].(string)
+	c := f.cmPost(t, key, f.member.Access, "first words")
+	id := c["id"].(string)
+	put := func(token, path string, body any, headers ...string) *apitest.Response {
+		return h.Do("PUT", path, body, token, headers...)
+	}
+	own := f.cmPath(key, "/"+id)
+
+	issueFixtureAudit(t, h, true)
+	r := put(f.member.Access, own, map[string]any{"body": `<p onclick="x()">second <em>take</em><script>bad()</script></p>`})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	e := r.JSON(t)
+	require.Equal(t, id, e["id"])
+	require.Equal(t, `<p>second <em>take</em></p>`, e["body"])
+	require.Equal(t, c["createdAt"], e["createdAt"])
+	require.NotNil(t, e["editedAt"])
+	edited, err := time.Parse(time.RFC3339Nano, e["editedAt"].(string))
+	require.NoError(t, err)
+	createdAt, _ := time.Parse(time.RFC3339Nano, c["createdAt"].(string))
+	require.True(t, edited.After(createdAt), "editedAt %s after createdAt %s", edited, createdAt)
+	require.Equal(t, e["editedAt"], e["updatedAt"])
+	require.Equal(t, "Mia", e["authorName"])
+	require.Equal(t, "second take", *cmActivityValue(t, h, id), "the excerpt follows the edit")
+	listed := f.cmList(t, key, f.viewer.Access, "")["content"].([]any)[0].(map[string]any)
+	require.Equal(t, e, listed, "the list shows the edit")
+	require.Equal(t, []string{"COMMENT_UPDATED"}, issueAuditJobs(t, h, id))
+
+	// Anyone else with WRITE: 403 NOT_AUTHOR, the owner and a project ADMIN included;
+	// a VIEWER is refused by the role check; nothing changes.
+	for _, token := range []string{mate.Access, f.owner.Access} {
+		issueProblem(t, put(token, own, map[string]any{"body": "hijack"}), 403, "FORBIDDEN", "NOT_AUTHOR")
+	}
+	de := put(mate.Access, own, map[string]any{"body": "hijack"}, "Accept-Language", "de")
+	require.Equal(t, "Nur die Verfasserin oder der Verfasser kann diesen Kommentar bearbeiten.", de.JSON(t)["message"])
+	issueProblem(t, put(f.viewer.Access, own, map[string]any{"body": "hijack"}), 403, "FORBIDDEN", "")
+	issueProblem(t, put(f.outsider.Access, own, map[string]any{"body": "hijack"}), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	// The author demoted to VIEWER may no longer edit.
+	require.Equal(t, http.StatusOK, h.Do("PATCH", f.path("/members/"+f.member.ID.String()), map[string]any{"role": "VIEWER"}, f.owner.Access).Status)
+	issueProblem(t, put(f.member.Access, own, map[string]any{"body": "demoted"}), 403, "FORBIDDEN", "")
+	require.Equal(t, http.StatusOK, h.Do("PATCH", f.path("/members/"+f.member.ID.String()), map[string]any{"role": "MEMBER"}, f.owner.Access).Status)
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM comments WHERE id = $1 AND body = '<p>second <em>take</em></p>'", id))
+
+	// Validation as on create.
+	issueProblem(t, put(f.member.Access, own, map[string]any{}), 400, "BAD_REQUEST", "MISSING_FIELD")
+	issueProblem(t, put(f.member.Access, own, map[string]any{"body": " "}), 400, "VALIDATION_ERROR", "")
+	issueProblem(t, put(f.member.Access, own, map[string]any{"body": "<script>x</script>"}), 400, "VALIDATION_ERROR", "")
+	issueProblem(t, put(f.member.Access, own, map[string]any{"body": strings.Repeat("y", comment.MaxBody+1)}), 400, "VALIDATION_ERROR", "")
+
+	// Paths: a malformed id is 400; unknown, of another issue or deleted is 404.
+	issueProblem(t, put(f.member.Access, f.cmPath(key, "/not-a-uuid"), map[string]any{"body": "x"}), 400, "BAD_REQUEST", "INVALID_UUID")
+	issueProblem(t, put(f.member.Access, f.cmPath(key, "/"+uuid.NewString()), map[string]any{"body": "x"}), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
+	sibling := f.create(t, map[string]any{"title": "Sibling"})["key"].(string)
+	issueProblem(t, put(f.member.Access, f.cmPath(sibling, "/"+id), map[string]any{"body": "x"}), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
+	issueProblem(t, put(f.member.Access, f.cmPath(f.key+"-999", "/"+id), map[string]any{"body": "x"}), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	require.Equal(t, http.StatusNoContent, h.Do("DELETE", own, nil, f.member.Access).Status)
+	issueProblem(t, put(f.member.Access, own, map[string]any{"body": "after delete"}), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
+	require.Equal(t, []string{"COMMENT_UPDATED", "COMMENT_DELETED"}, issueAuditJobs(t, h, id), "refused edits are not audited")
+}
+
+// TestCommentDelete: the author or a project admin (role ADMIN, owner, organization
+// ADMIN) soft-deletes; anyone else gets 403; a second delete is 404.
+func TestCommentDelete(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	h := f.h
+	mate, admin, orgAdmin := h.Register("Mate"), h.Register("Adele"), h.Register("Orla")
+	f.addMember(t, mate, "MEMBER")
+	f.addMember(t, admin, "ADMIN")
+	// orgAdmin has no member row: ADMIN comes from the organization alone.
+	var org uuid.UUID
+	require.NoError(t, h.DB.Pool.QueryRow(context.Background(), "INSERT INTO organizations (name, slug) VALUES ('O', $1) RETURNING id",
+		"cm-"+strings.ToLower(f.key)).Scan(&org))
+	_, err := h.DB.Pool.Exec(context.Background(), "INSERT INTO organization_members (org_id, user_id, role) VALUES ($1, $2, 'ADMIN')", org, orgAdmin.ID)
+	require.NoError(t, err)
+	_, err = h.DB.Pool.Exec(context.Background(), "UPDATE projects SET org_id = $1 WHERE id = $2", org, f.projectID)
+	require.NoError(t, err)
+
+	key := f.create(t, map[string]any{"title": "Delete me"})["key"].(string)
+	del := func(id, token string) *apitest.Response { return h.Do("DELETE", f.cmPath(key, "/"+id), nil, token) }
+	newComment := func() string { return f.cmPost(t, key, f.member.Access, "by Mia")["id"].(string) }
+
+	// Refused: another MEMBER, a VIEWER (even for their own comment, see below), an outsider.
+	id := newComment()
+	issueProblem(t, del(id, mate.Access), 403, "FORBIDDEN", "NOT_AUTHOR_OR_ADMIN")
+	issueProblem(t, del(id, f.viewer.Access), 403, "FORBIDDEN", "")
+	issueProblem(t, del(id, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	issueProblem(t, del("nope", f.member.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM comments WHERE id = $1 AND deleted_at IS NULL", id))
+
+	// The author: 204 without body; the row stays, hidden; the activity entry loses its
+	// link and excerpt; again is 404.
+	r := del(id, f.member.Access)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	require.Empty(t, r.Body)
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM comments WHERE id = $1 AND deleted_at IS NOT NULL AND body = 'by Mia'", id))
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM issue_activities WHERE issue_id = (SELECT issue_id FROM comments WHERE id = $1)
+		AND type = 'COMMENT' AND comment_id IS NULL AND new_value IS NULL`, id))
+	require.Zero(t, h.Count("SELECT count(*) FROM issue_activities WHERE comment_id = $1", id))
+	require.Empty(t, cmIDs(f.cmList(t, key, f.member.Access, "")))
+	issueProblem(t, del(id, f.member.Access), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
+	issueProblem(t, del(id, f.owner.Access), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
+
+	// Project admins of every kind delete someone else's comment.
+	for who, token := range map[string]string{"ADMIN member": admin.Access, "owner": f.owner.Access, "organization ADMIN": orgAdmin.Access} {
+		id := newComment()
+		require.Equal(t, http.StatusNoContent, del(id, token).Status, who)
+		require.Equal(t, 1, h.Count("SELECT count(*) FROM comments WHERE id = $1 AND deleted_at IS NOT NULL", id), who)
+	}
+
+	// A comment of another issue is not found through this one.
+	other := f.create(t, map[string]any{"title": "Other"})["key"].(string)
+	elsewhere := f.cmPost(t, other, f.member.Access, "elsewhere")["id"].(string)
+	issueProblem(t, del(elsewhere, f.owner.Access), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
+
+	// An author who is now a VIEWER has no WRITE and cannot delete.
+	mine := f.cmPost(t, key, mate.Access, "mine")["id"].(string)
+	require.Equal(t, http.StatusOK, h.Do("PATCH", f.path("/members/"+mate.ID.String()), map[string]any{"role": "VIEWER"}, f.owner.Access).Status)
+	issueProblem(t, del(mine, mate.Access), 403, "FORBIDDEN", "")
+	require.Equal(t, []string{mine}, cmIDs(f.cmList(t, key, mate.Access, "")))
+}
+
+// TestCommentListPagesStably inserts comments sharing one created_at (and a deleted
+// one) straight into the table and pages through them at sizes 1, 2 and the default 5:
+// every page is in created_at desc, id desc order, and together the pages hold every
+// live comment exactly once.
+func TestCommentListPagesStably(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	h := f.h
+	iss := f.create(t, map[string]any{"title": "Busy"})
+	issueID, key := iss["id"].(string), iss["key"].(string)
+	type row struct {
+		id string
+		at time.Time
+	}
+	var want []row
+	same := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	insert := func(at time.Time, deleted bool) string {
+		var id string
+		require.NoError(t, h.DB.Pool.QueryRow(context.Background(), `INSERT INTO comments (issue_id, author_id, body, created_at, deleted_at)
+			VALUES ($1, $2, 'same time', $3, CASE WHEN $4 THEN now() END) RETURNING id::text`, issueID, f.member.ID, at, deleted).Scan(&id))
+		if !deleted {
+			want = append(want, row{id, at})
+		}
+		return id
+	}
+	for range 7 {
+		insert(same, false)
+	}
+	insert(same, true)
+	insert(same.Add(time.Hour), false)
+	insert(same.Add(-time.Hour), false)
+	insert(same.Add(-time.Hour), true)
+	// Newest first; for equal times the larger id first (uuid order is its text order).
+	order := func(a, b row) int {
+		if c := b.at.Compare(a.at); c != 0 {
+			return c
+		}
+		return strings.Compare(b.id, a.id)
+	}
+	slices.SortFunc(want, order)
+	wantIDs := make([]string, len(want))
+	for i, w := range want {
+		wantIDs[i] = w.id
+	}
+
+	for _, size := range []int{1, 2, 5} {
+		var got []string
+		query := func(p int) string {
+			if size == 5 {
+				return "page=" + strconv.Itoa(p) // the default size
+			}
+			return "page=" + strconv.Itoa(p) + "&size=" + strconv.Itoa(size)
+		}
+		pages := (len(want) + size - 1) / size
+		for p := 0; p < pages; p++ {
+			m := f.cmList(t, key, f.viewer.Access, query(p))
+			require.EqualValues(t, p, m["number"])
+			require.EqualValues(t, size, m["size"])
+			require.EqualValues(t, len(want), m["totalElements"])
+			require.EqualValues(t, pages, m["totalPages"])
+			require.Equal(t, p == 0, m["first"])
+			require.Equal(t, p == pages-1, m["last"])
+			got = append(got, cmIDs(m)...)
+		}
+		require.Equal(t, wantIDs, got, "size %d", size)
+		past := f.cmList(t, key, f.viewer.Access, query(pages))
+		require.Equal(t, []any{}, past["content"])
+		require.EqualValues(t, len(want), past["totalElements"], "past the end the total is still right")
+	}
+
+	// The reply's members.
+	first := f.cmList(t, key, f.member.Access, "size=1")["content"].([]any)[0].(map[string]any)
+	require.Equal(t, map[string]any{"id": wantIDs[0], "issueId": issueID, "authorId": f.member.ID.String(), "authorName": "Mia",
+		"body": "same time", "editedAt": nil, "deleted": false, "createdAt": "2026-03-01T13:00:00Z", "updatedAt": first["updatedAt"]}, first)
+
+	// An issue without comments is an empty page; bad paging is 400; roles as everywhere.
+	empty := f.cmList(t, f.create(t, map[string]any{"title": "Silent"})["key"].(string), f.viewer.Access, "")
+	require.Equal(t, []any{}, empty["content"])
+	require.EqualValues(t, 0, empty["totalElements"])
+	require.EqualValues(t, 5, empty["size"])
+	issueProblem(t, h.Do("GET", f.cmPath(key, "?page=-1"), nil, f.member.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
+	issueProblem(t, h.Do("GET", f.cmPath(key, "?size=0"), nil, f.member.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
+	require.EqualValues(t, 200, f.cmList(t, key, f.member.Access, "size=500")["size"])
+	issueProblem(t, h.Do("GET", f.cmPath(key, ""), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	issueProblem(t, h.Do("GET", f.cmPath(f.key+"-999", ""), nil, f.member.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+}
+
+// TestCommentListQueryCount: the list costs the same statements for 1 comment as for
+// 40 with authors: credential check, project access and one list statement.
+func TestCommentListQueryCount(t *testing.T) {
+	t.Parallel()
+	h, counter := countingHarness(t)
+	f := issueFixtureOn(t, h)
+	key := f.create(t, map[string]any{"title": "Counted"})["key"].(string)
+	count := func(path string) int64 {
+		before := counter.n.Load()
+		r := h.Do("GET", path, nil, f.viewer.Access)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		return counter.n.Load() - before
+	}
+	f.cmPost(t, key, f.member.Access, "one")
+	one := count(f.cmPath(key, "?size=50"))
+	for i := range 39 {
+		f.cmPost(t, key, []string{f.member.Access, f.owner.Access}[i%2], "more")
+	}
+	require.Len(t, f.cmList(t, key, f.viewer.Access, "size=50")["content"], 40)
+	require.Equal(t, one, count(f.cmPath(key, "?size=50")))
+	require.Equal(t, int64(3), one, "credential check, project access, the page with its total")
+}
+
+// TestSystemComment: a comment without author (automation, later) is stored and
+// published, but writes no activity entry (SPEC: activity skips system comments) and
+// mentions even the people a user's comment would exclude.
+func TestSystemComment(t *testing.T) {
+	t.Parallel()
+	h := whHarness(t)
+	events := cmCapture(h)
+	f := issueFixtureOn(t, h)
+	wh, _ := whCreate(t, h, f.key, f.owner.Access, map[string]any{"url": whPublicURL, "events": []string{"comment.created"}})
+	iss := f.create(t, map[string]any{"title": "Automated"})
+	svc := comment.NewService(h.DB, h.Server.Bus(), nil)
+	v, err := svc.Create(context.Background(), issue.Project{ID: f.projectID, Key: f.key}, nil,
+		issue.Ref{Key: iss["key"].(string)}, "<p>Escalated to @mia</p>")
+	require.NoError(t, err)
+	require.Nil(t, v.AuthorID)
+	require.Nil(t, v.AuthorName)
+
+	require.Zero(t, h.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1 AND type = 'COMMENT'", iss["id"]))
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1 AND event_type = 'comment.created'", wh["id"]))
+	evs := events.all()
+	require.Len(t, evs, 1)
+	require.Nil(t, evs[0].By.ID)
+	require.Equal(t, []uuid.UUID{f.member.ID}, evs[0].Mentioned)
+
+	listed := f.cmList(t, iss["key"].(string), f.viewer.Access, "")["content"].([]any)[0].(map[string]any)
+	require.Nil(t, listed["authorId"])
+	require.Nil(t, listed["authorName"])
+	// Nobody is its author: only a project admin deletes it.
+	issueProblem(t, h.Do("PUT", f.cmPath(iss["key"].(string), "/"+v.ID.String()), map[string]any{"body": "x"}, f.owner.Access), 403, "FORBIDDEN", "NOT_AUTHOR")
+	issueProblem(t, h.Do("DELETE", f.cmPath(iss["key"].(string), "/"+v.ID.String()), nil, f.member.Access), 403, "FORBIDDEN", "NOT_AUTHOR_OR_ADMIN")
+	require.Equal(t, http.StatusNoContent, h.Do("DELETE", f.cmPath(iss["key"].(string), "/"+v.ID.String()), nil, f.owner.Access).Status)
+}

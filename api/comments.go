@@ -1,0 +1,166 @@
+package api
+
+import (
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/comment"
+	"github.com/taskweave/taskweave/domain/project"
+)
+
+// commentPageSize is GET …/comments' default page size (CONTRACT §1).
+const commentPageSize = 5
+
+// commentResponse is CONTRACT §7's Comment; authorName and updatedAt are Taskweave
+// additions. A deleted comment (never listed today) would show deleted true, body null.
+type commentResponse struct {
+	ID         uuid.UUID  `json:"id"`
+	IssueID    uuid.UUID  `json:"issueId"`
+	AuthorID   *uuid.UUID `json:"authorId"`
+	AuthorName *string    `json:"authorName"`
+	Body       *string    `json:"body"`
+	EditedAt   *string    `json:"editedAt"`
+	Deleted    bool       `json:"deleted"`
+	CreatedAt  string     `json:"createdAt"`
+	UpdatedAt  string     `json:"updatedAt"`
+}
+
+func toCommentResponse(v *comment.View) commentResponse {
+	r := commentResponse{ID: v.ID, IssueID: v.IssueID, AuthorID: v.AuthorID, AuthorName: v.AuthorName,
+		EditedAt: instantPtr(v.EditedAt), Deleted: v.DeletedAt != nil, CreatedAt: instant(v.CreatedAt),
+		UpdatedAt: instant(v.UpdatedAt)}
+	if !r.Deleted {
+		body := v.Body
+		r.Body = &body
+	}
+	return r
+}
+
+// commentRequest is the body of POST and PUT …/comments.
+type commentRequest struct {
+	Body *string `json:"body"`
+}
+
+// parseComment decodes `{body}`: absent or null is BAD_REQUEST, blank or longer than
+// comment.MaxBody characters a VALIDATION_ERROR naming body.
+func parseComment(raw []byte) (string, error) {
+	var r commentRequest
+	if err := decodeJSON(raw, &r); err != nil {
+		return "", err
+	}
+	if r.Body == nil {
+		return "", required("body")
+	}
+	var f fields
+	f.text("body", *r.Body, true, comment.MaxBody)
+	return *r.Body, f.err()
+}
+
+// commentEmpty turns the domain's "nothing left after sanitizing" (a body of only
+// <script>, say) into the VALIDATION_ERROR naming body.
+func commentEmpty(err error) error {
+	if errors.Is(err, comment.ErrEmpty) {
+		var f fields
+		f.add("body", "BLANK", "field.SANITIZED_EMPTY")
+		return f.err()
+	}
+	return err
+}
+
+// comments is the comment service over the server's database, bus and audit recorder.
+func (s *Server) comments() *comment.Service { return comment.NewService(s.db, s.bus, s.audit) }
+
+func (s *Server) listComments(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return err
+	}
+	pr, err := parsePage(c, commentPageSize)
+	if err != nil {
+		return err
+	}
+	views, total, err := s.comments().List(c.UserContext(), issueProject(a), ref, pr.Offset(), pr.Size)
+	if err != nil {
+		return err
+	}
+	content := make([]commentResponse, len(views))
+	for i := range views {
+		content[i] = toCommentResponse(&views[i])
+	}
+	return c.JSON(newPage(content, pr, total))
+}
+
+func (s *Server) createComment(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return err
+	}
+	body, err := parseComment(c.Body())
+	if err != nil {
+		return err
+	}
+	actor := issueActor(c, a)
+	v, err := s.comments().Create(c.UserContext(), issueProject(a), &actor, ref, body)
+	if err != nil {
+		return commentEmpty(err)
+	}
+	return c.Status(fiber.StatusCreated).JSON(toCommentResponse(v))
+}
+
+// editComment: the author only, and only while they may write (a VIEWER author is
+// refused by the role check first).
+func (s *Server) editComment(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "commentId")
+	if err != nil {
+		return err
+	}
+	body, err := parseComment(c.Body())
+	if err != nil {
+		return err
+	}
+	v, err := s.comments().Edit(c.UserContext(), issueProject(a), issueActor(c, a), ref, id, body)
+	if err != nil {
+		return commentEmpty(err)
+	}
+	return c.JSON(toCommentResponse(v))
+}
+
+// deleteComment: the author (with WRITE) or a project admin (project role ADMIN, the
+// owner, or ADMIN inherited from the organization).
+func (s *Server) deleteComment(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "commentId")
+	if err != nil {
+		return err
+	}
+	admin := a.Role.AtLeast(project.Admin)
+	if err := s.comments().Delete(c.UserContext(), issueProject(a), issueActor(c, a), admin, ref, id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
