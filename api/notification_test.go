@@ -99,11 +99,18 @@ func TestNotificationCommentMentionsAndAdded(t *testing.T) {
 	h := f.h
 	id, key := ntIssue(t, f, f.owner, "Talk", &f.member) // reporter owner, assignee member
 
-	// The viewer mentions the member (twice in the list), the reporter and an outsider:
-	// one COMMENT_MENTION each for the member and the reporter (no COMMENT_ADDED on top),
-	// nothing for the outsider, who cannot see the project.
-	ntComment(t, f, id, key, &f.viewer, "<p>@Mia @Owner &amp; @Otto, look</p>", f.member.ID, f.owner.ID, f.member.ID, f.outsider.ID)
+	gone := h.Register("Dora")
+	f.addMember(t, gone, "MEMBER")
+	r := h.Do("DELETE", "/api/v1/me", nil, gone.Access)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+
+	// The viewer mentions the member (twice in the list), the reporter, an outsider and a
+	// deleted member: one COMMENT_MENTION each for the member and the reporter (no
+	// COMMENT_ADDED on top), nothing for the outsider, who cannot see the project, nor
+	// for the deleted user.
+	ntComment(t, f, id, key, &f.viewer, "<p>@Mia @Owner &amp; @Otto, look</p>", f.member.ID, f.owner.ID, f.member.ID, f.outsider.ID, gone.ID)
 	ntDrain(t, h)
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM notifications WHERE user_id = $1", gone.ID))
 	require.Equal(t, []string{"COMMENT_MENTION " + key, "ISSUE_ASSIGNED " + key}, ntTypes(t, h, f.member))
 	require.Equal(t, []string{"COMMENT_MENTION " + key}, ntTypes(t, h, f.owner))
 	mention := ntFind(t, h, f.member, "COMMENT_MENTION", key)

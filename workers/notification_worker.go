@@ -48,6 +48,5 @@ type NotifyEventWorker struct {
 // Work implements river.Worker. The job id seeds the notification ids, so a retry of a
 // job whose transaction committed creates nothing twice.
 func (w *NotifyEventWorker) Work(ctx context.Context, job *river.Job[jobs.NotifyEvent]) error {
-	_, err := w.Dispatcher.Dispatch(ctx, job.ID, job.Args)
-	return err
+	return w.Dispatcher.Dispatch(ctx, job.ID, job.Args)
 }

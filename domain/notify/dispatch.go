@@ -55,13 +55,6 @@ type Dispatcher struct {
 	Mail bool
 }
 
-// Result counts what one dispatch did: notification rows inserted (and pushed) and
-// e-mail jobs handed to River.
-type Result struct {
-	Created int
-	Mails   int
-}
-
 // want is one notification the rules ask for, before users and preferences are read.
 type want struct {
 	user uuid.UUID
@@ -81,10 +74,8 @@ type person struct {
 // Dispatch resolves the recipients of ev (job jobID), applies their preferences and, in
 // one transaction, inserts the notification rows, publishes them live and inserts the
 // e-mail jobs. Run again for the same job it inserts, pushes and mails nothing more.
-func (d *Dispatcher) Dispatch(ctx context.Context, jobID int64, ev jobs.NotifyEvent) (Result, error) {
-	var res Result
-	err := store.InTx(ctx, d.DB, func(ctx context.Context, tx bun.Tx) error {
-		res = Result{}
+func (d *Dispatcher) Dispatch(ctx context.Context, jobID int64, ev jobs.NotifyEvent) error {
+	return store.InTx(ctx, d.DB, func(ctx context.Context, tx bun.Tx) error {
 		var iss struct {
 			ReporterID uuid.UUID  `bun:"reporter_id"`
 			AssigneeID *uuid.UUID `bun:"assignee_id"`
@@ -157,18 +148,10 @@ func (d *Dispatcher) Dispatch(ctx context.Context, jobID int64, ev jobs.NotifyEv
 			if err := realtime.Publish(ctx, tx, msgs...); err != nil {
 				return err
 			}
-			res.Created = len(inserted)
 		}
-		if len(mails) > 0 {
-			// MailSend is unique by id, so a retry inserts no second e-mail.
-			if err := d.Enqueue(ctx, tx, mails...); err != nil {
-				return err
-			}
-			res.Mails = len(mails)
-		}
-		return nil
+		// MailSend is unique by id, so a retry inserts no second e-mail.
+		return d.Enqueue(ctx, tx, mails...)
 	})
-	return res, err
 }
 
 // recipients applies the rules: who gets which type for ev, never the actor, each

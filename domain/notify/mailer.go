@@ -19,9 +19,15 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// ErrRejected marks a permanent SMTP refusal (a 5xx reply): trying again sends nothing,
-// so the worker gives the job up instead of retrying it.
-var ErrRejected = errors.New("notify: mail rejected by the SMTP server")
+// Permanent mail failures: trying again would fail again, so the worker gives the job
+// up instead of retrying it for hours.
+var (
+	// ErrRejected is a 5xx reply of the SMTP relay.
+	ErrRejected = errors.New("notify: mail rejected by the SMTP server")
+	// ErrNoRelay is a mail job met by a worker without TW_SMTP_ADDR (it was switched off
+	// after the job was queued).
+	ErrNoRelay = errors.New("notify: no SMTP relay configured")
+)
 
 // Mailer sends notification e-mails through one SMTP relay.
 type Mailer struct {
@@ -70,6 +76,9 @@ type recipient struct {
 // used and a deactivated or deleted user, or one who switched this type's e-mail off
 // meanwhile, gets nothing (nil: nothing left to do).
 func (m *Mailer) Send(ctx context.Context, job jobs.MailSend) error {
+	if m.addr == "" {
+		return ErrNoRelay
+	}
 	if m.fromErr != nil {
 		return m.fromErr
 	}
