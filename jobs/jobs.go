@@ -19,10 +19,14 @@ const (
 	QueueWebhooks = "webhooks"
 	// QueueIntegrations parses incoming GitHub/GitLab payloads.
 	QueueIntegrations = "integrations"
+	// QueueNotifications turns domain events into in-app notifications.
+	QueueNotifications = "notifications"
+	// QueueMail sends e-mails, so a slow SMTP relay never delays in-app notifications.
+	QueueMail = "mail"
 )
 
 // Queues lists every queue a worker process serves.
-var Queues = []string{QueueDefault, QueueAudit, QueueWebhooks, QueueIntegrations}
+var Queues = []string{QueueDefault, QueueAudit, QueueWebhooks, QueueIntegrations, QueueNotifications, QueueMail}
 
 // AuditRecord writes one audit row. The id is chosen when the job is inserted, so a
 // retried job never writes the row twice.

@@ -1,0 +1,29 @@
+package workers
+
+import (
+	"context"
+	"errors"
+
+	"github.com/riverqueue/river"
+
+	"github.com/taskweave/taskweave/domain/notify"
+	"github.com/taskweave/taskweave/jobs"
+)
+
+// MailSendWorker sends one notification e-mail per job. A failed attempt returns its
+// error and River retries with its backoff (MaxAttempts 10); a permanent failure (an
+// SMTP 5xx, or no relay configured any more) cancels the job, since sending again would
+// fail again.
+type MailSendWorker struct {
+	river.WorkerDefaults[jobs.MailSend]
+	Mailer *notify.Mailer
+}
+
+// Work implements river.Worker.
+func (w *MailSendWorker) Work(ctx context.Context, job *river.Job[jobs.MailSend]) error {
+	err := w.Mailer.Send(ctx, job.Args)
+	if errors.Is(err, notify.ErrRejected) || errors.Is(err, notify.ErrNoRelay) {
+		return river.JobCancel(err)
+	}
+	return err
+}
