@@ -1,0 +1,35 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestCommentThroughTheAPINotifies is the whole path: a comment posted through the
+// comments API, with mentions resolved there, reaches the workers as comment.created and
+// becomes one COMMENT_MENTION per mentioned member and a COMMENT_ADDED for the reporter,
+// nothing for the author; the comment.created webhook delivery is queued beside them.
+func TestCommentThroughTheAPINotifies(t *testing.T) {
+	t.Parallel()
+	f := ntFixture(t, nil)
+	h := f.h
+	_, key := ntIssue(t, f, f.owner, "Talk", nil) // reporter: owner, no assignee
+	hook := h.Do("POST", f.path("/webhooks"), map[string]any{"url": "http://203.0.113.10/hook",
+		"events": []string{"comment.created"}}, f.owner.Access)
+	require.Equal(t, http.StatusCreated, hook.Status, "%s", hook.Body)
+
+	// The member mentions the viewer twice (two spellings) and themselves.
+	r := h.Do("POST", f.path("/issues/"+key+"/comments"), map[string]any{"body": "@viv, please look. cc @VIV @Mia"}, f.member.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	commentID := r.JSON(t)["id"].(string)
+	ntDrain(t, h)
+
+	require.Equal(t, []string{"COMMENT_MENTION " + key}, ntTypes(t, h, f.viewer))
+	require.Equal(t, []string{"COMMENT_ADDED " + key}, ntTypes(t, h, f.owner))
+	require.Empty(t, ntTypes(t, h, f.member), "nobody is notified of their own comment")
+	require.Equal(t, "Mia mentioned you on "+key, ntFind(t, h, f.viewer, "COMMENT_MENTION", key)["title"])
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM webhook_deliveries WHERE event_type = 'comment.created'
+		AND payload::jsonb->'data'->>'commentId' = $1`, commentID))
+}
