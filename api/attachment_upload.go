@@ -1,17 +1,14 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
-	"net"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -20,101 +17,18 @@ import (
 	"github.com/taskweave/taskweave/domain/project"
 )
 
-// The upload is the one route whose body is streamed rather than buffered (fiber's
-// StreamRequestBody; bodyGuard buffers every other body up to BodyLimit).
-const (
-	// uploadOverhead is what a multipart body may carry beyond the file: boundaries,
-	// part headers, small form fields. A Content-Length over limit + overhead is refused
-	// before a byte is read.
-	uploadOverhead = 1 << 20
-	// uploadIdleTimeout ends an upload whose client sends nothing for this long. The
-	// request deadline (RequestTimeout) does not apply while the file streams in: a large
-	// file on a slow link takes minutes.
-	uploadIdleTimeout = time.Minute
-	// uploadDrainMax is how much of an unread body is read away after the answer, so the
-	// client sees it (closing with unread data makes the kernel reset the connection,
-	// which can destroy the answer in flight); more than this and the connection closes.
-	uploadDrainMax = 8 << 20
-	// uploadDrainTimeout bounds that draining.
-	uploadDrainTimeout = 5 * time.Second
-)
+// uploadOverhead is what a multipart body may carry beyond the file: boundaries, part
+// headers, small form fields. A Content-Length over limit + overhead is refused before
+// the body is used.
+const uploadOverhead = 1 << 20
 
 // uploadPath matches the upload route as the router does (case-insensitive, optional
-// trailing slash). A path it misses is buffered under BodyLimit: safe, only smaller.
+// trailing slash); bodyGuard leaves its body streaming. A path it misses is buffered
+// under BodyLimit: safe, only smaller.
 var uploadPath = regexp.MustCompile(`(?i)^/api/v1/projects/[^/]+/issues/[^/]+/attachments/?$`)
 
 func isUploadRoute(c *fiber.Ctx) bool {
 	return c.Method() == fiber.MethodPost && uploadPath.MatchString(c.Path())
-}
-
-const uploadBodyKey = "uploadBody"
-
-// uploadBody is the upload's request body stream: it keeps the connection's read deadline
-// moving while bytes arrive (uploadIdleTimeout) and remembers the end of the stream or its
-// first error, because fasthttp's chunked stream would read the next request after its end.
-type uploadBody struct {
-	r       io.Reader
-	conn    net.Conn
-	idle    time.Duration
-	lastSet time.Time
-	// deadline is set when a read deadline was put on conn and must be cleared after.
-	deadline bool
-	err      error
-}
-
-func newUploadBody(c *fiber.Ctx) *uploadBody {
-	b := &uploadBody{conn: c.Context().Conn(), idle: uploadIdleTimeout}
-	if stream := c.Context().RequestBodyStream(); stream != nil {
-		b.r = stream
-	} else {
-		// Without a length or chunked encoding there is no body; a body that bodyGuard
-		// buffered (a path it did not recognize) is read from memory.
-		b.r = bytes.NewReader(c.Request().Body())
-	}
-	return b
-}
-
-func (b *uploadBody) Read(p []byte) (int, error) {
-	if b.err != nil {
-		return 0, b.err
-	}
-	// Setting a deadline costs little, but not per 4 KiB read: once a second is enough.
-	if now := time.Now(); b.conn != nil && b.idle > 0 && now.Sub(b.lastSet) > time.Second {
-		_ = b.conn.SetReadDeadline(now.Add(b.idle))
-		b.lastSet, b.deadline = now, true
-	}
-	n, err := b.r.Read(p)
-	if err != nil {
-		b.err = err
-	}
-	return n, err
-}
-
-// finish runs after the answer is decided: a body read to its end leaves the connection
-// as it is; the rest of an unread one is drained (up to uploadDrainMax within
-// uploadDrainTimeout), else the connection is closed so its unread bytes are never taken
-// for the next request.
-func (b *uploadBody) finish(c *fiber.Ctx) {
-	defer func() {
-		if b.deadline {
-			_ = b.conn.SetReadDeadline(time.Time{})
-		}
-	}()
-	if c.Response().ConnectionClose() || errors.Is(b.err, io.EOF) {
-		return
-	}
-	if b.err == nil {
-		b.idle = 0
-		if b.conn != nil {
-			_ = b.conn.SetReadDeadline(time.Now().Add(uploadDrainTimeout))
-			b.deadline = true
-		}
-		_, _ = io.CopyN(io.Discard, b, uploadDrainMax)
-		if errors.Is(b.err, io.EOF) {
-			return
-		}
-	}
-	c.Context().SetConnectionClose()
 }
 
 // fileTooLarge is the 413 of an upload over the per-file limit.
@@ -144,18 +58,19 @@ func (s *Server) uploadAttachment(c *fiber.Ctx) error {
 		return err
 	}
 	limit := s.cfg.MaxUploadBytes
+	// bodyGuard settles the unread body after the answer.
 	if cl := c.Request().Header.ContentLength(); cl > 0 && int64(cl) > limit+uploadOverhead {
-		c.Context().SetConnectionClose()
 		return fileTooLarge(limit)
 	}
-	body, _ := c.Locals(uploadBodyKey).(*uploadBody)
+	body, _ := c.Locals(streamBodyKey).(*streamBody)
 	if body == nil {
-		body = newUploadBody(c)
+		body = newStreamBody(c)
 	}
 	// The whole body is capped too, so parts beside the file cannot stream forever.
 	total := &io.LimitedReader{R: body, N: limit + uploadOverhead + 1}
 
-	// Streaming the file runs without the request deadline (the idle timeout guards it);
+	// Streaming the file runs without the request deadline (streamBody's idle timeout
+	// guards it);
 	// the database work after it gets a deadline of its own.
 	ctx := context.WithoutCancel(c.UserContext())
 	st, file, err := s.receiveFile(ctx, svc, multipart.NewReader(total, boundary), limit, total)

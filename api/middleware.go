@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,55 +35,6 @@ func (s *Server) edge(c *fiber.Ctx) (err error) {
 		}
 		s.metrics.observe(c, time.Since(start))
 	}()
-	return c.Next()
-}
-
-// bodyGuard makes request bodies what they were before streaming was switched on (see
-// New): every body but the upload's is read into memory here, up to BodyLimit, so
-// handlers keep using c.Body(). A Content-Length over the limit is refused before a
-// byte is read, a chunked body once it passes the limit; both with 413 and the connection
-// closed, since the rest of the body is never read. The upload route gets its stream
-// (uploadBody) and the connection is settled after its answer.
-func (s *Server) bodyGuard(c *fiber.Ctx) error {
-	if isUploadRoute(c) {
-		body := newUploadBody(c)
-		c.Locals(uploadBodyKey, body)
-		defer body.finish(c)
-		return c.Next()
-	}
-	stream := c.Context().RequestBodyStream()
-	if stream == nil {
-		return c.Next()
-	}
-	limit := s.cfg.BodyLimit
-	tooLarge := func() error {
-		c.Context().SetConnectionClose()
-		return newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE", "limit", strconv.Itoa(limit))
-	}
-	req := c.Request()
-	switch n := req.Header.ContentLength(); {
-	case n > limit:
-		return tooLarge()
-	case n == 0:
-		req.ResetBody()
-	case n > 0:
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(stream, buf); err != nil {
-			c.Context().SetConnectionClose()
-			return badRequest("")
-		}
-		req.SetBodyRaw(buf)
-	default: // chunked: the length is known once the body has been read
-		buf, err := io.ReadAll(io.LimitReader(stream, int64(limit)+1))
-		if err != nil {
-			c.Context().SetConnectionClose()
-			return badRequest("")
-		}
-		if len(buf) > limit {
-			return tooLarge()
-		}
-		req.SetBodyRaw(buf)
-	}
 	return c.Next()
 }
 

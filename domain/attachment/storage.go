@@ -107,14 +107,23 @@ func put(ctx context.Context, root *os.Root, name string, r io.Reader) (n int64,
 	return n, nil
 }
 
-// Open implements Storage; only regular files are served.
+// Open implements Storage.
 func (l *Local) Open(_ context.Context, name string) (io.ReadCloser, int64, error) {
 	if !ValidStoredName(name) {
 		return nil, 0, fmt.Errorf("open %q: %w", name, ErrFileNotFound)
 	}
-	// The file stays readable after the root is closed again.
+	// Only regular files are served; a symbolic link (Taskweave never makes one) is not
+	// found rather than a failure, wherever it points. The root would refuse to follow
+	// one out of it anyway. The file stays readable after the root is closed again.
 	var f *os.File
 	err := l.with(func(root *os.Root) (err error) {
+		st, err := root.Lstat(name)
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("not a regular file: %w", fs.ErrNotExist)
+		}
 		f, err = root.Open(name)
 		return err
 	})
