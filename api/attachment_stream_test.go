@@ -204,3 +204,46 @@ func TestBodyLimitWithStreaming(t *testing.T) {
 	require.Equal(t, "chunked", m["title"])
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM issues WHERE project_id = $1 AND title = 'big'", f.projectID))
 }
+
+// TestAttachmentUploadOutlivesRequestTimeout: the file streams in without the request
+// deadline (a large file on a slow link takes longer than RequestTimeout); the database
+// work after it gets a deadline of its own.
+func TestAttachmentUploadOutlivesRequestTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	h := atLimited(t, 1<<20, func(s *api.Settings) { s.RequestTimeout = timeout })
+	f := atFixtureOn(t, h)
+	base := atListen(t, h)
+
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		part, err := mw.CreateFormFile("file", "slow.txt")
+		if err == nil {
+			_, err = io.WriteString(part, "first half, ")
+		}
+		if err == nil {
+			// The client pauses mid-file for longer than the request deadline: this
+			// wait is what the test is about, not a synchronization.
+			<-time.After(2 * timeout)
+			_, err = io.WriteString(part, "second half")
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		_ = pw.CloseWithError(err)
+	}()
+	req, err := http.NewRequest("POST", base+f.at(""), pr)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+f.member.Access)
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+	raw, err := os.ReadFile(filepath.Join(f.dir, f.files(t)[0]))
+	require.NoError(t, err)
+	require.Equal(t, "first half, second half", string(raw))
+}

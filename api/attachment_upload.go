@@ -70,8 +70,7 @@ func (s *Server) uploadAttachment(c *fiber.Ctx) error {
 	total := &io.LimitedReader{R: body, N: limit + uploadOverhead + 1}
 
 	// Streaming the file runs without the request deadline (streamBody's idle timeout
-	// guards it);
-	// the database work after it gets a deadline of its own.
+	// guards it); the database work after it gets a deadline of its own.
 	ctx := context.WithoutCancel(c.UserContext())
 	st, file, err := s.receiveFile(ctx, svc, multipart.NewReader(total, boundary), limit, total)
 	if err != nil {
@@ -97,23 +96,23 @@ func (s *Server) receiveFile(ctx context.Context, svc *attachment.Service, mr *m
 		}
 	}()
 	// An error while reading is the body's fault: over the cap, cut short or malformed.
-	bodyError := func(err error) error {
+	bodyError := func() error {
 		if total.N <= 0 {
 			return fileTooLarge(limit)
 		}
 		return badRequest("MALFORMED_MULTIPART")
 	}
 	for {
-		part, err := mr.NextRawPart()
-		if errors.Is(err, io.EOF) {
+		part, perr := mr.NextRawPart()
+		if errors.Is(perr, io.EOF) {
 			break
 		}
-		if err != nil {
-			return st, f, bodyError(err)
+		if perr != nil {
+			return st, f, bodyError()
 		}
 		if part.FormName() != "file" && part.FileName() == "" {
 			if _, err := io.Copy(io.Discard, part); err != nil {
-				return st, f, bodyError(err)
+				return st, f, bodyError()
 			}
 			continue
 		}
@@ -131,7 +130,7 @@ func (s *Server) receiveFile(ctx context.Context, svc *attachment.Service, mr *m
 		case errors.Is(err, attachment.ErrTooLarge):
 			return st, f, fileTooLarge(limit)
 		case errors.Is(err, attachment.ErrContent):
-			return st, f, bodyError(err)
+			return st, f, bodyError()
 		case err != nil:
 			return st, f, err
 		}

@@ -46,11 +46,13 @@ func (s *Server) bodyGuard(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	limit := s.cfg.BodyLimit
-	tooLarge := newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE", "limit", strconv.Itoa(limit))
+	tooLarge := func() error {
+		return newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE", "limit", strconv.Itoa(limit))
+	}
 	req := c.Request()
 	switch n := req.Header.ContentLength(); {
 	case n > limit:
-		return tooLarge
+		return tooLarge()
 	case n >= 0:
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(body, buf); err != nil {
@@ -64,7 +66,7 @@ func (s *Server) bodyGuard(c *fiber.Ctx) error {
 			return badRequest("")
 		}
 		if len(buf) > limit {
-			return tooLarge
+			return tooLarge()
 		}
 		req.SetBodyRaw(buf)
 	}
