@@ -7,7 +7,22 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
+
+// matrixRaw is a call body sent as is with its own Content-Type (the matrix sends every
+// other body as JSON).
+type matrixRaw struct {
+	body        []byte
+	contentType string
+}
+
+// matrixMultipart is a multipart/form-data body of parts.
+func matrixMultipart(t *testing.T, parts ...atPart) matrixRaw {
+	body, ct := atBody(t, parts...)
+	return matrixRaw{body: body, contentType: ct}
+}
 
 // TestEveryProjectEndpointRoleMatrix walks every registered /projects/{key}/… endpoint with
 // every kind of caller and checks the exact status: anonymous 401; non-member and system
@@ -56,6 +71,10 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 	ping := h.Do("POST", base+"/webhooks/"+hook["id"].(string)+"/test", nil, owner.Access).JSON(t)
 	reportSprintID := reportMatrixSprint(t, h, key)
 	dashWidget := h.Do("POST", base+"/dashboard/widgets", map[string]any{"type": "VELOCITY"}, owner.Access).JSON(t)
+	upload := func() any { return matrixMultipart(t, atFile("m.txt", "text/plain", "matrix")) }
+	fileAt := base + "/issues/" + issue["key"].(string) + "/attachments"
+	first := upload().(matrixRaw)
+	file := h.Do("POST", fileAt, first.body, owner.Access, "Content-Type", first.contentType).JSON(t)
 	unique := func(p string) string { return p + strings.ToLower(uuid.NewString()[:8]) }
 	random := uuid.NewString()
 
@@ -144,6 +163,12 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 		{"PUT", "/dashboard/layout", base + "/dashboard/layout", func() any { return []any{map[string]any{"widgetId": dashWidget["id"], "gridX": 1}} }, "ADMIN", 200},
 		{"POST", "/dashboard/widgets", base + "/dashboard/widgets", func() any { return map[string]any{"type": "ISSUE_COUNT"} }, "ADMIN", 201},
 		{"DELETE", "/dashboard/widgets/:widgetId", base + "/dashboard/widgets/" + random, nil, "ADMIN", 404},
+
+		{"POST", "/issues/:issueKey/attachments", fileAt, upload, "MEMBER", 201},
+		{"GET", "/issues/:issueKey/attachments", fileAt, nil, "VIEWER", 200},
+		{"GET", "/issues/:issueKey/attachments/:attachmentId/download", fileAt + "/" + file["id"].(string) + "/download", nil, "VIEWER", 200},
+		// Uploader or PROJECT_ADMIN: TestAttachmentDeleteRules; here an unknown id, 404 for anyone with WRITE.
+		{"DELETE", "/issues/:issueKey/attachments/:attachmentId", fileAt + "/" + random, nil, "MEMBER", 404},
 	}
 
 	// Every registered project route is in the table.
@@ -177,7 +202,12 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 			if c.body != nil {
 				body = c.body()
 			}
-			r := h.Do(c.method, c.path, body, who.token)
+			var r *apitest.Response
+			if raw, ok := body.(matrixRaw); ok {
+				r = h.Do(c.method, c.path, raw.body, who.token, "Content-Type", raw.contentType)
+			} else {
+				r = h.Do(c.method, c.path, body, who.token)
+			}
 			want, reason := 403, ""
 			switch {
 			case who.name == "anonymous":

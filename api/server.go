@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
+	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/event"
@@ -49,6 +50,8 @@ type Deps struct {
 	Webhook webhook.Config
 	// Ready reports whether the database answers and migrations are current.
 	Ready func(ctxTimeout time.Duration) error
+	// Attachments is where attachment files are kept.
+	Attachments attachment.Storage
 }
 
 // Server holds the Fiber app and what its handlers need.
@@ -88,6 +91,11 @@ func New(cfg Config, d Deps) *Server {
 			return nil
 		},
 	}
+	// Bodies arrive as a stream so an upload never sits whole in memory; bodyGuard reads
+	// every other body into memory up to BodyLimit, as fasthttp would. fasthttp must not
+	// pre-parse multipart bodies either (it would spool the upload to memory and disk).
+	fc.StreamRequestBody = true
+	fc.DisablePreParseMultipartForm = true
 	if len(cfg.TrustedProxies) > 0 {
 		fc.EnableTrustedProxyCheck = true
 		fc.TrustedProxies = cfg.TrustedProxies
@@ -108,6 +116,7 @@ func New(cfg Config, d Deps) *Server {
 func (s *Server) routes() {
 	app := s.App
 	app.Use(s.edge)
+	app.Use(s.bodyGuard)
 	s.operationalRoutes(app)
 	s.docsRoutes(app)
 	s.opsRoutes(app)

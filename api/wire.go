@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
+	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/comment"
@@ -32,6 +33,9 @@ type Settings struct {
 	Password            auth.PasswordParams
 	// Webhook is the outgoing webhook configuration (URL checks, test pings).
 	Webhook webhook.Config
+	// AttachmentStorage keeps attachment files; nil is the local disk under
+	// AttachmentsDir.
+	AttachmentStorage attachment.Storage
 }
 
 // InsertNotifyCooldown is the FetchCooldown of the insert-only River client. It does not
@@ -59,9 +63,17 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 	if err != nil {
 		return nil, fmt.Errorf("auth service: %w", err)
 	}
+	files := s.AttachmentStorage
+	if files == nil {
+		local, err := attachment.NewLocal(s.AttachmentsDir)
+		if err != nil {
+			return nil, err
+		}
+		files = local
+	}
 	return New(s.Config, Deps{
 		Log: log, DB: db, Auth: svc, Authn: auth.NewAuthenticator(db.Bun, tokens),
 		Limiter: auth.NewLimiter(db.Bun, s.AuthRateLimit, s.AuthRateWindow), Registry: reg, Ready: ready,
-		Bus: bus, Audit: rec, River: inserter, Webhook: s.Webhook.WithDefaults(),
+		Bus: bus, Audit: rec, River: inserter, Webhook: s.Webhook.WithDefaults(), Attachments: files,
 	}), nil
 }

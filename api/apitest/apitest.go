@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api"
+	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/migrations"
 	"github.com/taskweave/taskweave/store"
@@ -40,6 +41,9 @@ type Options struct {
 	DB *store.DB
 	// Configure edits the settings before wiring.
 	Configure func(*api.Settings)
+	// AttachmentStorage, when set, wraps the local storage under Settings.AttachmentsDir
+	// (a storage whose Remove fails, say); the result is the server's storage.
+	AttachmentStorage func(local attachment.Storage) attachment.Storage
 }
 
 // Harness is a wired server on a real database.
@@ -75,6 +79,11 @@ func New(tb testing.TB, opts Options) *Harness {
 	}
 	if s.MaxUploadBytes == 0 {
 		s.MaxUploadBytes = 25 << 20
+	}
+	if opts.AttachmentStorage != nil {
+		local, err := attachment.NewLocal(s.AttachmentsDir)
+		require.NoError(tb, err)
+		s.AttachmentStorage = opts.AttachmentStorage(local)
 	}
 	inserter, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
 	require.NoError(tb, err)

@@ -1,0 +1,515 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api"
+	"github.com/taskweave/taskweave/api/apitest"
+	"github.com/taskweave/taskweave/domain/attachment"
+	"github.com/taskweave/taskweave/store/storetest"
+)
+
+// atPart is one part of a multipart body; an empty filename or contentType is not sent.
+type atPart struct{ name, filename, contentType, data string }
+
+// atFile is the `file` part.
+func atFile(filename, contentType, data string) atPart {
+	return atPart{"file", filename, contentType, data}
+}
+
+// atBody encodes parts as multipart/form-data and returns the body and its Content-Type.
+func atBody(t *testing.T, parts ...atPart) ([]byte, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	quote := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	for _, p := range parts {
+		hdr := textproto.MIMEHeader{}
+		cd := `form-data; name="` + p.name + `"`
+		if p.filename != "" {
+			cd += `; filename="` + quote.Replace(p.filename) + `"`
+		}
+		hdr.Set("Content-Disposition", cd)
+		if p.contentType != "" {
+			hdr.Set("Content-Type", p.contentType)
+		}
+		pw, err := w.CreatePart(hdr)
+		require.NoError(t, err)
+		_, err = io.WriteString(pw, p.data)
+		require.NoError(t, err)
+	}
+	require.NoError(t, w.Close())
+	return buf.Bytes(), w.FormDataContentType()
+}
+
+// atFixture is an issueFixture with one issue, and the harness's storage directory.
+type atFixture struct {
+	*issueFixture
+	issueID, issueKey string
+	dir               string
+}
+
+func atFixtureOn(t *testing.T, h *apitest.Harness) *atFixture {
+	t.Helper()
+	f := issueFixtureOn(t, h)
+	iss := f.create(t, map[string]any{"title": "With files"})
+	return &atFixture{issueFixture: f, issueID: iss["id"].(string), issueKey: iss["key"].(string), dir: h.Settings.AttachmentsDir}
+}
+
+// at is the issue's attachments path followed by suffix.
+func (f *atFixture) at(suffix string) string {
+	return f.path("/issues/" + f.issueKey + "/attachments" + suffix)
+}
+
+func (f *atFixture) upload(t *testing.T, token string, parts ...atPart) *apitest.Response {
+	t.Helper()
+	body, ct := atBody(t, parts...)
+	return f.h.Do("POST", f.at(""), body, token, "Content-Type", ct)
+}
+
+// uploaded uploads one file as token and returns the reply.
+func (f *atFixture) uploaded(t *testing.T, token, filename, contentType, data string) map[string]any {
+	t.Helper()
+	r := f.upload(t, token, atFile(filename, contentType, data))
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	return r.JSON(t)
+}
+
+// files lists the storage directory.
+func (f *atFixture) files(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(f.dir)
+	require.NoError(t, err)
+	out := []string{}
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rows counts the issue's attachment records.
+func (f *atFixture) rows() int {
+	return f.h.Count("SELECT count(*) FROM attachments WHERE issue_id = $1", f.issueID)
+}
+
+func (f *atFixture) storedName(t *testing.T, id any) string {
+	t.Helper()
+	var name string
+	require.NoError(t, f.h.DB.Pool.QueryRow(context.Background(), "SELECT stored_name FROM attachments WHERE id = $1", id).Scan(&name))
+	return name
+}
+
+var atStoredName = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.[a-z0-9]+)?$`)
+
+func TestAttachmentUploadListDownload(t *testing.T) {
+	t.Parallel()
+	f := atFixtureOn(t, shared(t))
+
+	// A field beside the file is read past; the file part keeps its name and type.
+	r := f.upload(t, f.member.Access, atPart{"comment", "", "", "ignored"}, atFile("Report.PDF", "application/pdf", "%PDF-1.7 data"))
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	pdf := r.JSON(t)
+	keys := []string{}
+	for k := range pdf {
+		keys = append(keys, k)
+	}
+	require.ElementsMatch(t, []string{"id", "issueId", "uploaderId", "filename", "contentType", "size", "createdAt"}, keys,
+		"exactly CONTRACT's members: no stored name, no path")
+	require.Equal(t, f.issueID, pdf["issueId"])
+	require.Equal(t, f.member.ID.String(), pdf["uploaderId"])
+	require.Equal(t, "Report.PDF", pdf["filename"])
+	require.Equal(t, "application/pdf", pdf["contentType"])
+	require.EqualValues(t, 13, pdf["size"])
+	require.Regexp(t, `^\d{4}-\d\d-\d\dT.*Z$`, pdf["createdAt"])
+
+	stored := f.storedName(t, pdf["id"])
+	require.Regexp(t, atStoredName, stored)
+	require.True(t, strings.HasSuffix(stored, ".pdf"), "the extension, lower-cased: %s", stored)
+	require.NotContains(t, stored, pdf["id"], "the stored name is not derived from the id")
+	raw, err := os.ReadFile(filepath.Join(f.dir, stored))
+	require.NoError(t, err)
+	require.Equal(t, "%PDF-1.7 data", string(raw))
+
+	// No Content-Type → application/octet-stream; a type is kept in canonical form.
+	plain := f.uploaded(t, f.owner.Access, "notes", "", "plain")
+	require.Equal(t, "application/octet-stream", plain["contentType"])
+	require.Regexp(t, `^[0-9a-f-]{36}$`, f.storedName(t, plain["id"]), "no extension, none added")
+	typed := f.uploaded(t, f.owner.Access, "backup.tar.gz", "Text/Plain; Charset=UTF-8", "x")
+	require.Equal(t, "text/plain; charset=UTF-8", typed["contentType"])
+	require.True(t, strings.HasSuffix(f.storedName(t, typed["id"]), ".gz"))
+	require.Len(t, f.files(t), 3)
+
+	// Any project role lists (by createdAt) and downloads; the issue may be named by id.
+	list := f.h.Do("GET", f.path("/issues/"+f.issueID+"/attachments"), nil, f.viewer.Access)
+	require.Equal(t, http.StatusOK, list.Status, "%s", list.Body)
+	var got []map[string]any
+	require.NoError(t, json.Unmarshal(list.Body, &got))
+	require.Equal(t, []map[string]any{pdf, plain, typed}, got)
+
+	d := f.h.Do("GET", f.at("/"+pdf["id"].(string)+"/download"), nil, f.viewer.Access)
+	require.Equal(t, http.StatusOK, d.Status, "%s", d.Body)
+	require.Equal(t, "%PDF-1.7 data", string(d.Body))
+	require.Equal(t, "application/pdf", d.Header.Get("Content-Type"))
+	require.Equal(t, "13", d.Header.Get("Content-Length"))
+	require.Equal(t, `attachment; filename="Report.PDF"`, d.Header.Get("Content-Disposition"))
+	require.Equal(t, "nosniff", d.Header.Get("X-Content-Type-Options"))
+
+	require.Equal(t, []string{"ATTACHMENT_ADDED:∅→Report.PDF", "ATTACHMENT_ADDED:∅→notes", "ATTACHMENT_ADDED:∅→backup.tar.gz"},
+		f.activity(t, f.issueID))
+	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1 AND actor_id = $2 AND type = 'ATTACHMENT_ADDED'",
+		f.issueID, f.member.ID))
+}
+
+// TestAttachmentDownloadHeaders: Content-Disposition has an ASCII fallback and, when the
+// fallback had to change the name, the exact name in RFC 5987 form; both parse back.
+func TestAttachmentDownloadHeaders(t *testing.T) {
+	t.Parallel()
+	f := atFixtureOn(t, shared(t))
+	for name, want := range map[string]string{
+		"plain-name_1.txt":   `attachment; filename="plain-name_1.txt"`,
+		"Übersicht 2026.pdf": `attachment; filename="_bersicht 2026.pdf"; filename*=UTF-8''%C3%9Cbersicht%202026.pdf`,
+		`Bericht "Q1".txt`:   `attachment; filename="Bericht _Q1_.txt"; filename*=UTF-8''Bericht%20%22Q1%22.txt`,
+		"日本語 (1).txt":        `attachment; filename="___ (1).txt"; filename*=UTF-8''%E6%97%A5%E6%9C%AC%E8%AA%9E%20%281%29.txt`,
+	} {
+		a := f.uploaded(t, f.member.Access, name, "text/plain; charset=utf-8", "content of "+name)
+		require.Equal(t, name, a["filename"])
+		d := f.h.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.member.Access)
+		require.Equal(t, http.StatusOK, d.Status, "%s", d.Body)
+		require.Equal(t, "content of "+name, string(d.Body))
+		require.Equal(t, "text/plain; charset=utf-8", d.Header.Get("Content-Type"))
+		require.Equal(t, want, d.Header.Get("Content-Disposition"), name)
+		require.Equal(t, "nosniff", d.Header.Get("X-Content-Type-Options"))
+		disp, params, err := mime.ParseMediaType(d.Header.Get("Content-Disposition"))
+		require.NoError(t, err)
+		require.Equal(t, "attachment", disp)
+		require.Equal(t, name, params["filename"], "a client reading filename* gets the exact name")
+	}
+}
+
+func TestAttachmentUploadRefusals(t *testing.T) {
+	t.Parallel()
+	f := atFixtureOn(t, shared(t))
+	multi := func(parts ...atPart) func() ([]byte, string) {
+		return func() ([]byte, string) { return atBody(t, parts...) }
+	}
+	whole, wholeType := atBody(t, atFile("cut.txt", "", strings.Repeat("x", 5000)))
+	for _, c := range []struct {
+		name         string
+		body         func() ([]byte, string)
+		code, reason string
+		field, fcode string
+	}{
+		{"JSON", func() ([]byte, string) { return []byte(`{"file":"x"}`), "application/json" }, "BAD_REQUEST", "NOT_MULTIPART", "", ""},
+		{"no boundary", func() ([]byte, string) { return []byte("--x--"), "multipart/form-data" }, "BAD_REQUEST", "NOT_MULTIPART", "", ""},
+		{"no content type", func() ([]byte, string) { return []byte("data"), "" }, "BAD_REQUEST", "NOT_MULTIPART", "", ""},
+		{"no parts", multi(), "BAD_REQUEST", "MISSING_FILE_PART", "", ""},
+		{"only a field", multi(atPart{"comment", "", "", "hi"}), "BAD_REQUEST", "MISSING_FILE_PART", "", ""},
+		{"file under another name", multi(atPart{"upload", "a.txt", "", "data"}), "BAD_REQUEST", "MISSING_FILE_PART", "", ""},
+		{"two files", multi(atFile("a.txt", "", "one"), atFile("b.txt", "", "two")), "BAD_REQUEST", "TOO_MANY_FILES", "", ""},
+		{"a second file under another name", multi(atFile("a.txt", "", "one"), atPart{"other", "b.txt", "", "two"}), "BAD_REQUEST", "TOO_MANY_FILES", "", ""},
+		{"cut short", func() ([]byte, string) { return whole[:len(whole)-20], wholeType }, "BAD_REQUEST", "MALFORMED_MULTIPART", "", ""},
+		{"no boundary inside", func() ([]byte, string) { return []byte("garbage"), "multipart/form-data; boundary=zz" }, "BAD_REQUEST", "MISSING_FILE_PART", "", ""},
+		{"no filename", multi(atFile("", "", "data")), "VALIDATION_ERROR", "", "filename", "BLANK"},
+		{"blank filename", multi(atFile("   ", "", "data")), "VALIDATION_ERROR", "", "filename", "BLANK"},
+		{"only a directory", multi(atFile("../", "", "data")), "VALIDATION_ERROR", "", "filename", "BLANK"},
+		{"filename too long", multi(atFile(strings.Repeat("n", 252)+".txt", "", "data")), "VALIDATION_ERROR", "", "filename", "LENGTH"},
+		{"invalid type", multi(atFile("a.txt", "not a type", "data")), "VALIDATION_ERROR", "", "contentType", "MEDIA_TYPE"},
+		{"type too long", multi(atFile("a.txt", "application/"+strings.Repeat("x", 120), "data")), "VALIDATION_ERROR", "", "contentType", "LENGTH"},
+	} {
+		body, ct := c.body()
+		r := f.h.Do("POST", f.at(""), body, f.member.Access, "Content-Type", ct)
+		require.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", c.name, r.Body)
+		m := r.JSON(t)
+		require.Equal(t, c.code, m["code"], "%s: %s", c.name, r.Body)
+		if c.reason != "" {
+			require.Equal(t, c.reason, m["reason"], "%s: %s", c.name, r.Body)
+		}
+		if c.field != "" {
+			errs := m["errors"].([]any)
+			require.Len(t, errs, 1, c.name)
+			require.Equal(t, c.field, errs[0].(map[string]any)["field"], c.name)
+			require.Equal(t, c.fcode, errs[0].(map[string]any)["code"], c.name)
+			require.Contains(t, m["details"], c.field, c.name)
+		}
+		require.Empty(t, f.files(t), "%s: nothing stored", c.name)
+	}
+	require.Zero(t, f.rows())
+	require.Empty(t, f.activity(t, f.issueID))
+
+	// Who and where: checked before the body is read.
+	r := f.upload(t, f.viewer.Access, atFile("a.txt", "", "x"))
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	issueProblem(t, f.upload(t, f.outsider.Access, atFile("a.txt", "", "x")), http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+	body, ct := atBody(t, atFile("a.txt", "", "x"))
+	issueProblem(t, f.h.Do("POST", f.path("/issues/"+f.key+"-999/attachments"), body, f.member.Access, "Content-Type", ct),
+		http.StatusNotFound, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	issueProblem(t, f.h.Do("POST", f.path("/issues/not-a-ref!/attachments"), body, f.member.Access, "Content-Type", ct),
+		http.StatusBadRequest, "BAD_REQUEST", "INVALID_ISSUE_REF")
+	other := atFixtureOn(t, f.h)
+	issueProblem(t, f.h.Do("POST", f.path("/issues/"+other.issueID+"/attachments"), body, f.owner.Access, "Content-Type", ct),
+		http.StatusNotFound, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	require.Empty(t, f.files(t))
+
+	// A path in the client's file name is dropped, whichever separator it uses.
+	require.Equal(t, "passwd.txt", f.uploaded(t, f.member.Access, "../../etc/passwd.txt", "", "x")["filename"])
+	require.Equal(t, "a b.doc", f.uploaded(t, f.member.Access, `C:\Users\Ann\a b.doc`, "", "x")["filename"])
+	require.Equal(t, 2, f.rows())
+}
+
+// atLimited is a harness on the package database with a small upload limit.
+func atLimited(t *testing.T, limit int64, more ...func(*api.Settings)) *apitest.Harness {
+	t.Helper()
+	return apitest.New(t, apitest.Options{DB: storetest.PackageDB(t), Configure: func(s *api.Settings) {
+		s.MaxUploadBytes = limit
+		for _, m := range more {
+			m(s)
+		}
+	}})
+}
+
+func TestAttachmentUploadOverLimit(t *testing.T) {
+	t.Parallel()
+	f := atFixtureOn(t, atLimited(t, 1024))
+
+	r := f.upload(t, f.member.Access, atFile("big.bin", "", strings.Repeat("b", 1025)))
+	issueProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "FILE_TOO_LARGE")
+	require.Equal(t, "The file is larger than the limit of 1024 bytes.", r.JSON(t)["message"])
+	require.Empty(t, f.files(t), "nothing of it stays on disk")
+	require.Zero(t, f.rows())
+	require.Empty(t, f.activity(t, f.issueID))
+
+	body, ct := atBody(t, atFile("big.bin", "", strings.Repeat("b", 1025)))
+	r = f.h.Do("POST", f.at(""), body, f.member.Access, "Content-Type", ct, "Accept-Language", "de")
+	require.Equal(t, "Die Datei ist größer als das Limit von 1024 Bytes.", r.JSON(t)["message"])
+
+	// A Content-Length clearly over the limit is refused before the body is used.
+	body, ct = atBody(t, atFile("huge.bin", "", strings.Repeat("h", 1024+2<<20)))
+	r = f.h.Do("POST", f.at(""), body, f.member.Access, "Content-Type", ct)
+	issueProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "FILE_TOO_LARGE")
+	require.Empty(t, f.files(t))
+
+	// Exactly the limit is fine.
+	ok := f.uploaded(t, f.member.Access, "fits.bin", "", strings.Repeat("f", 1024))
+	require.EqualValues(t, 1024, ok["size"])
+	require.Len(t, f.files(t), 1)
+}
+
+func TestAttachmentDeleteRules(t *testing.T) {
+	t.Parallel()
+	f := atFixtureOn(t, shared(t))
+	member2, admin := f.h.Register("Member2"), f.h.Register("Admin")
+	f.addMember(t, member2, "MEMBER")
+	f.addMember(t, admin, "ADMIN")
+	del := func(id any, token string) *apitest.Response {
+		return f.h.Do("DELETE", f.at("/"+id.(string)), nil, token)
+	}
+
+	own := f.uploaded(t, f.member.Access, "own.txt", "", "mine")
+	ownFile := f.storedName(t, own["id"])
+	issueProblem(t, del(own["id"], member2.Access), http.StatusForbidden, "FORBIDDEN", "NOT_UPLOADER")
+	require.Equal(t, http.StatusForbidden, del(own["id"], f.viewer.Access).Status)
+	issueProblem(t, del(own["id"], f.outsider.Access), http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+	require.Equal(t, 1, f.rows())
+	require.Equal(t, []string{ownFile}, f.files(t))
+
+	require.Equal(t, http.StatusNoContent, del(own["id"], f.member.Access).Status, "the uploader may")
+	require.Zero(t, f.rows())
+	require.Empty(t, f.files(t))
+	require.Equal(t, []string{"ATTACHMENT_ADDED:∅→own.txt", "ATTACHMENT_REMOVED:own.txt→∅"}, f.activity(t, f.issueID))
+	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1 AND actor_id = $2 AND type = 'ATTACHMENT_REMOVED'",
+		f.issueID, f.member.ID))
+	issueProblem(t, del(own["id"], f.member.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
+
+	// A project ADMIN (the owner, or by member role) deletes anyone's.
+	for _, token := range []string{f.owner.Access, admin.Access} {
+		a := f.uploaded(t, f.member.Access, "theirs.txt", "", "x")
+		require.Equal(t, http.StatusNoContent, del(a["id"], token).Status)
+	}
+	require.Zero(t, f.rows())
+
+	// An uploader who lost WRITE may no longer delete.
+	mine := f.uploaded(t, member2.Access, "mine.txt", "", "x")
+	r := f.h.Do("PATCH", f.path("/members/"+member2.ID.String()), map[string]any{"role": "VIEWER"}, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	require.Equal(t, http.StatusForbidden, del(mine["id"], member2.Access).Status)
+	require.Equal(t, 1, f.rows())
+
+	// Ids: malformed, unknown, of another issue (also for the download).
+	issueProblem(t, f.h.Do("DELETE", f.at("/nope"), nil, f.owner.Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+	issueProblem(t, del(uuid.NewString(), f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
+	otherIssue := f.create(t, map[string]any{"title": "Other"})
+	body, ct := atBody(t, atFile("elsewhere.txt", "", "x"))
+	r = f.h.Do("POST", f.path("/issues/"+otherIssue["key"].(string)+"/attachments"), body, f.owner.Access, "Content-Type", ct)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	elsewhere := r.JSON(t)["id"].(string)
+	issueProblem(t, del(elsewhere, f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
+	issueProblem(t, f.h.Do("GET", f.at("/"+elsewhere+"/download"), nil, f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
+	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM attachments WHERE id = $1", elsewhere))
+
+	// A file already gone counts as removed: the download says so, the delete succeeds.
+	gone := f.uploaded(t, f.owner.Access, "gone.txt", "", "x")
+	require.NoError(t, os.Remove(filepath.Join(f.dir, f.storedName(t, gone["id"]))))
+	issueProblem(t, f.h.Do("GET", f.at("/"+gone["id"].(string)+"/download"), nil, f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_FILE_MISSING")
+	require.Equal(t, http.StatusNoContent, del(gone["id"], f.owner.Access).Status)
+	require.Zero(t, f.h.Count("SELECT count(*) FROM attachments WHERE id = $1", gone["id"]))
+}
+
+// atFlakyStorage is the real local storage whose Put or Remove can be made to fail.
+type atFlakyStorage struct {
+	attachment.Storage
+	failPut, failRemove atomic.Bool
+}
+
+var errAtDisk = errors.New("disk on fire at /srv/secret/path")
+
+func (s *atFlakyStorage) Put(ctx context.Context, name string, r io.Reader) (int64, error) {
+	if s.failPut.Load() {
+		_, _ = io.CopyN(io.Discard, r, 10)
+		return 0, errAtDisk
+	}
+	return s.Storage.Put(ctx, name, r)
+}
+
+func (s *atFlakyStorage) Remove(ctx context.Context, name string) error {
+	if s.failRemove.Load() {
+		return errAtDisk
+	}
+	return s.Storage.Remove(ctx, name)
+}
+
+// TestAttachmentFailingStorage: when the file cannot be removed the record stays (503,
+// a generic body), and a store that fails leaves no record.
+func TestAttachmentFailingStorage(t *testing.T) {
+	t.Parallel()
+	flaky := &atFlakyStorage{}
+	h := apitest.New(t, apitest.Options{DB: storetest.PackageDB(t), AttachmentStorage: func(local attachment.Storage) attachment.Storage {
+		flaky.Storage = local
+		return flaky
+	}})
+	f := atFixtureOn(t, h)
+	a := f.uploaded(t, f.member.Access, "keep.txt", "", "kept")
+	stored := f.storedName(t, a["id"])
+
+	flaky.failRemove.Store(true)
+	r := f.h.Do("DELETE", f.at("/"+a["id"].(string)), nil, f.owner.Access)
+	issueProblem(t, r, http.StatusServiceUnavailable, "UNAVAILABLE", "STORAGE_UNAVAILABLE")
+	require.NotContains(t, string(r.Body), "secret")
+	require.NotContains(t, string(r.Body), "fire")
+	require.Equal(t, 1, f.rows(), "the record stays")
+	require.Equal(t, []string{stored}, f.files(t))
+	require.Equal(t, []string{"ATTACHMENT_ADDED:∅→keep.txt"}, f.activity(t, f.issueID), "no removal recorded")
+	d := f.h.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.member.Access)
+	require.Equal(t, "kept", string(d.Body))
+
+	flaky.failRemove.Store(false)
+	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.at("/"+a["id"].(string)), nil, f.owner.Access).Status)
+	require.Empty(t, f.files(t))
+
+	flaky.failPut.Store(true)
+	r = f.upload(t, f.member.Access, atFile("lost.txt", "", "data"))
+	issueProblem(t, r, http.StatusServiceUnavailable, "UNAVAILABLE", "STORAGE_UNAVAILABLE")
+	require.NotContains(t, string(r.Body), "secret")
+	require.Zero(t, f.rows())
+}
+
+// TestAttachmentPathTraversal: records whose stored name is not of the generated form
+// (tampered with in the database) reach nothing: the download is 404, the delete does not
+// touch the file it names, and the record goes.
+func TestAttachmentPathTraversal(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	victim := filepath.Join(base, "victim.txt")
+	require.NoError(t, os.WriteFile(victim, []byte("secret"), 0o600))
+	f := atFixtureOn(t, apitest.New(t, apitest.Options{DB: storetest.PackageDB(t), Configure: func(s *api.Settings) {
+		s.AttachmentsDir = filepath.Join(base, "root")
+	}}))
+	sub := filepath.Join(f.dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "inner.txt"), []byte("secret"), 0o600))
+
+	for _, name := range []string{"../victim.txt", "../../etc/passwd", "sub/inner.txt", "/etc/passwd", "sub", ".."} {
+		var id string
+		require.NoError(t, f.h.DB.Pool.QueryRow(context.Background(), `INSERT INTO attachments
+			(issue_id, uploader_id, filename, stored_name, content_type, size) VALUES ($1, $2, 'x.txt', $3, 'text/plain', 6)
+			RETURNING id`, f.issueID, f.owner.ID, name).Scan(&id))
+		d := f.h.Do("GET", f.at("/"+id+"/download"), nil, f.owner.Access)
+		issueProblem(t, d, http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_FILE_MISSING")
+		require.NotContains(t, string(d.Body), "secret", name)
+		require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.at("/"+id), nil, f.owner.Access).Status, name)
+	}
+	for _, p := range []string{victim, filepath.Join(sub, "inner.txt")} {
+		raw, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.Equal(t, "secret", string(raw))
+	}
+	require.Zero(t, f.rows())
+}
+
+// TestAttachmentAddedWebhook: the upload's record, activity entry and webhook delivery
+// commit together; the delivery's data is {attachmentId, filename}. A delete sends none.
+func TestAttachmentAddedWebhook(t *testing.T) {
+	t.Parallel()
+	f := atFixtureOn(t, shared(t))
+	hook, _ := whCreate(t, f.h, f.key, f.owner.Access, map[string]any{"url": "http://203.0.113.10/hook", "events": []string{"attachment.added"}})
+	a := f.uploaded(t, f.member.Access, "Plan ü.txt", "", "x")
+
+	var eventType, payload, deliveryID string
+	require.NoError(t, f.h.DB.Pool.QueryRow(context.Background(),
+		"SELECT id::text, event_type, payload FROM webhook_deliveries WHERE webhook_id = $1", hook["id"]).Scan(&deliveryID, &eventType, &payload))
+	require.Equal(t, "attachment.added", eventType)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal([]byte(payload), &body))
+	require.Equal(t, "attachment.added", body["event"])
+	require.Equal(t, f.projectID.String(), body["projectId"])
+	require.Equal(t, f.key, body["projectKey"])
+	require.Equal(t, map[string]any{"attachmentId": a["id"], "filename": "Plan ü.txt"}, body["data"])
+	require.Equal(t, 1, f.h.Count(`SELECT count(*) FROM river_job AS j, webhook_deliveries AS d, attachments AS a, issue_activities AS act
+		WHERE d.id = $1::uuid AND a.id = $2 AND act.issue_id = a.issue_id AND act.type = 'ATTACHMENT_ADDED'
+		AND j.kind = 'webhook.deliver' AND j.args->>'deliveryId' = $1::text
+		AND j.xmin = d.xmin AND d.xmin = a.xmin AND a.xmin = act.xmin`, deliveryID, a["id"]), "one transaction")
+
+	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.at("/"+a["id"].(string)), nil, f.member.Access).Status)
+	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1", hook["id"]))
+}
+
+// TestAttachmentListQueryCount: the list costs the same statements for 1 attachment as
+// for 12.
+func TestAttachmentListQueryCount(t *testing.T) {
+	t.Parallel()
+	h, counter := countingHarness(t)
+	f := atFixtureOn(t, h)
+	count := func() int64 {
+		before := counter.n.Load()
+		r := h.Do("GET", f.at(""), nil, f.viewer.Access)
+		require.Equal(t, http.StatusOK, r.Status)
+		return counter.n.Load() - before
+	}
+	f.uploaded(t, f.member.Access, "0.txt", "", "x")
+	one := count()
+	for i := 1; i < 12; i++ {
+		f.uploaded(t, f.member.Access, fmt.Sprintf("%d.txt", i), "", "x")
+	}
+	require.Len(t, h.Do("GET", f.at(""), nil, f.viewer.Access).Array(t), 12)
+	require.Equal(t, one, count())
+	require.Equal(t, int64(4), one, "credential check, project access, the issue, the list")
+}

@@ -1,0 +1,154 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/attachment"
+	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/store"
+)
+
+// attachmentResponse is CONTRACT §7's Attachment; the stored name and any path stay
+// inside.
+type attachmentResponse struct {
+	ID          uuid.UUID `json:"id"`
+	IssueID     uuid.UUID `json:"issueId"`
+	UploaderID  uuid.UUID `json:"uploaderId"`
+	Filename    string    `json:"filename"`
+	ContentType string    `json:"contentType"`
+	Size        int64     `json:"size"`
+	CreatedAt   string    `json:"createdAt"`
+}
+
+func toAttachmentResponse(a *store.Attachment) attachmentResponse {
+	return attachmentResponse{ID: a.ID, IssueID: a.IssueID, UploaderID: a.UploaderID, Filename: a.Filename,
+		ContentType: a.ContentType, Size: a.Size, CreatedAt: instant(a.CreatedAt)}
+}
+
+// attachments is the attachment service over the server's database, bus and storage.
+func (s *Server) attachments() *attachment.Service {
+	return attachment.NewService(s.db, s.bus, s.deps.Attachments, s.log)
+}
+
+func (s *Server) listAttachments(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return err
+	}
+	svc := s.attachments()
+	subj, err := svc.Issue(c.UserContext(), issueProject(a), ref)
+	if err != nil {
+		return err
+	}
+	list, err := svc.List(c.UserContext(), subj.IssueID)
+	if err != nil {
+		return err
+	}
+	out := make([]attachmentResponse, len(list))
+	for i := range list {
+		out[i] = toAttachmentResponse(&list[i])
+	}
+	return c.JSON(out)
+}
+
+// downloadAttachment streams the file (never whole in memory) with its stored type. It
+// is always offered as a download, never rendered: Content-Disposition attachment,
+// nosniff, and a sandboxing CSP for a browser that opens it anyway.
+func (s *Server) downloadAttachment(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "attachmentId")
+	if err != nil {
+		return err
+	}
+	svc := s.attachments()
+	subj, err := svc.Issue(c.UserContext(), issueProject(a), ref)
+	if err != nil {
+		return err
+	}
+	rec, body, size, err := svc.Open(c.UserContext(), subj.IssueID, id)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, rec.ContentType)
+	c.Set(fiber.HeaderContentDisposition, contentDisposition(rec.Filename))
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; sandbox")
+	c.Set(fiber.HeaderCacheControl, "private, no-cache")
+	// fasthttp sends exactly size bytes and closes body once written.
+	return c.SendStream(body, int(size))
+}
+
+func (s *Server) deleteAttachment(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "attachmentId")
+	if err != nil {
+		return err
+	}
+	admin := a.Role.AtLeast(project.Admin)
+	if err := s.attachments().Delete(c.UserContext(), issueProject(a), issueActor(c, a), admin, ref, id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// contentDisposition is `attachment; filename="…"` with an ASCII fallback (quotes,
+// backslashes, control and non-ASCII characters become `_`), plus RFC 5987's filename*
+// parameter (UTF-8, percent-encoded) carrying the exact name whenever the fallback had
+// to change it.
+func contentDisposition(name string) string {
+	var fallback strings.Builder
+	for _, r := range name {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+			fallback.WriteByte('_')
+			continue
+		}
+		fallback.WriteRune(r)
+	}
+	v := `attachment; filename="` + fallback.String() + `"`
+	if fallback.String() != name {
+		v += "; filename*=UTF-8''" + rfc5987(name)
+	}
+	return v
+}
+
+// rfc5987 percent-encodes s's UTF-8 bytes except RFC 5987's attr-char set.
+func rfc5987(s string) string {
+	var b strings.Builder
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9',
+			strings.IndexByte("!#$&+-.^_`|~", ch) >= 0:
+			b.WriteByte(ch)
+		default:
+			fmt.Fprintf(&b, "%%%02X", ch)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,143 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Request bodies arrive as a stream (fiber's StreamRequestBody, see New) so an upload
+// never sits whole in memory. These bound what the stream may cost.
+const (
+	// bodyIdleTimeout ends a request whose client sends nothing for this long while its
+	// body is read. The request deadline (RequestTimeout) does not apply while an upload
+	// streams in: a large file on a slow link takes minutes.
+	bodyIdleTimeout = time.Minute
+	// bodyDrainMax is how much of an unread body is read away after the answer is
+	// decided, so the client gets to see it (closing with unread data makes the kernel
+	// reset the connection, which can destroy the answer in flight); with more left the
+	// connection is closed instead.
+	bodyDrainMax = 8 << 20
+	// bodyDrainTimeout bounds that draining.
+	bodyDrainTimeout = 5 * time.Second
+)
+
+const streamBodyKey = "streamBody"
+
+// bodyGuard makes request bodies what they were before streaming was switched on: every
+// body but the upload's is read into memory here, up to BodyLimit, so handlers keep using
+// c.Body(). A body over the limit (by Content-Length, or once a chunked one passes it) is
+// 413 PAYLOAD_TOO_LARGE and never buffered. The upload route gets the stream
+// (streamBody, in Locals). Either way the connection is settled after the answer.
+func (s *Server) bodyGuard(c *fiber.Ctx) error {
+	if c.Context().RequestBodyStream() == nil {
+		return c.Next()
+	}
+	body := newStreamBody(c)
+	defer body.settle(c)
+	if isUploadRoute(c) {
+		c.Locals(streamBodyKey, body)
+		return c.Next()
+	}
+	limit := s.cfg.BodyLimit
+	tooLarge := func() error {
+		return newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE", "limit", strconv.Itoa(limit))
+	}
+	req := c.Request()
+	switch n := req.Header.ContentLength(); {
+	case n > limit:
+		return tooLarge()
+	case n >= 0:
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return badRequest("")
+		}
+		body.err = io.EOF // read whole; SetBodyRaw releases the stream
+		req.SetBodyRaw(buf)
+	default: // chunked: the length is known once the body has been read
+		buf, err := io.ReadAll(io.LimitReader(body, int64(limit)+1))
+		if err != nil {
+			return badRequest("")
+		}
+		if len(buf) > limit {
+			return tooLarge()
+		}
+		req.SetBodyRaw(buf)
+	}
+	return c.Next()
+}
+
+// streamBody is the request body stream. It keeps the connection's read deadline moving
+// while bytes arrive (bodyIdleTimeout) and remembers the end of the stream or its first
+// error, because fasthttp's chunked stream would read into the next request after its end.
+type streamBody struct {
+	r       io.Reader
+	conn    net.Conn
+	idle    time.Duration
+	lastSet time.Time
+	// deadline is set when a read deadline was put on conn and must be cleared after.
+	deadline bool
+	err      error
+}
+
+func newStreamBody(c *fiber.Ctx) *streamBody {
+	b := &streamBody{conn: c.Context().Conn(), idle: bodyIdleTimeout}
+	if stream := c.Context().RequestBodyStream(); stream != nil {
+		b.r = stream
+	} else {
+		// No stream: no body, or one bodyGuard has buffered already.
+		b.r = bytes.NewReader(c.Request().Body())
+	}
+	return b
+}
+
+func (b *streamBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	// Setting a deadline costs little, but not per 4 KiB read: once a second is enough.
+	if now := time.Now(); b.conn != nil && b.idle > 0 && now.Sub(b.lastSet) > time.Second {
+		_ = b.conn.SetReadDeadline(now.Add(b.idle))
+		b.lastSet, b.deadline = now, true
+	}
+	n, err := b.r.Read(p)
+	if err != nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// settle runs once the answer is decided. A body read to its end leaves the connection
+// as it is; the rest of an unread one is drained (up to bodyDrainMax within
+// bodyDrainTimeout), else the connection closes so its unread bytes are never taken for
+// the next request.
+func (b *streamBody) settle(c *fiber.Ctx) {
+	defer func() {
+		if b.deadline {
+			_ = b.conn.SetReadDeadline(time.Time{})
+		}
+	}()
+	// No stream left: the body was read whole and handed over (c.Body(), SetBodyRaw),
+	// which also released the stream b.r points to.
+	if errors.Is(b.err, io.EOF) || c.Response().ConnectionClose() || c.Context().RequestBodyStream() == nil {
+		return
+	}
+	if b.err == nil {
+		b.idle = 0
+		if b.conn != nil {
+			_ = b.conn.SetReadDeadline(time.Now().Add(bodyDrainTimeout))
+			b.deadline = true
+		}
+		_, _ = io.CopyN(io.Discard, b, bodyDrainMax)
+		if errors.Is(b.err, io.EOF) {
+			return
+		}
+	}
+	c.Context().SetConnectionClose()
+}

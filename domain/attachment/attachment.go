@@ -1,0 +1,282 @@
+package attachment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Errors of the attachment rules; api/ maps each to its CONTRACT status.
+var (
+	ErrNotFound = errors.New("attachment: not found")
+	// ErrNotUploader is a delete by someone who neither uploaded the file nor
+	// administers the project.
+	ErrNotUploader = errors.New("attachment: only the uploader or a project admin may delete it")
+	// ErrTooLarge is an upload over the per-file limit; nothing of it is kept.
+	ErrTooLarge = errors.New("attachment: file over the upload limit")
+	// ErrContent wraps a failure reading the upload itself (the client went away, the
+	// body was cut short or malformed): the client's fault, not the storage's.
+	ErrContent = errors.New("attachment: reading the upload failed")
+	// ErrStorage wraps a failure of the Storage other than a missing file (disk full,
+	// permissions, an object store that does not answer).
+	ErrStorage = errors.New("attachment: storage failed")
+)
+
+// Activity types written with the events.
+const (
+	ActivityAdded   = "ATTACHMENT_ADDED"
+	ActivityRemoved = "ATTACHMENT_REMOVED"
+)
+
+// Service runs the attachment rules: files go to the Storage, records and their activity
+// entries and events to the database, and the two are kept in step (a file without a
+// committed record is removed again; a record stays while its file cannot be removed).
+type Service struct {
+	db    *bun.DB
+	bus   *event.Bus
+	files Storage
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+// NewService builds a Service; it holds no state of its own, so one per request is cheap.
+func NewService(db *store.DB, bus *event.Bus, files Storage, log *slog.Logger) *Service {
+	return &Service{db: db.Bun, bus: bus, files: files, log: log, now: time.Now}
+}
+
+// Issue resolves the issue of the path inside the project; an unknown one (or one of
+// another project) is issue.ErrNotFound.
+func (s *Service) Issue(ctx context.Context, p issue.Project, ref issue.Ref) (issue.Subject, error) {
+	return loadSubject(ctx, s.db, p, ref, false)
+}
+
+// loadSubject reads the issue as events name it; lock takes FOR KEY SHARE, which keeps
+// the issue from being deleted until the transaction ends without blocking updates.
+func loadSubject(ctx context.Context, db bun.IDB, p issue.Project, ref issue.Ref, lock bool) (issue.Subject, error) {
+	subj := issue.Subject{ProjectID: p.ID, ProjectKey: p.Key}
+	q := db.NewSelect().Table("issues").Column("id", "key", "title").Where("project_id = ?", p.ID)
+	if ref.Key != "" {
+		q = q.Where("key = ?", ref.Key)
+	} else {
+		q = q.Where("id = ?", ref.ID)
+	}
+	if lock {
+		q = q.For("KEY SHARE")
+	}
+	if err := q.Scan(ctx, &subj.IssueID, &subj.IssueKey, &subj.Title); err != nil {
+		if errors.Is(store.Translate(err), store.ErrNotFound) {
+			return subj, issue.ErrNotFound
+		}
+		return subj, fmt.Errorf("load issue: %w", err)
+	}
+	return subj, nil
+}
+
+// Stored is a file written to the Storage that has no record yet.
+type Stored struct {
+	Name string
+	Size int64
+}
+
+// Store streams content into a new file named after filename's extension. More than
+// limit bytes is ErrTooLarge, and nothing remains of the file then (nor on any other
+// error). The file has no record until Record commits one; Discard drops it.
+func (s *Service) Store(ctx context.Context, filename string, content io.Reader, limit int64) (Stored, error) {
+	name := NewStoredName(filename)
+	cr := &capReader{r: content, left: limit}
+	n, err := s.files.Put(ctx, name, cr)
+	switch {
+	case errors.Is(err, errOverCap):
+		return Stored{}, ErrTooLarge
+	case err != nil && cr.err != nil:
+		return Stored{}, fmt.Errorf("%w: %w", ErrContent, cr.err)
+	case err != nil:
+		return Stored{}, storageError("store", err)
+	}
+	return Stored{Name: name, Size: n}, nil
+}
+
+// Discard removes a stored file that will get no record. It runs after the request may
+// have failed, so it does not use the request's context.
+func (s *Service) Discard(ctx context.Context, st Stored) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := s.files.Remove(ctx, st.Name); err != nil && !errors.Is(err, ErrFileNotFound) {
+		s.log.ErrorContext(ctx, "attachment file left behind", "storedName", st.Name, "err", err)
+	}
+}
+
+// File is what the record says about an upload: the cleaned, checked filename and
+// content type.
+type File struct {
+	Filename    string
+	ContentType string
+}
+
+// Record commits the record of a stored file in one transaction with its
+// ATTACHMENT_ADDED activity entry (newValue = filename) and the Added event's jobs. The
+// issue is locked against deletion meanwhile; when it is gone (issue.ErrNotFound) or the
+// transaction fails for any reason, the stored file is removed again.
+func (s *Service) Record(ctx context.Context, p issue.Project, actor issue.Actor, ref issue.Ref, st Stored, f File) (*store.Attachment, error) {
+	a := &store.Attachment{ID: uuid.New(), UploaderID: actor.ID, Filename: f.Filename, StoredName: st.Name,
+		ContentType: f.ContentType, Size: st.Size}
+	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		subj, err := loadSubject(ctx, tx, p, ref, true)
+		if err != nil {
+			return err
+		}
+		a.IssueID = subj.IssueID
+		if _, err := tx.NewInsert().Model(a).Returning("created_at, updated_at").Exec(ctx); err != nil {
+			return fmt.Errorf("insert attachment: %w", err)
+		}
+		act := store.IssueActivity{IssueID: subj.IssueID, ActorID: actor.ID, Type: ActivityAdded, NewValue: &a.Filename}
+		if _, err := tx.NewInsert().Model(&act).Exec(ctx); err != nil {
+			return fmt.Errorf("insert activity: %w", err)
+		}
+		return s.bus.Emit(ctx, tx, Added{Subject: subj, By: by(actor), AttachmentID: a.ID, Filename: a.Filename,
+			ContentType: a.ContentType, Size: a.Size, At: a.CreatedAt.UTC()})
+	})
+	if err != nil {
+		s.Discard(ctx, st)
+		return nil, err
+	}
+	return a, nil
+}
+
+// List returns the issue's attachments, oldest first, in one query.
+func (s *Service) List(ctx context.Context, issueID uuid.UUID) ([]store.Attachment, error) {
+	out := []store.Attachment{}
+	if err := s.db.NewSelect().Model(&out).Where("issue_id = ?", issueID).Order("created_at", "id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list attachments: %w", err)
+	}
+	return out, nil
+}
+
+// Open returns an attachment of the issue with its content; the caller closes the
+// reader. An attachment of another issue is ErrNotFound; a record whose file is missing
+// (or whose stored name is not of the generated form) is ErrFileNotFound.
+func (s *Service) Open(ctx context.Context, issueID, id uuid.UUID) (*store.Attachment, io.ReadCloser, int64, error) {
+	a, err := load(ctx, s.db, issueID, id, false)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	r, size, err := s.files.Open(ctx, a.StoredName)
+	if err != nil {
+		if errors.Is(err, ErrFileNotFound) {
+			s.log.WarnContext(ctx, "attachment record without its file", "attachmentId", a.ID, "err", err)
+			return nil, nil, 0, ErrFileNotFound
+		}
+		return nil, nil, 0, storageError("open", err)
+	}
+	return a, r, size, nil
+}
+
+// Delete removes an attachment of the issue: its record, an ATTACHMENT_REMOVED activity
+// entry (oldValue = filename), the Removed event and the file. Only the uploader or a
+// project admin (admin) may. The file goes last inside the transaction: when it cannot be
+// removed the transaction rolls back and the record stays; a file already missing
+// counts as removed.
+func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor, admin bool, ref issue.Ref, id uuid.UUID) error {
+	return store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		subj, err := loadSubject(ctx, tx, p, ref, true)
+		if err != nil {
+			return err
+		}
+		a, err := load(ctx, tx, subj.IssueID, id, true)
+		if err != nil {
+			return err
+		}
+		if a.UploaderID != actor.ID && !admin {
+			return ErrNotUploader
+		}
+		if _, err := tx.NewDelete().Model((*store.Attachment)(nil)).Where("id = ?", a.ID).Exec(ctx); err != nil {
+			return fmt.Errorf("delete attachment: %w", err)
+		}
+		act := store.IssueActivity{IssueID: subj.IssueID, ActorID: actor.ID, Type: ActivityRemoved, OldValue: &a.Filename}
+		if _, err := tx.NewInsert().Model(&act).Exec(ctx); err != nil {
+			return fmt.Errorf("insert activity: %w", err)
+		}
+		if err := s.bus.Emit(ctx, tx, Removed{Subject: subj, By: by(actor), AttachmentID: a.ID, Filename: a.Filename,
+			At: s.now().UTC()}); err != nil {
+			return err
+		}
+		// Should the commit fail after this, the record stays without its file; a
+		// download then answers not found and a second delete succeeds.
+		if err := s.files.Remove(ctx, a.StoredName); err != nil && !errors.Is(err, ErrFileNotFound) {
+			return storageError("remove", err)
+		}
+		return nil
+	})
+}
+
+// load reads one attachment of the issue; lock takes the row lock so concurrent deletes
+// serialize (the second one finds nothing).
+func load(ctx context.Context, db bun.IDB, issueID, id uuid.UUID, lock bool) (*store.Attachment, error) {
+	a := new(store.Attachment)
+	q := db.NewSelect().Model(a).Where("id = ? AND issue_id = ?", id, issueID)
+	if lock {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		if errors.Is(store.Translate(err), store.ErrNotFound) {
+			return nil, ErrNotFound
+		}
+		return nil, fmt.Errorf("load attachment: %w", err)
+	}
+	return a, nil
+}
+
+// by is the actor as events name them.
+func by(a issue.Actor) issue.By {
+	id := a.ID
+	return issue.By{ID: &id, Email: a.Email, IP: a.IP, UserAgent: a.UserAgent}
+}
+
+// storageError marks a storage failure as ErrStorage, keeping the cause for the log.
+// A request that was cancelled or timed out stays what it is.
+func storageError(op string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s attachment file: %w", op, err)
+	}
+	return fmt.Errorf("%s attachment file: %w: %w", op, ErrStorage, err)
+}
+
+// errOverCap is what capReader returns once more than its limit is read.
+var errOverCap = errors.New("attachment: over the size limit")
+
+// capReader passes at most left bytes through and fails with errOverCap on the first
+// byte beyond, so an over-limit upload stops right there. err keeps a read error of r,
+// telling it apart from a failure of the storage.
+type capReader struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return 0, errOverCap
+	}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return n, errOverCap
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		c.err = err
+	}
+	return n, err
+}
