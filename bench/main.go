@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -279,7 +280,8 @@ func wire(db *store.DB) (*api.Server, error) {
 		return migrations.Ready(ctx, db.Pool)
 	}
 	return api.Wire(api.Settings{
-		Config:    api.Config{RequestTimeout: 10 * time.Second, BaseURL: "http://localhost"},
+		Config: api.Config{RequestTimeout: 10 * time.Second, BaseURL: "http://localhost",
+			AttachmentsDir: filepath.Join(os.TempDir(), "taskweave-bench-attachments")},
 		JWTSecret: "bench-secret-bench-secret-bench-secret!", AccessTokenTTL: 15 * time.Minute, RefreshTokenTTL: time.Hour,
 		AuthRateLimit: 1000, AuthRateWindow: time.Minute, RegistrationEnabled: true,
 		Password: auth.PasswordParams{MemoryKiB: 8 * 1024, Time: 1, Threads: 1},
