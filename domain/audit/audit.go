@@ -123,14 +123,9 @@ func (r *Recorder) Record(ctx context.Context, tx bun.Tx, e Entry) error {
 // it to add audit rows to the jobs of a domain event.
 func (r *Recorder) Job(ctx context.Context, tx bun.IDB, e Entry) (*river.InsertManyParams, error) {
 	level := LevelOf(e.Action)
-	if level != LevelSecurity {
-		on, err := Enabled(ctx, tx, level)
-		if err != nil {
-			return nil, err
-		}
-		if !on {
-			return nil, nil
-		}
+	on, err := levelOn(ctx, tx, level)
+	if err != nil || !on {
+		return nil, err
 	}
 	email := e.UserEmail
 	if email == "" {
@@ -143,6 +138,15 @@ func (r *Recorder) Job(ctx context.Context, tx bun.IDB, e Entry) (*river.InsertM
 		IPAddress: truncate(e.IPAddress, 45), UserAgent: truncate(e.UserAgent, 500),
 	}
 	return &river.InsertManyParams{Args: args}, nil
+}
+
+// levelOn reports whether rows of level are recorded. SECURITY always is; the others'
+// toggles are read once per Emit call (event.Memo), however many events it carries.
+func levelOn(ctx context.Context, db bun.IDB, level Level) (bool, error) {
+	if level == LevelSecurity {
+		return true, nil
+	}
+	return event.Memo(ctx, "audit.level."+string(level), func() (bool, error) { return Enabled(ctx, db, level) })
 }
 
 // Enabled reads one level's toggle.
@@ -199,6 +203,10 @@ func truncate(s string, n int) string {
 // marshalled into e.Details, and the result holds the job, or nothing when e's level
 // is switched off.
 func (r *Recorder) EventJobs(ctx context.Context, tx bun.Tx, e Entry, details any) ([]river.InsertManyParams, error) {
+	// The toggle first: with the level off, the details are never encoded.
+	if on, err := levelOn(ctx, tx, LevelOf(e.Action)); err != nil || !on {
+		return nil, err
+	}
 	raw, err := json.Marshal(details)
 	if err != nil {
 		return nil, fmt.Errorf("audit details: %w", err)

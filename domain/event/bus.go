@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
 
 	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
@@ -65,6 +66,9 @@ func (b *Bus) Register(c Consumer, names ...string) {
 
 // Emit fans the events out to their consumers and inserts every resulting job on tx.
 func (b *Bus) Emit(ctx context.Context, tx bun.Tx, events ...Event) error {
+	if _, ok := ctx.Value(memoKey{}).(*memo); !ok {
+		ctx = context.WithValue(ctx, memoKey{}, &memo{values: map[string]any{}})
+	}
 	var params []river.InsertManyParams
 	for _, ev := range events {
 		for _, c := range b.consumers[ev.EventName()] {
@@ -103,4 +107,34 @@ func (b *Bus) Enqueue(ctx context.Context, tx bun.Tx, params ...river.InsertMany
 		return fmt.Errorf("insert jobs: %w", err)
 	}
 	return nil
+}
+
+// memoKey marks the per-Emit memo in a context.
+type memoKey struct{}
+
+// memo caches values consumers read on the emitting transaction, for the length of one
+// Emit call: a request emitting five events reads the audit toggles once, not five times.
+type memo struct {
+	mu     sync.Mutex
+	values map[string]any
+}
+
+// Memo returns the value cached under key during the current Emit call, loading it once
+// with load. Outside Emit (no memo in ctx) it simply calls load.
+func Memo[T any](ctx context.Context, key string, load func() (T, error)) (T, error) {
+	m, ok := ctx.Value(memoKey{}).(*memo)
+	if !ok {
+		return load()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v, ok := m.values[key]; ok {
+		return v.(T), nil
+	}
+	v, err := load()
+	if err != nil {
+		return v, err
+	}
+	m.values[key] = v
+	return v, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/store/storetest"
@@ -107,4 +108,83 @@ func TestRecordBatchCountsEveryAttemptOfOneDelivery(t *testing.T) {
 		deliveryID).Scan(&attempts, &delivered))
 	require.Equal(t, 2, attempts)
 	require.True(t, delivered)
+}
+
+// TestBatchStatementsKeepUsingThePrimaryKey runs the grouped load and record a few
+// times on a nearly empty delivery table, as a fresh worker does, then grows the table
+// to 20,000 records without an ANALYZE and checks the same connection still reads and
+// writes a batch without a sequential scan of it. With prepared statements the generic
+// plan cached while the table was small kept scanning it, one full scan per batch,
+// which halved the delivery rate in the bench.
+func TestBatchStatementsKeepUsingThePrimaryKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	tag := strings.ToUpper(strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
+	var userID, projectID, hookID uuid.UUID
+	require.NoError(t, db.Pool.QueryRow(ctx, "INSERT INTO users (email, display_name) VALUES ($1, 'U') RETURNING id",
+		strings.ToLower(tag)+"@example.com").Scan(&userID))
+	require.NoError(t, db.Pool.QueryRow(ctx, "INSERT INTO projects (key, name, owner_id) VALUES ($1, 'P', $2) RETURNING id",
+		"E"+tag, userID).Scan(&projectID))
+	require.NoError(t, db.Pool.QueryRow(ctx, `INSERT INTO webhooks (project_id, url, secret, events)
+		VALUES ($1, 'https://203.0.113.10/', 's', '{issue.created}') RETURNING id`, projectID).Scan(&hookID))
+	deliveries := func(n int) [][16]byte {
+		t.Helper()
+		rows, err := db.Pool.Query(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, event_type, payload)
+			SELECT gen_random_uuid(), $1, 'issue.created', '{}' FROM generate_series(1, $2) RETURNING id`, hookID, n)
+		require.NoError(t, err)
+		var ids [][16]byte
+		for rows.Next() {
+			var id [16]byte
+			require.NoError(t, rows.Scan(&id))
+			ids = append(ids, id)
+		}
+		require.NoError(t, rows.Err())
+		return ids
+	}
+	// One connection, so every run reuses whatever that connection cached.
+	cfg := db.Pool.Config().Copy()
+	cfg.MaxConns, cfg.MinConns = 1, 0
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	s := NewSender(pool, Config{})
+	ok := int32(200)
+	batch := func(ids [][16]byte) {
+		t.Helper()
+		_, errs, err := s.loadBatch(ctx, ids)
+		require.NoError(t, err)
+		for _, e := range errs {
+			require.NoError(t, e)
+		}
+		recs := make([]record, len(ids))
+		for i, id := range ids {
+			recs[i] = record{id: id, status: &ok, ok: true}
+		}
+		_, _, err = s.recordBatch(ctx, recs)
+		require.NoError(t, err)
+	}
+	seqScans := func() int64 {
+		t.Helper()
+		_, err := pool.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+		require.NoError(t, err)
+		var n int64
+		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT seq_scan FROM pg_stat_user_tables
+			WHERE relid = 'webhook_deliveries'::regclass`).Scan(&n))
+		return n
+	}
+
+	small := deliveries(3)
+	for range 10 {
+		batch(small)
+	}
+	big := deliveries(20000)
+	before := seqScans()
+	for i := range 5 {
+		batch(big[i*40 : i*40+40])
+	}
+	// The pool connection's counters reach the shared statistics when it flushes them.
+	var after int64
+	require.Eventually(t, func() bool { after = seqScans(); return after >= before }, timeout, tick)
+	require.Equal(t, before, after, "sequential scans of webhook_deliveries during five batches")
 }
