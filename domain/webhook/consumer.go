@@ -41,19 +41,15 @@ func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 	maxAttempts := cfg.WithDefaults().MaxAttempts()
 	bus.RegisterBatch(func(ctx context.Context, tx bun.Tx, evs []event.Event) ([]river.InsertManyParams, error) {
 		msgs := make([]Message, 0, len(evs))
-		var projects []uuid.UUID
 		for _, ev := range evs {
 			if m, ok := mapper(ev); ok {
 				msgs = append(msgs, m)
-				if !slices.Contains(projects, m.ProjectID) {
-					projects = append(projects, m.ProjectID)
-				}
 			}
 		}
 		if len(msgs) == 0 {
 			return nil, nil
 		}
-		hooks, err := subscribers(ctx, tx, projects)
+		hooks, err := subscribers(ctx, tx, msgs)
 		if err != nil || len(hooks) == 0 {
 			return nil, err
 		}
@@ -65,24 +61,35 @@ func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 // MaxAttempts is one attempt plus one per retry delay.
 func (c Config) MaxAttempts() int { return len(c.RetryDelays) + 1 }
 
-// subscription is an enabled webhook with the event types it asked for.
+// subscription is an enabled webhook subscribed to one event type.
 type subscription struct {
 	ID        uuid.UUID `bun:"id"`
 	ProjectID uuid.UUID `bun:"project_id"`
-	Events    []string  `bun:"events,array"`
+	Event     string    `bun:"event"`
 }
 
 // wants reports whether the webhook subscribed to m's project and type.
 func (s subscription) wants(m Message) bool {
-	return s.ProjectID == m.ProjectID && slices.Contains(s.Events, m.Type)
+	return s.ProjectID == m.ProjectID && s.Event == m.Type
 }
 
-// subscribers reads the enabled webhooks of the projects in one query on webhooks_project.
-func subscribers(ctx context.Context, db bun.IDB, projects []uuid.UUID) ([]subscription, error) {
+// subscribers reads, in one query on webhooks_project, the enabled webhooks of the
+// messages' projects with each of their event types the messages have: one row per
+// webhook and type, so no array is decoded per row.
+func subscribers(ctx context.Context, db bun.IDB, msgs []Message) ([]subscription, error) {
+	var projects []uuid.UUID
+	var types []string
+	for _, m := range msgs {
+		if !slices.Contains(projects, m.ProjectID) {
+			projects = append(projects, m.ProjectID)
+		}
+		if !slices.Contains(types, m.Type) {
+			types = append(types, m.Type)
+		}
+	}
 	var hooks []subscription
-	err := db.NewSelect().Table("webhooks").Column("id", "project_id", "events").
-		Where("project_id IN (?) AND enabled", bun.In(projects)).
-		Scan(ctx, &hooks)
+	err := db.NewRaw(`SELECT DISTINCT w.id, w.project_id, e.event FROM webhooks AS w, unnest(w.events) AS e(event)
+		WHERE w.project_id IN (?) AND w.enabled AND e.event IN (?)`, bun.In(projects), bun.In(types)).Scan(ctx, &hooks)
 	if err != nil {
 		return nil, fmt.Errorf("find webhooks of %d projects: %w", len(projects), err)
 	}
