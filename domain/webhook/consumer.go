@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
@@ -35,8 +34,8 @@ func RegisterConsumers(bus *event.Bus, cfg Config) {
 
 // Register adds a consumer that sends the messages mapper makes of the named events to
 // every enabled webhook of the event's project subscribed to the message type. It takes
-// a transaction's events together: one subscriber lookup and one delivery insert for
-// all of them, however many events and webhooks.
+// a transaction's events together: one statement finds the subscribers and saves the
+// delivery records of all of them, however many events and webhooks.
 func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 	maxAttempts := cfg.WithDefaults().MaxAttempts()
 	bus.RegisterBatch(func(ctx context.Context, tx bun.Tx, evs []event.Event) ([]river.InsertManyParams, error) {
@@ -49,11 +48,7 @@ func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 		if len(msgs) == 0 {
 			return nil, nil
 		}
-		hooks, err := subscribers(ctx, tx, msgs)
-		if err != nil || len(hooks) == 0 {
-			return nil, err
-		}
-		_, params, err := createDeliveries(ctx, tx, msgs, hooks, maxAttempts)
+		_, params, err := createDeliveries(ctx, tx, msgs, nil, maxAttempts)
 		return params, err
 	}, names...)
 }
@@ -61,83 +56,75 @@ func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 // MaxAttempts is one attempt plus one per retry delay.
 func (c Config) MaxAttempts() int { return len(c.RetryDelays) + 1 }
 
-// subscription is an enabled webhook subscribed to one event type.
-type subscription struct {
-	ID        uuid.UUID `bun:"id"`
-	ProjectID uuid.UUID `bun:"project_id"`
-	Event     string    `bun:"event"`
-}
+// createSQL finds the subscribers of a batch of messages and saves one delivery record
+// per message and subscriber, in one statement on the caller's transaction (records and
+// jobs commit with the change that caused them). $1..$4 are the messages (index, project,
+// event type, body up to the delivery id); $5, when set, is the one webhook to deliver to
+// whatever its subscriptions (the test ping). Each body is completed with its delivery
+// id, which the body ends with. The ids are drawn once in d, which both the insert and
+// the reply read.
+const createSQL = `WITH m AS (
+	SELECT * FROM unnest($1::int[], $2::uuid[], $3::text[], $4::text[]) AS m(i, project_id, event, head)
+), d AS (
+	SELECT gen_random_uuid() AS id, w.id AS webhook_id, m.i, m.event, m.head
+	FROM m JOIN webhooks AS w ON w.project_id = m.project_id
+	WHERE CASE WHEN $5::uuid IS NULL THEN w.enabled AND m.event = ANY (w.events) ELSE w.id = $5::uuid END
+), ins AS (
+	INSERT INTO webhook_deliveries (id, webhook_id, event_type, payload)
+	SELECT id, webhook_id, event, head || id::text || '"}' FROM d
+	RETURNING id, created_at
+)
+SELECT d.id, d.webhook_id, d.i, ins.created_at FROM d JOIN ins ON ins.id = d.id ORDER BY d.i, d.webhook_id`
 
-// wants reports whether the webhook subscribed to m's project and type.
-func (s subscription) wants(m Message) bool {
-	return s.ProjectID == m.ProjectID && s.Event == m.Type
-}
-
-// subscribers reads, in one query on webhooks_project, the enabled webhooks of the
-// messages' projects with each of their event types the messages have: one row per
-// webhook and type, so no array is decoded per row.
-func subscribers(ctx context.Context, db bun.IDB, msgs []Message) ([]subscription, error) {
-	var projects []uuid.UUID
-	var types []string
-	for _, m := range msgs {
-		if !slices.Contains(projects, m.ProjectID) {
-			projects = append(projects, m.ProjectID)
-		}
-		if !slices.Contains(types, m.Type) {
-			types = append(types, m.Type)
-		}
-	}
-	var hooks []subscription
-	err := db.NewRaw(`SELECT DISTINCT w.id, w.project_id, e.event FROM webhooks AS w, unnest(w.events) AS e(event)
-		WHERE w.project_id IN (?) AND w.enabled AND e.event IN (?)`, bun.In(projects), bun.In(types)).Scan(ctx, &hooks)
-	if err != nil {
-		return nil, fmt.Errorf("find webhooks of %d projects: %w", len(projects), err)
-	}
-	return hooks, nil
-}
-
-// createDeliveries saves one delivery per message and subscribed webhook (one INSERT on
-// the caller's transaction, so records and jobs commit with the change that caused them)
-// and returns the jobs that send them.
-func createDeliveries(ctx context.Context, db bun.IDB, msgs []Message, hooks []subscription, maxAttempts int) (
+// createDeliveries saves the delivery records of msgs (to their subscribers, or to the
+// webhook only when not nil) and returns them with the jobs that send them.
+func createDeliveries(ctx context.Context, tx bun.Tx, msgs []Message, only *uuid.UUID, maxAttempts int) (
 	[]store.WebhookDelivery, []river.InsertManyParams, error) {
 	var (
-		rows   []store.WebhookDelivery
+		index    = make([]int32, len(msgs))
+		projects = make([][16]byte, len(msgs))
+		types    = make([]string, len(msgs))
+		heads    = make([]string, len(msgs))
+	)
+	for i, m := range msgs {
+		head, err := bodyHead(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		index[i], projects[i], types[i], heads[i] = int32(i), m.ProjectID, m.Type, head
+	}
+	// Straight to database/sql with parameters: bun would inline every value into a
+	// fresh statement text, which Postgres parses and plans each time.
+	rows, err := tx.Tx.QueryContext(ctx, createSQL, index, projects, types, heads, only)
+	if err != nil {
+		return nil, nil, fmt.Errorf("save deliveries of %d messages: %w", len(msgs), err)
+	}
+	defer rows.Close()
+	var (
+		out    []store.WebhookDelivery
 		params []river.InsertManyParams
 	)
 	opts := &river.InsertOpts{MaxAttempts: maxAttempts}
-	for _, m := range msgs {
-		var enc *encoder
-		for _, h := range hooks {
-			if !h.wants(m) {
-				continue
-			}
-			if enc == nil {
-				e, err := newEncoder(m)
-				if err != nil {
-					return nil, nil, err
-				}
-				enc = e
-			}
-			id := uuid.New()
-			payload, err := enc.encode(id)
-			if err != nil {
-				return nil, nil, err
-			}
-			rows = append(rows, store.WebhookDelivery{ID: id, WebhookID: h.ID, EventType: m.Type, Payload: payload})
-			params = append(params, river.InsertManyParams{
-				Args:       jobs.WebhookDeliver{DeliveryID: id, WebhookID: h.ID, ProjectID: m.ProjectID, IssueID: m.IssueID},
-				InsertOpts: opts,
-			})
+	for rows.Next() {
+		var (
+			d store.WebhookDelivery
+			i int
+		)
+		if err := rows.Scan(&d.ID, &d.WebhookID, &i, &d.CreatedAt); err != nil {
+			return nil, nil, fmt.Errorf("save deliveries: %w", err)
 		}
+		m := msgs[i]
+		d.EventType, d.Payload = m.Type, heads[i]+d.ID.String()+bodyTail
+		out = append(out, d)
+		params = append(params, river.InsertManyParams{
+			Args:       jobs.WebhookDeliver{DeliveryID: d.ID, WebhookID: d.WebhookID, ProjectID: m.ProjectID, IssueID: m.IssueID},
+			InsertOpts: opts,
+		})
 	}
-	if len(rows) == 0 {
-		return nil, nil, nil
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("save deliveries: %w", err)
 	}
-	if _, err := db.NewInsert().Model(&rows).Returning("created_at").Exec(ctx); err != nil {
-		return nil, nil, fmt.Errorf("save %d deliveries: %w", len(rows), err)
-	}
-	return rows, params, nil
+	return out, params, nil
 }
 
 // Data members of the issue events (CONTRACT §11).

@@ -66,25 +66,31 @@ func TestOneTransactionsEventsShareOneLookup(t *testing.T) {
 	))
 	require.NoError(t, tx.Commit())
 
-	rows, err := db.Pool.Query(ctx, `SELECT d.webhook_id, d.event_type, d.payload, j.args->>'deliveryId' = d.id::text
+	rows, err := db.Pool.Query(ctx, `SELECT d.id::text, d.webhook_id, d.event_type, d.payload, j.args->>'deliveryId' = d.id::text
 		FROM webhook_deliveries AS d LEFT JOIN river_job AS j ON j.kind = 'webhook.deliver' AND j.args->>'deliveryId' = d.id::text
 		ORDER BY d.webhook_id, d.event_type`)
 	require.NoError(t, err)
 	got := map[uuid.UUID][]string{}
 	for rows.Next() {
 		var (
-			hookID       uuid.UUID
-			typ, payload string
-			hasJob       *bool
+			id, typ, payload string
+			hookID           uuid.UUID
+			hasJob           *bool
 		)
-		require.NoError(t, rows.Scan(&hookID, &typ, &payload, &hasJob))
+		require.NoError(t, rows.Scan(&id, &hookID, &typ, &payload, &hasJob))
 		require.NotNil(t, hasJob, "a job for every delivery")
 		var body struct {
-			Data struct {
+			ID         string `json:"id"`
+			Event      string `json:"event"`
+			ProjectKey string `json:"projectKey"`
+			Data       struct {
 				IssueID string `json:"issueId"`
 			} `json:"data"`
 		}
-		require.NoError(t, json.Unmarshal([]byte(payload), &body))
+		require.NoError(t, json.Unmarshal([]byte(payload), &body), payload)
+		require.Equal(t, id, body.ID, "the body carries its own delivery id")
+		require.Equal(t, typ, body.Event)
+		require.NotEmpty(t, body.ProjectKey)
 		got[hookID] = append(got[hookID], typ+" "+body.Data.IssueID)
 	}
 	require.NoError(t, rows.Err())

@@ -42,7 +42,7 @@ func (s *Service) Ping(ctx context.Context, p Project, webhookID uuid.UUID) (*st
 			return ErrDisabled
 		}
 		rows, params, err := createDeliveries(ctx, tx, []Message{{Type: EventPing, ProjectID: p.ID, ProjectKey: p.Key}},
-			[]subscription{{ID: w.ID, ProjectID: p.ID, Event: EventPing}}, s.cfg.MaxAttempts())
+			&w.ID, s.cfg.MaxAttempts())
 		if err != nil {
 			return err
 		}

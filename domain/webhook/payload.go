@@ -3,6 +3,7 @@ package webhook
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,40 +35,40 @@ type body struct {
 	ID         uuid.UUID       `json:"id"`
 }
 
-// encoder renders one message's body for each of its deliveries: the data is encoded
-// once, only the delivery id differs.
-type encoder struct {
-	b body
-}
+// bodyTail ends every body: the delivery id is its last member, so a body is its head
+// (everything up to the id's opening quote), the id, and bodyTail.
+const bodyTail = `"}`
 
-func newEncoder(m Message) (*encoder, error) {
+// zeroID is how the id placeholder encodes when the head is cut from a full body.
+var zeroID = uuid.Nil.String() + bodyTail
+
+// bodyHead renders m's body up to its delivery id: the data is encoded once per
+// message, and each delivery completes the head with its own id.
+func bodyHead(m Message) (string, error) {
 	data := m.Data
 	if data == nil {
 		data = struct{}{}
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return nil, fmt.Errorf("webhook data for %s: %w", m.Type, err)
+		return "", fmt.Errorf("webhook data for %s: %w", m.Type, err)
 	}
 	at := m.At
 	if at.IsZero() {
 		at = time.Now()
 	}
-	e := &encoder{b: body{Event: m.Type, ProjectID: m.ProjectID, ProjectKey: m.ProjectKey, Data: raw,
-		Timestamp: at.UTC().Format(time.RFC3339Nano)}}
+	b := body{Event: m.Type, ProjectID: m.ProjectID, ProjectKey: m.ProjectKey, Data: raw,
+		Timestamp: at.UTC().Format(time.RFC3339Nano)}
 	if m.Type == EventPing {
-		e.b.Project = m.ProjectKey
+		b.Project = m.ProjectKey
 	}
-	return e, nil
-}
-
-// encode renders the body of delivery id.
-func (e *encoder) encode(id uuid.UUID) (string, error) {
-	b := e.b
-	b.ID = id
-	raw, err := json.Marshal(b)
+	full, err := json.Marshal(b)
 	if err != nil {
 		return "", fmt.Errorf("webhook body: %w", err)
 	}
-	return string(raw), nil
+	head, ok := strings.CutSuffix(string(full), zeroID)
+	if !ok {
+		return "", fmt.Errorf("webhook body of %s does not end with its id", m.Type)
+	}
+	return head, nil
 }
