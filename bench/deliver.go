@@ -357,6 +357,11 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 		// TW_JOB_RESCUE_AFTER; short timeouts and retry delays keep the run short.
 		env = append(env, "TW_JOB_TIMEOUT=10s", "TW_JOB_RESCUE_AFTER=16s", "TW_WEBHOOK_RETRY_DELAYS=1s,2s")
 	}
+	// Start from a settled database: the earlier phases' dirty pages and dead rows are
+	// written and vacuumed now, not by a checkpoint or autovacuum during the measurement.
+	if err := settle(ctx, db); err != nil {
+		return deliverResult{}, err
+	}
 	procs, err := startWorkers(ctx, o.workers, env)
 	if err != nil {
 		return deliverResult{}, err
@@ -409,4 +414,14 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 		return res, errors.New("not every delivery arrived before the deadline")
 	}
 	return res, nil
+}
+
+// settle vacuums and analyzes the bench database and forces a checkpoint.
+func settle(ctx context.Context, db *store.DB) error {
+	for _, stmt := range []string{"VACUUM (ANALYZE)", "CHECKPOINT"} {
+		if _, err := db.Pool.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("settle: %s: %w", stmt, err)
+		}
+	}
+	return nil
 }
