@@ -32,11 +32,7 @@ func toActivityResponse(a *comment.Activity) activityResponse {
 }
 
 func (s *Server) listActivity(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}

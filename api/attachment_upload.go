@@ -40,11 +40,7 @@ func fileTooLarge(limit int64) *Error {
 // streamed (never whole in memory), then commits its record. The project, role and issue
 // are checked before the body is read.
 func (s *Server) uploadAttachment(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}

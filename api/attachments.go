@@ -36,11 +36,7 @@ func (s *Server) attachments() *attachment.Service {
 }
 
 func (s *Server) listAttachments(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -64,11 +60,7 @@ func (s *Server) listAttachments(c *fiber.Ctx) error {
 // is always offered as a download, never rendered: Content-Disposition attachment,
 // nosniff, and a sandboxing CSP for a browser that opens it anyway.
 func (s *Server) downloadAttachment(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -95,11 +87,7 @@ func (s *Server) downloadAttachment(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteAttachment(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}

@@ -73,11 +73,7 @@ func commentEmpty(err error) error {
 func (s *Server) comments() *comment.Service { return comment.NewService(s.db, s.bus, s.audit) }
 
 func (s *Server) listComments(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -97,11 +93,7 @@ func (s *Server) listComments(c *fiber.Ctx) error {
 }
 
 func (s *Server) createComment(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -120,11 +112,7 @@ func (s *Server) createComment(c *fiber.Ctx) error {
 // editComment: the author only, and only while they may write (a VIEWER author is
 // refused by the role check first).
 func (s *Server) editComment(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -146,11 +134,7 @@ func (s *Server) editComment(c *fiber.Ctx) error {
 // deleteComment: the author (with WRITE) or a project admin (project role ADMIN, the
 // owner, or ADMIN inherited from the organization).
 func (s *Server) deleteComment(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}

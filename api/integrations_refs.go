@@ -39,11 +39,7 @@ func (s *Server) issueRefsOf(c *fiber.Ctx, issueID uuid.UUID) ([]issueRefRespons
 }
 
 func (s *Server) listIssueRefs(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}

@@ -79,11 +79,7 @@ func (s *Server) listIssues(c *fiber.Ctx) error {
 }
 
 func (s *Server) getIssue(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -99,11 +95,7 @@ func (s *Server) getIssue(c *fiber.Ctx) error {
 }
 
 func (s *Server) patchIssue(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -125,11 +117,7 @@ func (s *Server) patchIssue(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteIssue(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
-	if err != nil {
-		return err
-	}
-	ref, err := issueRef(c)
+	a, ref, err := s.issueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/project"
 )
 
@@ -21,4 +22,19 @@ func (s *Server) projectAccess(c *fiber.Ctx, min project.Role) (*project.Access,
 		return nil, err
 	}
 	return a, nil
+}
+
+// issueAccess is projectAccess followed by the :issueKey path segment (a key or a UUID):
+// the preamble of every endpoint under /projects/:key/issues/:issueKey. The issue itself
+// is found by the domain call, in the project access returned.
+func (s *Server) issueAccess(c *fiber.Ctx, min project.Role) (*project.Access, issue.Ref, error) {
+	a, err := s.projectAccess(c, min)
+	if err != nil {
+		return nil, issue.Ref{}, err
+	}
+	ref, err := issueRef(c)
+	if err != nil {
+		return nil, issue.Ref{}, err
+	}
+	return a, ref, nil
 }
