@@ -1,8 +1,10 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -139,4 +141,15 @@ func rfc5987(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// sweepAttachments removes the files of attachment rows deleted with their issue
+// (attachment.Sweep), on a deadline of its own so a request that is over still cleans
+// up; what fails stays queued for the next sweep.
+func (s *Server) sweepAttachments() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.attachments().Sweep(ctx); err != nil {
+		s.log.Warn("sweep orphaned attachment files", "err", err)
+	}
 }

@@ -202,6 +202,10 @@ func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor
 		if _, err := tx.NewDelete().Model((*store.Attachment)(nil)).Where("id = ?", a.ID).Exec(ctx); err != nil {
 			return fmt.Errorf("delete attachment: %w", err)
 		}
+		// This delete removes its file below; the orphan queue is for cascades.
+		if _, err := tx.NewDelete().Table("attachment_orphans").Where("stored_name = ?", a.StoredName).Exec(ctx); err != nil {
+			return fmt.Errorf("delete attachment: %w", err)
+		}
 		act := store.IssueActivity{IssueID: subj.IssueID, ActorID: actor.ID, Type: ActivityRemoved, OldValue: &a.Filename}
 		if _, err := tx.NewInsert().Model(&act).Exec(ctx); err != nil {
 			return fmt.Errorf("insert activity: %w", err)
@@ -279,4 +283,51 @@ func (c *capReader) Read(p []byte) (int, error) {
 		c.err = err
 	}
 	return n, err
+}
+
+// sweepBatch is how many orphaned files one Sweep round removes.
+const sweepBatch = 100
+
+// Sweep removes the files whose rows were deleted without them (an issue deleted with
+// its attachments; see migration 0017) and returns how many it removed. Concurrent
+// sweeps skip each other's names. A file that cannot be removed stays queued for the
+// next sweep; one already missing counts as removed.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	removed := 0
+	for {
+		n, more, err := s.sweepRound(ctx)
+		removed += n
+		if err != nil || !more {
+			return removed, err
+		}
+	}
+}
+
+func (s *Service) sweepRound(ctx context.Context) (removed int, more bool, err error) {
+	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		var names []string
+		if err := tx.NewRaw(`SELECT stored_name FROM attachment_orphans ORDER BY created_at
+			LIMIT ? FOR UPDATE SKIP LOCKED`, sweepBatch).Scan(ctx, &names); err != nil {
+			return fmt.Errorf("read orphaned attachments: %w", err)
+		}
+		more = len(names) == sweepBatch
+		var gone []string
+		for _, name := range names {
+			if err := s.files.Remove(ctx, name); err != nil && !errors.Is(err, ErrFileNotFound) {
+				s.log.Warn("orphaned attachment file not removed", "storedName", name, "err", err)
+				more = false // leave it for a later sweep rather than spin on it
+				continue
+			}
+			gone = append(gone, name)
+		}
+		if len(gone) == 0 {
+			return nil
+		}
+		if _, err := tx.NewDelete().Table("attachment_orphans").Where("stored_name IN (?)", bun.In(gone)).Exec(ctx); err != nil {
+			return fmt.Errorf("clear orphaned attachments: %w", err)
+		}
+		removed = len(gone)
+		return nil
+	})
+	return removed, more, err
 }
