@@ -164,13 +164,19 @@ func TestBatchStatementsKeepUsingThePrimaryKey(t *testing.T) {
 		_, _, err = s.recordBatch(ctx, recs)
 		require.NoError(t, err)
 	}
+	// seqScans counts sequential scans of the table plus entries read from its list
+	// index (webhook id, newest first). A load joined from the webhook side read that
+	// index whole to intersect it with the batch in the bench (seen with auto_explain);
+	// these statistics do not always lead the planner there, so this part of the check
+	// guards rather than reproduces.
 	seqScans := func() int64 {
 		t.Helper()
 		_, err := pool.Exec(ctx, "SELECT pg_stat_force_next_flush()")
 		require.NoError(t, err)
 		var n int64
-		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT seq_scan FROM pg_stat_user_tables
-			WHERE relid = 'webhook_deliveries'::regclass`).Scan(&n))
+		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT t.seq_scan + i.idx_tup_read FROM pg_stat_user_tables AS t
+			JOIN pg_stat_user_indexes AS i ON i.relid = t.relid AND i.indexrelname = 'webhook_deliveries_list'
+			WHERE t.relid = 'webhook_deliveries'::regclass`).Scan(&n))
 		return n
 	}
 
@@ -178,6 +184,11 @@ func TestBatchStatementsKeepUsingThePrimaryKey(t *testing.T) {
 	for range 10 {
 		batch(small)
 	}
+	// Statistics from when the table was small, as autovacuum leaves them on a fresh
+	// database: the planner then believes a webhook has a few hundred deliveries.
+	deliveries(200)
+	_, err = db.Pool.Exec(ctx, "ANALYZE webhooks, webhook_deliveries")
+	require.NoError(t, err)
 	big := deliveries(20000)
 	before := seqScans()
 	for i := range 5 {
@@ -186,5 +197,5 @@ func TestBatchStatementsKeepUsingThePrimaryKey(t *testing.T) {
 	// The pool connection's counters reach the shared statistics when it flushes them.
 	var after int64
 	require.Eventually(t, func() bool { after = seqScans(); return after >= before }, timeout, tick)
-	require.Equal(t, before, after, "sequential scans of webhook_deliveries during five batches")
+	require.Equal(t, before, after, "sequential scans of webhook_deliveries and list-index reads during five batches")
 }

@@ -129,9 +129,15 @@ func Sign(body []byte, secret string) string {
 	return "sha256=" + hex.EncodeToString(m.Sum(sum[:0]))
 }
 
-// loadSQL reads the record and its webhook in one statement.
-const loadSQL = `SELECT d.id, d.payload, d.event_type, d.created_at, d.delivered_at IS NOT NULL, w.url, w.secret, w.enabled
-	FROM webhook_deliveries AS d JOIN webhooks AS w ON w.id = d.webhook_id WHERE d.id = ANY($1::uuid[])`
+// loadSQL reads a batch of records and their webhooks in one statement. The records are
+// fetched first, by primary key (the MATERIALIZED CTE fixes that order): joined the
+// other way round, Postgres starts from the webhook and reads its whole delivery index
+// to intersect it with the batch.
+const loadSQL = `WITH d AS MATERIALIZED (
+	SELECT id, webhook_id, payload, event_type, created_at, delivered_at FROM webhook_deliveries WHERE id = ANY($1::uuid[])
+)
+SELECT d.id, d.payload, d.event_type, d.created_at, d.delivered_at IS NOT NULL, w.url, w.secret, w.enabled
+	FROM d JOIN webhooks AS w ON w.id = d.webhook_id`
 
 // recordSQL stores one attempt for each delivery of a batch: the count, the reply (also on
 // failure), delivered_at on success, and when the next attempt runs (NULL when none
