@@ -7,7 +7,7 @@ var de = map[string]string{
 	"error.FORBIDDEN":          "Dazu sind Sie nicht berechtigt.",
 	"error.NOT_FOUND":          "Die Ressource wurde nicht gefunden.",
 	"error.CONFLICT":           "Die Anfrage steht im Konflikt mit dem aktuellen Zustand.",
-	"error.PAYLOAD_TOO_LARGE":  "Die Datei ist größer als das Limit von {limit} Bytes.",
+	"error.PAYLOAD_TOO_LARGE":  "Der Anfrageinhalt ist zu groß.",
 	"error.RATE_LIMITED":       "Zu viele Anfragen. Bitte in {seconds} Sekunden erneut versuchen.",
 	"error.INTERNAL_ERROR":     "Bei uns ist etwas schiefgelaufen.",
 	"error.UNAVAILABLE":        "Der Dienst ist vorübergehend nicht verfügbar.",

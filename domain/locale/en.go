@@ -8,7 +8,7 @@ var en = map[string]string{
 	"error.FORBIDDEN":          "You are not allowed to do this.",
 	"error.NOT_FOUND":          "The resource was not found.",
 	"error.CONFLICT":           "The request conflicts with the current state.",
-	"error.PAYLOAD_TOO_LARGE":  "The upload is larger than the limit of {limit} bytes.",
+	"error.PAYLOAD_TOO_LARGE":  "The request body is too large.",
 	"error.RATE_LIMITED":       "Too many requests. Try again in {seconds} seconds.",
 	"error.INTERNAL_ERROR":     "Something went wrong on our side.",
 	"error.UNAVAILABLE":        "The service is temporarily unavailable.",
