@@ -57,29 +57,7 @@ func NewService(db *store.DB, bus *event.Bus, files Storage, log *slog.Logger) *
 // Issue resolves the issue of the path inside the project; an unknown one (or one of
 // another project) is issue.ErrNotFound.
 func (s *Service) Issue(ctx context.Context, p issue.Project, ref issue.Ref) (issue.Subject, error) {
-	return loadSubject(ctx, s.db, p, ref, false)
-}
-
-// loadSubject reads the issue as events name it; lock takes FOR KEY SHARE, which keeps
-// the issue from being deleted until the transaction ends without blocking updates.
-func loadSubject(ctx context.Context, db bun.IDB, p issue.Project, ref issue.Ref, lock bool) (issue.Subject, error) {
-	subj := issue.Subject{ProjectID: p.ID, ProjectKey: p.Key}
-	q := db.NewSelect().Table("issues").Column("id", "key", "title").Where("project_id = ?", p.ID)
-	if ref.Key != "" {
-		q = q.Where("key = ?", ref.Key)
-	} else {
-		q = q.Where("id = ?", ref.ID)
-	}
-	if lock {
-		q = q.For("KEY SHARE")
-	}
-	if err := q.Scan(ctx, &subj.IssueID, &subj.IssueKey, &subj.Title); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
-			return subj, issue.ErrNotFound
-		}
-		return subj, fmt.Errorf("load issue: %w", err)
-	}
-	return subj, nil
+	return issue.LoadSubject(ctx, s.db, p, ref, false)
 }
 
 // Stored is a file written to the Storage that has no record yet.
@@ -131,7 +109,7 @@ func (s *Service) Record(ctx context.Context, p issue.Project, actor issue.Actor
 	a := &store.Attachment{ID: uuid.New(), UploaderID: actor.ID, Filename: f.Filename, StoredName: st.Name,
 		ContentType: f.ContentType, Size: st.Size}
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		subj, err := loadSubject(ctx, tx, p, ref, true)
+		subj, err := issue.LoadSubject(ctx, tx, p, ref, true)
 		if err != nil {
 			return err
 		}
@@ -188,7 +166,7 @@ func (s *Service) Open(ctx context.Context, issueID, id uuid.UUID) (*store.Attac
 // counts as removed.
 func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor, admin bool, ref issue.Ref, id uuid.UUID) error {
 	return store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		subj, err := loadSubject(ctx, tx, p, ref, true)
+		subj, err := issue.LoadSubject(ctx, tx, p, ref, true)
 		if err != nil {
 			return err
 		}

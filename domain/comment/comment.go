@@ -1,12 +1,9 @@
 package comment
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
@@ -69,31 +66,6 @@ type Service struct {
 // request costs nothing.
 func NewService(db *store.DB, bus *event.Bus, rec *audit.Recorder) *Service {
 	return &Service{db: db.Bun, bus: bus, audit: rec, now: time.Now}
-}
-
-// issueRow is what the comment rules need of the issue in the path.
-type issueRow struct {
-	ID    uuid.UUID `bun:"id"`
-	Key   string    `bun:"key"`
-	Title string    `bun:"title"`
-}
-
-func (r issueRow) subject(p issue.Project) issue.Subject {
-	return issue.Subject{ProjectID: p.ID, ProjectKey: p.Key, IssueID: r.ID, IssueKey: r.Key, Title: r.Title}
-}
-
-// loadIssue reads the issue named by ref in project p, or issue.ErrNotFound: an issue
-// of another project is not found, as an unknown one.
-func loadIssue(ctx context.Context, db bun.IDB, p issue.Project, ref issue.Ref) (issueRow, error) {
-	var row issueRow
-	err := db.NewRaw("SELECT i.id, i.key, i.title FROM issues AS i WHERE "+refCondition(ref), p.ID, refValue(ref)).Scan(ctx, &row)
-	if err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
-			return row, issue.ErrNotFound
-		}
-		return row, fmt.Errorf("load issue: %w", err)
-	}
-	return row, nil
 }
 
 // viewColumns are the columns of a View, on comments aliased c and their author u.

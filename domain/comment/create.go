@@ -23,7 +23,7 @@ func (s *Service) Create(ctx context.Context, p issue.Project, author *issue.Act
 	}
 	var out *View
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		iss, err := loadIssue(ctx, tx, p, ref)
+		iss, err := issue.LoadSubject(ctx, tx, p, ref, false)
 		if err != nil {
 			return err
 		}
@@ -38,13 +38,13 @@ func (s *Service) Create(ctx context.Context, p issue.Project, author *issue.Act
 		err = tx.NewRaw(`WITH c AS (INSERT INTO comments (issue_id, author_id, body, created_at, updated_at)
 				SELECT ?, ?, ?, t.at, t.at FROM clock_timestamp() AS t(at) RETURNING *)
 			SELECT `+viewColumns+` FROM c LEFT JOIN users AS u ON u.id = c.author_id`,
-			iss.ID, authorID, clean).Scan(ctx, out)
+			iss.IssueID, authorID, clean).Scan(ctx, out)
 		if err != nil {
 			return fmt.Errorf("insert comment: %w", err)
 		}
 		// SPEC: activity skips system comments (the entry's actor is required).
 		if author != nil {
-			act := store.IssueActivity{IssueID: iss.ID, ActorID: author.ID, Type: ActivityComment, CommentID: &out.ID,
+			act := store.IssueActivity{IssueID: iss.IssueID, ActorID: author.ID, Type: ActivityComment, CommentID: &out.ID,
 				NewValue: excerpt(clean)}
 			if _, err := tx.NewInsert().Model(&act).Exec(ctx); err != nil {
 				return fmt.Errorf("insert comment activity: %w", err)
@@ -54,7 +54,7 @@ func (s *Service) Create(ctx context.Context, p issue.Project, author *issue.Act
 		if err != nil {
 			return err
 		}
-		return s.bus.Emit(ctx, tx, Created{Subject: iss.subject(p), By: byActor(author), CommentID: out.ID, Body: clean,
+		return s.bus.Emit(ctx, tx, Created{Subject: iss, By: byActor(author), CommentID: out.ID, Body: clean,
 			Mentioned: mentioned, At: out.CreatedAt.UTC()})
 	})
 	if err != nil {

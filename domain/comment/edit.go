@@ -17,13 +17,13 @@ import (
 // row lock, so an edit and a delete of one comment serialize. A comment of another
 // issue or project, or a deleted one, is ErrNotFound; an unknown issue is
 // issue.ErrNotFound.
-func lockComment(ctx context.Context, tx bun.Tx, p issue.Project, ref issue.Ref, id uuid.UUID) (issueRow, *store.Comment, error) {
-	iss, err := loadIssue(ctx, tx, p, ref)
+func lockComment(ctx context.Context, tx bun.Tx, p issue.Project, ref issue.Ref, id uuid.UUID) (issue.Subject, *store.Comment, error) {
+	iss, err := issue.LoadSubject(ctx, tx, p, ref, false)
 	if err != nil {
 		return iss, nil, err
 	}
 	c := &store.Comment{}
-	err = tx.NewSelect().Model(c).Where("id = ? AND issue_id = ? AND deleted_at IS NULL", id, iss.ID).For("UPDATE").Scan(ctx)
+	err = tx.NewSelect().Model(c).Where("id = ? AND issue_id = ? AND deleted_at IS NULL", id, iss.IssueID).For("UPDATE").Scan(ctx)
 	if err != nil {
 		if errors.Is(store.Translate(err), store.ErrNotFound) {
 			return iss, nil, ErrNotFound
@@ -59,7 +59,7 @@ func (s *Service) Edit(ctx context.Context, p issue.Project, actor issue.Actor, 
 			return fmt.Errorf("update comment: %w", err)
 		}
 		if _, err := tx.NewUpdate().Table("issue_activities").Set("new_value = ?", excerpt(clean)).
-			Where("issue_id = ? AND comment_id = ? AND type = ?", iss.ID, id, ActivityComment).Exec(ctx); err != nil {
+			Where("issue_id = ? AND comment_id = ? AND type = ?", iss.IssueID, id, ActivityComment).Exec(ctx); err != nil {
 			return fmt.Errorf("update comment activity: %w", err)
 		}
 		return s.record(ctx, tx, AuditEdited, p, actor, iss, id)
@@ -89,7 +89,7 @@ func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor
 			return fmt.Errorf("delete comment: %w", err)
 		}
 		if _, err := tx.NewUpdate().Table("issue_activities").Set("comment_id = NULL, new_value = NULL").
-			Where("issue_id = ? AND comment_id = ?", iss.ID, id).Exec(ctx); err != nil {
+			Where("issue_id = ? AND comment_id = ?", iss.IssueID, id).Exec(ctx); err != nil {
 			return fmt.Errorf("clear comment activity: %w", err)
 		}
 		return s.record(ctx, tx, AuditDeleted, p, actor, iss, id)
@@ -98,7 +98,7 @@ func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor
 
 // record enqueues the audit job of an edit or a deletion (WRITE level: nothing when
 // that level is off).
-func (s *Service) record(ctx context.Context, tx bun.Tx, action string, p issue.Project, actor issue.Actor, iss issueRow, id uuid.UUID) error {
+func (s *Service) record(ctx context.Context, tx bun.Tx, action string, p issue.Project, actor issue.Actor, iss issue.Subject, id uuid.UUID) error {
 	if s.audit == nil {
 		return nil
 	}
@@ -107,7 +107,7 @@ func (s *Service) record(ctx context.Context, tx bun.Tx, action string, p issue.
 	params, err := s.audit.EventJobs(ctx, tx, audit.Entry{
 		Action: action, UserID: by.ID, UserEmail: by.Email, ProjectID: &projectID,
 		ResourceType: "COMMENT", ResourceID: id.String(), IPAddress: by.IP, UserAgent: by.UserAgent,
-	}, auditDetails(iss.Key, iss.ID))
+	}, auditDetails(iss.IssueKey, iss.IssueID))
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,7 @@ type commentRow struct {
 // List returns one page of the issue's live comments, newest first, and their total.
 func (s *Service) List(ctx context.Context, p issue.Project, ref issue.Ref, offset, limit int) ([]View, int, error) {
 	var rows []commentRow
+	cond, value := ref.Condition()
 	q := s.db.NewRaw(`SELECT i.id AS found_issue, t.total, x.* FROM issues AS i
 		CROSS JOIN LATERAL (SELECT count(*) AS total FROM comments AS c WHERE c.issue_id = i.id AND c.deleted_at IS NULL) AS t
 		LEFT JOIN LATERAL (SELECT c.id, c.issue_id, c.author_id, c.body, c.edited_at, c.created_at, c.updated_at,
@@ -47,8 +48,8 @@ func (s *Service) List(ctx context.Context, p issue.Project, ref issue.Ref, offs
 			FROM comments AS c LEFT JOIN users AS u ON u.id = c.author_id
 			WHERE c.issue_id = i.id AND c.deleted_at IS NULL
 			ORDER BY c.created_at DESC, c.id DESC LIMIT ? OFFSET ?) AS x ON true
-		WHERE `+refCondition(ref)+`
-		ORDER BY x.created_at DESC, x.id DESC`, limit, offset, p.ID, refValue(ref))
+		WHERE i.project_id = ? AND `+cond+`
+		ORDER BY x.created_at DESC, x.id DESC`, limit, offset, p.ID, value)
 	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, 0, fmt.Errorf("list comments: %w", err)
 	}
@@ -84,6 +85,7 @@ type activityRow struct {
 // type the issue rules, sprints, comments and attachments write.
 func (s *Service) Feed(ctx context.Context, p issue.Project, ref issue.Ref, offset, limit int) ([]Activity, int, error) {
 	var rows []activityRow
+	cond, value := ref.Condition()
 	q := s.db.NewRaw(`SELECT i.id AS found_issue, t.total, x.* FROM issues AS i
 		CROSS JOIN LATERAL (SELECT count(*) AS total FROM issue_activities AS a WHERE a.issue_id = i.id) AS t
 		LEFT JOIN LATERAL (SELECT a.id, a.issue_id, a.actor_id, a.type, a.comment_id, a.old_value, a.new_value, a.created_at,
@@ -91,8 +93,8 @@ func (s *Service) Feed(ctx context.Context, p issue.Project, ref issue.Ref, offs
 			FROM issue_activities AS a LEFT JOIN users AS u ON u.id = a.actor_id
 			WHERE a.issue_id = i.id
 			ORDER BY a.created_at DESC, a.id DESC LIMIT ? OFFSET ?) AS x ON true
-		WHERE `+refCondition(ref)+`
-		ORDER BY x.created_at DESC, x.id DESC`, limit, offset, p.ID, refValue(ref))
+		WHERE i.project_id = ? AND `+cond+`
+		ORDER BY x.created_at DESC, x.id DESC`, limit, offset, p.ID, value)
 	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, 0, fmt.Errorf("list activity: %w", err)
 	}
@@ -112,20 +114,4 @@ func (s *Service) Feed(ctx context.Context, p issue.Project, ref issue.Ref, offs
 		out = append(out, a)
 	}
 	return out, rows[0].Total, nil
-}
-
-// refCondition selects the issue of the path (alias i) inside the project: the first
-// placeholder is the project id, the second the key or the id.
-func refCondition(ref issue.Ref) string {
-	if ref.Key != "" {
-		return "i.project_id = ? AND i.key = ?"
-	}
-	return "i.project_id = ? AND i.id = ?"
-}
-
-func refValue(ref issue.Ref) any {
-	if ref.Key != "" {
-		return ref.Key
-	}
-	return ref.ID
 }

@@ -1,6 +1,9 @@
 package issue
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -49,9 +52,34 @@ func ParseRef(s string) (Ref, bool) {
 
 // where adds the condition selecting ref inside project p to q (issues aliased i).
 func (r Ref) where(q *bun.SelectQuery, p Project) *bun.SelectQuery {
-	q = q.Where("i.project_id = ?", p.ID)
+	cond, value := r.Condition()
+	return q.Where("i.project_id = ?", p.ID).Where(cond, value)
+}
+
+// Condition is the SQL condition selecting ref (issues aliased i) and its one
+// argument, for statements of other packages that find the issue of a path themselves;
+// combine it with i.project_id, since a key or id alone may name another project's issue.
+func (r Ref) Condition() (string, any) {
 	if r.Key != "" {
-		return q.Where("i.key = ?", r.Key)
+		return "i.key = ?", r.Key
 	}
-	return q.Where("i.id = ?", r.ID)
+	return "i.id = ?", r.ID
+}
+
+// LoadSubject reads the issue ref names inside p as events name it, or ErrNotFound (an
+// issue of another project is not found either). lock takes FOR KEY SHARE, which keeps
+// the issue from being deleted until the transaction ends without blocking updates.
+func LoadSubject(ctx context.Context, db bun.IDB, p Project, ref Ref, lock bool) (Subject, error) {
+	subj := Subject{ProjectID: p.ID, ProjectKey: p.Key}
+	q := ref.where(db.NewSelect().TableExpr("issues AS i").Column("i.id", "i.key", "i.title"), p)
+	if lock {
+		q = q.For("KEY SHARE OF i")
+	}
+	if err := q.Scan(ctx, &subj.IssueID, &subj.IssueKey, &subj.Title); err != nil {
+		if errors.Is(store.Translate(err), store.ErrNotFound) {
+			return subj, ErrNotFound
+		}
+		return subj, fmt.Errorf("load issue: %w", err)
+	}
+	return subj, nil
 }
