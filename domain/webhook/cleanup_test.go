@@ -3,11 +3,9 @@ package webhook_test
 import (
 	"context"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/domain/webhook"
@@ -20,14 +18,7 @@ func TestCleanupDeletesOnlyOldRecords(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := storetest.NewDB(t) // a database of its own: cleanup spans every webhook
-	tag := strings.ToUpper(strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
-	var userID, projectID, webhookID uuid.UUID
-	require.NoError(t, db.Pool.QueryRow(ctx, "INSERT INTO users (email, display_name) VALUES ($1, 'U') RETURNING id",
-		strings.ToLower(tag)+"@example.com").Scan(&userID))
-	require.NoError(t, db.Pool.QueryRow(ctx, "INSERT INTO projects (key, name, owner_id) VALUES ($1, 'P', $2) RETURNING id",
-		"C"+tag, userID).Scan(&projectID))
-	require.NoError(t, db.Pool.QueryRow(ctx, `INSERT INTO webhooks (project_id, url, secret, events)
-		VALUES ($1, 'https://203.0.113.10/', 's', '{issue.created}') RETURNING id`, projectID).Scan(&webhookID))
+	webhookID := webhook.SeedWebhook(t, db)
 	// 7 records of 40 days, 3 of 29 days, 2 fresh.
 	_, err := db.Pool.Exec(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, event_type, payload, created_at)
 		SELECT gen_random_uuid(), $1, 'issue.created', '{}', now() - make_interval(days => d)

@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -81,14 +80,8 @@ func TestRecordBatchCountsEveryAttemptOfOneDelivery(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := storetest.NewDB(t)
-	var userID, projectID, hookID, deliveryID uuid.UUID
-	tag := strings.ToUpper(strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
-	require.NoError(t, db.Pool.QueryRow(ctx, "INSERT INTO users (email, display_name) VALUES ($1, 'U') RETURNING id",
-		strings.ToLower(tag)+"@example.com").Scan(&userID))
-	require.NoError(t, db.Pool.QueryRow(ctx, "INSERT INTO projects (key, name, owner_id) VALUES ($1, 'P', $2) RETURNING id",
-		"R"+tag, userID).Scan(&projectID))
-	require.NoError(t, db.Pool.QueryRow(ctx, `INSERT INTO webhooks (project_id, url, secret, events)
-		VALUES ($1, 'https://203.0.113.10/', 's', '{issue.created}') RETURNING id`, projectID).Scan(&hookID))
+	hookID := seedWebhook(t, db)
+	var deliveryID uuid.UUID
 	require.NoError(t, db.Pool.QueryRow(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, event_type, payload)
 		VALUES (gen_random_uuid(), $1, 'issue.created', '{}') RETURNING id`, hookID).Scan(&deliveryID))
 
@@ -120,14 +113,7 @@ func TestBatchStatementsKeepUsingThePrimaryKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := storetest.NewDB(t)
-	tag := strings.ToUpper(strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
-	var userID, projectID, hookID uuid.UUID
-	require.NoError(t, db.Pool.QueryRow(ctx, "INSERT INTO users (email, display_name) VALUES ($1, 'U') RETURNING id",
-		strings.ToLower(tag)+"@example.com").Scan(&userID))
-	require.NoError(t, db.Pool.QueryRow(ctx, "INSERT INTO projects (key, name, owner_id) VALUES ($1, 'P', $2) RETURNING id",
-		"E"+tag, userID).Scan(&projectID))
-	require.NoError(t, db.Pool.QueryRow(ctx, `INSERT INTO webhooks (project_id, url, secret, events)
-		VALUES ($1, 'https://203.0.113.10/', 's', '{issue.created}') RETURNING id`, projectID).Scan(&hookID))
+	hookID := seedWebhook(t, db)
 	deliveries := func(n int) [][16]byte {
 		t.Helper()
 		rows, err := db.Pool.Query(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, event_type, payload)
