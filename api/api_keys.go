@@ -89,11 +89,7 @@ func (s *Server) createAPIKey(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteAPIKey(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "keyId")
+	a, id, err := s.projectItem(c, project.Admin, "keyId")
 	if err != nil {
 		return err
 	}

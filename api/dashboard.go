@@ -184,11 +184,7 @@ func (s *Server) dashboardAddWidget(c *fiber.Ctx) error {
 }
 
 func (s *Server) dashboardDeleteWidget(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "widgetId")
+	a, id, err := s.projectItem(c, project.Admin, "widgetId")
 	if err != nil {
 		return err
 	}

@@ -119,11 +119,7 @@ func (s *Server) createIntegration(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteIntegration(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "integrationId")
+	a, id, err := s.projectItem(c, project.Admin, "integrationId")
 	if err != nil {
 		return err
 	}

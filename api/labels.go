@@ -86,11 +86,7 @@ func (s *Server) createLabel(c *fiber.Ctx) error {
 }
 
 func (s *Server) updateLabel(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "id")
+	a, id, err := s.projectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -106,11 +102,7 @@ func (s *Server) updateLabel(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteLabel(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "id")
+	a, id, err := s.projectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}

@@ -101,11 +101,7 @@ func (s *Server) addMember(c *fiber.Ctx) error {
 }
 
 func (s *Server) changeMemberRole(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	userID, err := pathUUID(c, "userId")
+	a, userID, err := s.projectItem(c, project.Admin, "userId")
 	if err != nil {
 		return err
 	}
@@ -125,11 +121,7 @@ func (s *Server) changeMemberRole(c *fiber.Ctx) error {
 }
 
 func (s *Server) removeMember(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	userID, err := pathUUID(c, "userId")
+	a, userID, err := s.projectItem(c, project.Admin, "userId")
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/project"
@@ -37,4 +38,19 @@ func (s *Server) issueAccess(c *fiber.Ctx, min project.Role) (*project.Access, i
 		return nil, issue.Ref{}, err
 	}
 	return a, ref, nil
+}
+
+// projectItem is projectAccess followed by the UUID in path parameter param: the
+// preamble of the endpoints on one thing of a project (a sprint, label, webhook ...).
+// Whether the thing belongs to the project is the domain call's to check.
+func (s *Server) projectItem(c *fiber.Ctx, min project.Role, param string) (*project.Access, uuid.UUID, error) {
+	a, err := s.projectAccess(c, min)
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	id, err := pathUUID(c, param)
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	return a, id, nil
 }

@@ -97,20 +97,6 @@ func sprintDateOrder(err error) error {
 // sprints is the sprint service over the server's database and event bus.
 func (s *Server) sprints() *sprint.Service { return sprint.NewService(s.db, s.bus) }
 
-// sprintAccess is projectAccess followed by the :sprintId path segment: the preamble of
-// every endpoint under /projects/:key/sprints/:sprintId.
-func (s *Server) sprintAccess(c *fiber.Ctx, min project.Role) (*project.Access, uuid.UUID, error) {
-	a, err := s.projectAccess(c, min)
-	if err != nil {
-		return nil, uuid.Nil, err
-	}
-	id, err := pathUUID(c, "sprintId")
-	if err != nil {
-		return nil, uuid.Nil, err
-	}
-	return a, id, nil
-}
-
 func (s *Server) listSprints(c *fiber.Ctx) error {
 	a, err := s.projectAccess(c, project.Viewer)
 	if err != nil {
@@ -145,7 +131,7 @@ func (s *Server) createSprint(c *fiber.Ctx) error {
 }
 
 func (s *Server) patchSprint(c *fiber.Ctx) error {
-	a, id, err := s.sprintAccess(c, project.Member)
+	a, id, err := s.projectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}
@@ -161,7 +147,7 @@ func (s *Server) patchSprint(c *fiber.Ctx) error {
 }
 
 func (s *Server) startSprint(c *fiber.Ctx) error {
-	a, id, err := s.sprintAccess(c, project.Member)
+	a, id, err := s.projectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}
@@ -173,7 +159,7 @@ func (s *Server) startSprint(c *fiber.Ctx) error {
 }
 
 func (s *Server) completeSprint(c *fiber.Ctx) error {
-	a, id, err := s.sprintAccess(c, project.Member)
+	a, id, err := s.projectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}
@@ -203,7 +189,7 @@ func (s *Server) removeSprintIssue(c *fiber.Ctx) error {
 
 // sprintIssue runs one of the sprint membership changes and answers 204.
 func (s *Server) sprintIssue(c *fiber.Ctx, change func(*sprint.Service, context.Context, issue.Project, issue.Actor, uuid.UUID, issue.Ref) error) error {
-	a, id, err := s.sprintAccess(c, project.Member)
+	a, id, err := s.projectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}

@@ -63,11 +63,7 @@ func (s *Server) createVersion(c *fiber.Ctx) error {
 }
 
 func (s *Server) renameVersion(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "id")
+	a, id, err := s.projectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -83,11 +79,7 @@ func (s *Server) renameVersion(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteVersion(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "id")
+	a, id, err := s.projectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}

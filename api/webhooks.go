@@ -152,11 +152,7 @@ func (s *Server) createWebhook(c *fiber.Ctx) error {
 }
 
 func (s *Server) updateWebhook(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "webhookId")
+	a, id, err := s.projectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}
@@ -172,11 +168,7 @@ func (s *Server) updateWebhook(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteWebhook(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "webhookId")
+	a, id, err := s.projectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}

@@ -33,11 +33,7 @@ func toWebhookDeliveryResponse(d *store.WebhookDelivery) webhookDeliveryResponse
 }
 
 func (s *Server) listWebhookDeliveries(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "webhookId")
+	a, id, err := s.projectItem(c, project.Viewer, "webhookId")
 	if err != nil {
 		return err
 	}
@@ -57,11 +53,7 @@ func (s *Server) listWebhookDeliveries(c *fiber.Ctx) error {
 }
 
 func (s *Server) pingWebhook(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "webhookId")
+	a, id, err := s.projectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}
@@ -78,11 +70,7 @@ func (s *Server) pingWebhook(c *fiber.Ctx) error {
 }
 
 func (s *Server) redeliverWebhook(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(c, "webhookId")
+	a, id, err := s.projectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}
