@@ -485,7 +485,7 @@ func TestAttachmentAddedWebhook(t *testing.T) {
 	require.Equal(t, map[string]any{"attachmentId": a["id"], "filename": "Plan ü.txt"}, body["data"])
 	require.Equal(t, 1, f.h.Count(`SELECT count(*) FROM river_job AS j, webhook_deliveries AS d, attachments AS a, issue_activities AS act
 		WHERE d.id = $1::uuid AND a.id = $2 AND act.issue_id = a.issue_id AND act.type = 'ATTACHMENT_ADDED'
-		AND j.kind = 'webhook.deliver' AND j.args->>'deliveryId' = $1::text
+		AND j.kind = 'webhook.deliver' AND j.args->'deliveryIds' = jsonb_build_array($1::text)
 		AND j.xmin = d.xmin AND d.xmin = a.xmin AND a.xmin = act.xmin`, deliveryID, a["id"]), "one transaction")
 
 	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.at("/"+a["id"].(string)), nil, f.member.Access).Status)

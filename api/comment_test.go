@@ -144,7 +144,7 @@ func TestCommentCreate(t *testing.T) {
 	require.Equal(t, map[string]any{"issueId": issueID, "commentId": id}, msg["data"])
 	require.Equal(t, 2, h.Count("SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1", wh["id"]), "one per comment")
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1", other["id"]), "issue.created only")
-	require.Equal(t, 2, h.Count("SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'webhookId' = $1 AND args->>'issueId' = $2",
+	require.Equal(t, 2, h.Count("SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'webhookId' = $1 AND args->'issueIds' = jsonb_build_array($2::text)",
 		wh["id"], issueID), "one delivery job per comment")
 
 	// The event: subject, author, sanitized body, and the mentions resolved once, in

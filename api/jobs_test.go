@@ -156,8 +156,9 @@ func TestJobsListFiltersAndPaging(t *testing.T) {
 	j2 := jobInsert(t, h, jobSpec{kind: "test.alpha", queue: "webhooks", state: "discarded", attempt: 2, max: 2,
 		args:   map[string]any{"projectId": e.p1.String(), "deliveryId": uuid.NewString()},
 		errors: []map[string]any{jobAttemptError(1, "first failure"), jobAttemptError(2, "connection refused")}})
+	// A webhook job names its issues in an array; the issue filters find it there too.
 	j3 := jobInsert(t, h, jobSpec{kind: "test.beta", queue: "webhooks", state: "completed", attempt: 1,
-		args: map[string]any{"projectId": e.p2.String()}})
+		args: map[string]any{"projectId": e.p2.String(), "issueIds": []string{uuid.NewString(), e.issue.String()}}})
 	j4 := jobInsert(t, h, jobSpec{kind: "test.beta", queue: "audit", state: "retryable", attempt: 1,
 		errors: []map[string]any{jobAttemptError(1, "timeout")}})
 	j5 := jobInsert(t, h, jobSpec{kind: "test.gamma", queue: "custom", state: "scheduled", scheduledAgo: -time.Hour})
@@ -216,9 +217,10 @@ func TestJobsListFiltersAndPaging(t *testing.T) {
 		{"kind=test.alpha&queue=webhooks", []int64{j2}},
 		{"projectId=" + e.p1.String(), []int64{j2, j1}},
 		{"projectId=" + e.p2.String(), []int64{j3}},
-		{"issueId=" + e.issue.String(), []int64{j1}},
+		{"issueId=" + e.issue.String(), []int64{j3, j1}},
+		{"issueId=" + e.issue.String() + "&projectId=" + e.p2.String(), []int64{j3}},
 		{"projectKey=" + strings.ToLower(e.key1), []int64{j2, j1}},
-		{"issueKey=" + e.issueKey, []int64{j1}},
+		{"issueKey=" + e.issueKey, []int64{j3, j1}},
 		{"projectKey=" + e.key1 + "&issueKey=" + e.issueKey, []int64{j1}},
 		{"projectKey=" + e.key1 + "&state=available", []int64{j1}},
 		// Unknown keys, or a key and an id that disagree, match nothing: an empty page.

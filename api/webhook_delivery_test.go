@@ -66,9 +66,9 @@ func TestWebhookDeliversIssueCreated(t *testing.T) {
 	var deliveryID string
 	require.NoError(t, h.DB.Pool.QueryRow(context.Background(), "SELECT id::text FROM webhook_deliveries WHERE webhook_id = $1", whID).Scan(&deliveryID))
 	require.Equal(t, 1, h.Count(`SELECT count(*) FROM river_job AS j, webhook_deliveries AS d, issues AS i
-		WHERE d.id = $1 AND i.id = $2 AND j.kind = 'webhook.deliver' AND j.args->>'deliveryId' = $1::text
+		WHERE d.id = $1 AND i.id = $2 AND j.kind = 'webhook.deliver' AND j.args->'deliveryIds' = jsonb_build_array($1::text)
 		AND j.xmin = d.xmin AND d.xmin = i.xmin AND j.queue = 'webhooks' AND j.max_attempts = 3
-		AND j.args->>'webhookId' = $3 AND j.args->>'projectId' = $4 AND j.args->>'issueId' = $2::text
+		AND j.args->>'webhookId' = $3 AND j.args->>'projectId' = $4 AND j.args->'issueIds' = jsonb_build_array($2::text)
 		AND j.args::text NOT LIKE '%top-secret%'`, deliveryID, issueID, whID, f.projectID.String()))
 	pending := whDeliveries(t, h, f.key, whID, f.viewer.Access)
 	require.Len(t, pending, 1)
@@ -166,10 +166,10 @@ func TestWebhookEveryIssueEventMapped(t *testing.T) {
 	require.Equal(t, "issue.status_changed", moved[0]["event"])
 	require.Empty(t, bodies(off["id"].(string)), "a disabled webhook gets nothing")
 	require.Empty(t, bodies(elsewhere["id"].(string)), "another project's webhook gets nothing")
-	// One job per record.
+	// One job per transaction and webhook: each request above is one transaction.
 	require.Equal(t, 6, h.Count("SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'projectId' = $1", f.projectID.String()))
-	require.Equal(t, 5, h.Count("SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'issueId' = $1 AND args->>'webhookId' = $2",
-		id, all["id"].(string)))
+	require.Equal(t, 5, h.Count(`SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->'issueIds' = jsonb_build_array($1::text)
+		AND args->>'webhookId' = $2 AND jsonb_array_length(args->'deliveryIds') = 1`, id, all["id"].(string)))
 
 	// Unassigning sends an empty newValue.
 	iss2 := f.create(t, map[string]any{"title": "Unassign", "assigneeId": f.member.ID})
@@ -222,7 +222,7 @@ func TestWebhookRetriesThenSucceeds(t *testing.T) {
 	require.Nil(t, d["nextRetryAt"])
 	require.Nil(t, d["lastError"])
 	apitest.Eventually(t, 10*time.Second, func() bool {
-		return h.Count("SELECT count(*) FROM river_job WHERE args->>'deliveryId' = $1 AND state = 'completed' AND attempt = 3", id) == 1
+		return h.Count("SELECT count(*) FROM river_job WHERE args->'deliveryIds' = jsonb_build_array($1::text) AND state = 'completed' AND attempt = 3", id) == 1
 	}, "job completed on attempt 3")
 	require.Equal(t, float64(2), whMetric(t, h.WorkerRegistry, "taskweave_webhook_deliveries_total", "retry_scheduled"))
 	require.Equal(t, float64(1), whMetric(t, h.WorkerRegistry, "taskweave_webhook_deliveries_total", "delivered"))
@@ -242,7 +242,7 @@ func TestWebhookAlwaysFailsThreeAttempts(t *testing.T) {
 	require.NoError(t, h.DB.Pool.QueryRow(context.Background(), "SELECT id::text FROM webhook_deliveries WHERE webhook_id = $1", wh["id"]).Scan(&id))
 	// Discarded is final: River will never run the job again.
 	apitest.Eventually(t, 10*time.Second, func() bool {
-		return h.Count("SELECT count(*) FROM river_job WHERE args->>'deliveryId' = $1 AND state = 'discarded' AND attempt = 3", id) == 1
+		return h.Count("SELECT count(*) FROM river_job WHERE args->'deliveryIds' = jsonb_build_array($1::text) AND state = 'discarded' AND attempt = 3", id) == 1
 	}, "job discarded after attempt 3")
 	require.Len(t, recv.got(), 3, "no fourth attempt")
 	d := whDeliveries(t, h, f.key, wh["id"].(string), f.owner.Access)[0]
@@ -254,6 +254,59 @@ func TestWebhookAlwaysFailsThreeAttempts(t *testing.T) {
 	require.Contains(t, d["lastError"], "502")
 	require.Equal(t, float64(1), whMetric(t, h.WorkerRegistry, "taskweave_webhook_deliveries_total", "failed"))
 	require.Equal(t, float64(2), whMetric(t, h.WorkerRegistry, "taskweave_webhook_deliveries_total", "retry_scheduled"))
+}
+
+// TestWebhookJobRetriesOnlyItsFailedDeliveries: one request's events go to a webhook as
+// one job. When one of its deliveries fails, the job's retry sends that one again and
+// not the others, which were delivered.
+func TestWebhookJobRetriesOnlyItsFailedDeliveries(t *testing.T) {
+	t.Parallel()
+	h := whHarness(t, 200*time.Millisecond, 200*time.Millisecond)
+	f := issueFixtureOn(t, h)
+	recv := whNewReceiver(t, h, func(n int) int {
+		if n == 1 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	wh, secret := whCreate(t, h, f.key, f.owner.Access, map[string]any{"url": recv.url(), "events": []string{"issue.status_changed", "issue.updated"}})
+	iss := f.create(t, map[string]any{"title": "Several at once"})
+	f.patch(t, iss["id"].(string), map[string]any{"statusId": f.prog, "title": "Renamed", "priority": "HIGH"})
+	var jobID int64
+	var sent int
+	require.NoError(t, h.DB.Pool.QueryRow(context.Background(), `SELECT id, jsonb_array_length(args->'deliveryIds') FROM river_job
+		WHERE kind = 'webhook.deliver' AND args->>'webhookId' = $1`, wh["id"]).Scan(&jobID, &sent), "one job for the request")
+	require.Equal(t, 3, sent, "status, title and priority: three deliveries in the job")
+	h.StartWorkers()
+
+	hits := recv.wait(t, sent+1, 30*time.Second)
+	apitest.Eventually(t, 10*time.Second, func() bool {
+		return h.Count("SELECT count(*) FROM river_job WHERE id = $1 AND state = 'completed' AND attempt = 2", jobID) == 1
+	}, "the job completed on its second run")
+	require.Equal(t, sent+1, len(recv.got()), "only the failed delivery was sent again")
+	byID := map[string]int{}
+	for _, hit := range hits {
+		whVerify(t, hit, secret)
+		byID[hit.header.Get("X-Taskweave-Delivery")]++
+	}
+	failed := hits[0].header.Get("X-Taskweave-Delivery")
+	require.Len(t, byID, sent)
+	require.Equal(t, 2, byID[failed])
+	require.Equal(t, failed, hits[sent].header.Get("X-Taskweave-Delivery"), "the retry is the failed one")
+	for _, d := range whDeliveries(t, h, f.key, wh["id"].(string), f.owner.Access) {
+		want := 1.0
+		if d["id"] == failed {
+			want = 2
+		}
+		require.Equal(t, want, d["attemptCount"], d["id"])
+		require.NotNil(t, d["deliveredAt"], d["id"])
+		require.Nil(t, d["nextRetryAt"], d["id"])
+		require.Nil(t, d["lastError"], d["id"])
+	}
+	require.Equal(t, float64(sent), whMetric(t, h.WorkerRegistry, "taskweave_webhook_deliveries_total", "delivered"))
+	require.Equal(t, float64(1), whMetric(t, h.WorkerRegistry, "taskweave_webhook_deliveries_total", "retry_scheduled"))
+	require.Equal(t, float64(sent-1), whMetric(t, h.WorkerRegistry, "taskweave_webhook_deliveries_total", "skipped"),
+		"the second run skips the delivered ones")
 }
 
 func TestWebhookRedirectIsAFailedAttempt(t *testing.T) {

@@ -7,15 +7,26 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// WebhookDeliver sends one delivery record to its webhook. The worker reads the URL,
-// secret and payload from the database, so the secret never sits in a job row; support
-// staff find a project's or an issue's deliveries by args->>'projectId' / 'issueId'.
+// DeliveriesPerJob is the most deliveries one WebhookDeliver job carries. A job's
+// deliveries are sent concurrently, so its timeout stays one attempt's.
+const DeliveriesPerJob = 10
+
+// WebhookDeliver sends delivery records to one webhook: the deliveries one transaction's
+// events caused for it (up to DeliveriesPerJob; more take more jobs), or the one record
+// of a test ping or a redelivery. One job per transaction and webhook, not per delivery,
+// keeps the queue's own cost (insert, fetch, completion) off each delivery.
+//
+// Every run of the job is one attempt of each delivery it still has to send: a retry
+// sends only those whose last attempt failed. The worker reads the URL, secret and
+// payload from the database, so the secret never sits in a job row; support staff find
+// a project's or an issue's deliveries by args projectId / issueIds.
 // MaxAttempts (retry delays + 1) is set by whoever inserts it.
 type WebhookDeliver struct {
-	DeliveryID uuid.UUID  `json:"deliveryId"`
-	WebhookID  uuid.UUID  `json:"webhookId"`
-	ProjectID  uuid.UUID  `json:"projectId"`
-	IssueID    *uuid.UUID `json:"issueId,omitempty"`
+	DeliveryIDs []uuid.UUID `json:"deliveryIds"`
+	WebhookID   uuid.UUID   `json:"webhookId"`
+	ProjectID   uuid.UUID   `json:"projectId"`
+	// IssueIDs are the distinct issues the deliveries are about (none for a ping).
+	IssueIDs []uuid.UUID `json:"issueIds,omitempty"`
 }
 
 // Kind implements river.JobArgs.

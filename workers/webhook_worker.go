@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,9 +26,10 @@ func addWebhookWorkers(ws *river.Workers, cfg Config, d Deps) []*river.PeriodicJ
 	}
 }
 
-// WebhookDeliverWorker makes one attempt of a delivery per run. River owns the retry
-// schedule: a failed attempt returns its error, NextRetry gives the configured delay,
-// and after the last attempt River discards the job.
+// WebhookDeliverWorker makes one attempt of each of a job's deliveries per run, sent
+// concurrently. River owns the retry schedule: when an attempt failed, the run returns
+// its error, NextRetry gives the configured delay, the next run sends only the failed
+// deliveries again, and after the last attempt River discards the job.
 type WebhookDeliverWorker struct {
 	river.WorkerDefaults[jobs.WebhookDeliver]
 	sender  *webhook.Sender
@@ -46,18 +48,26 @@ func NewWebhookDeliverWorker(cfg webhook.Config, d Deps) *WebhookDeliverWorker {
 	}
 }
 
-// Work implements river.Worker.
+// Work implements river.Worker. A database error fails the run like a failed attempt:
+// River runs the job again, and deliveries recorded as delivered are not sent twice.
 func (w *WebhookDeliverWorker) Work(ctx context.Context, job *river.Job[jobs.WebhookDeliver]) error {
 	final := job.Attempt >= job.MaxAttempts
-	res, err := w.sender.Send(ctx, job.Args.DeliveryID, w.delay(job.Attempt), final)
-	if err != nil {
-		return err // the database failed us: River retries the attempt
+	results, errs := w.sender.SendAll(ctx, job.Args.DeliveryIDs, w.delay(job.Attempt), final, job.Attempt > 1)
+	var failed []error
+	for i, res := range results {
+		if errs[i] != nil {
+			failed = append(failed, errs[i])
+			continue
+		}
+		w.metrics.deliveries.WithLabelValues(res.Outcome.String()).Inc()
+		if res.FirstSuccess {
+			w.metrics.latency.Observe(res.Latency.Seconds())
+		}
+		if res.Err != nil {
+			failed = append(failed, fmt.Errorf("delivery %s: %w", job.Args.DeliveryIDs[i], res.Err))
+		}
 	}
-	w.metrics.deliveries.WithLabelValues(res.Outcome.String()).Inc()
-	if res.FirstSuccess {
-		w.metrics.latency.Observe(res.Latency.Seconds())
-	}
-	return res.Err
+	return errors.Join(failed...)
 }
 
 // NextRetry is the configured delay after this attempt, measured from now, the same
@@ -104,7 +114,7 @@ func newWebhookMetrics(reg *prometheus.Registry) *webhookMetrics {
 	m := &webhookMetrics{
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "taskweave_webhook_deliveries_total",
-			Help: "Webhook delivery job runs by outcome: delivered, retry_scheduled, failed (final) or skipped.",
+			Help: "Webhook delivery attempts by outcome: delivered, retry_scheduled, failed (final) or skipped (nothing sent).",
 		}, []string{"outcome"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "taskweave_webhook_delivery_latency_seconds",

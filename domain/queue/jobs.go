@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -78,7 +79,8 @@ type Filter struct {
 	State string
 	Kind  string
 	Queue string
-	// ProjectID and IssueID match the "projectId" / "issueId" members of a job's args.
+	// ProjectID and IssueID match the "projectId" / "issueId" members of a job's args;
+	// IssueID also matches an "issueIds" array holding it (a webhook job's issues).
 	ProjectID *uuid.UUID
 	IssueID   *uuid.UUID
 	// ProjectKey and IssueKey are resolved to ids first; an unknown key matches nothing.
@@ -199,22 +201,30 @@ func (s *Service) resolveKeys(ctx context.Context, f *Filter) (ok bool, err erro
 	return true, nil
 }
 
-// where builds the filter's conditions. The project and issue ids become one constant
-// jsonb containment test, which the GIN index on river_job.args answers.
+// where builds the filter's conditions. The project and issue ids become jsonb
+// containment tests, which the GIN index on river_job.args answers: one document, or
+// two ORed when an issue is asked for (its id alone, or within an issueIds array).
 func (f Filter) where() (func(*bun.SelectQuery) *bun.SelectQuery, error) {
-	contains := map[string]string{}
+	base := map[string]any{}
 	if f.ProjectID != nil {
-		contains["projectId"] = f.ProjectID.String()
+		base["projectId"] = f.ProjectID.String()
 	}
-	if f.IssueID != nil {
-		contains["issueId"] = f.IssueID.String()
+	var shapes []map[string]any
+	switch {
+	case f.IssueID != nil:
+		one, many := maps.Clone(base), maps.Clone(base)
+		one["issueId"], many["issueIds"] = f.IssueID.String(), []string{f.IssueID.String()}
+		shapes = []map[string]any{one, many}
+	case len(base) > 0:
+		shapes = []map[string]any{base}
 	}
-	var doc []byte
-	if len(contains) > 0 {
-		var err error
-		if doc, err = json.Marshal(contains); err != nil {
+	docs := make([]string, len(shapes))
+	for i, shape := range shapes {
+		doc, err := json.Marshal(shape)
+		if err != nil {
 			return nil, err
 		}
+		docs[i] = string(doc)
 	}
 	return func(q *bun.SelectQuery) *bun.SelectQuery {
 		if f.State != "" {
@@ -226,8 +236,13 @@ func (f Filter) where() (func(*bun.SelectQuery) *bun.SelectQuery, error) {
 		if f.Queue != "" {
 			q = q.Where("queue = ?", f.Queue)
 		}
-		if doc != nil {
-			q = q.Where("args @> ?::jsonb", string(doc))
+		if len(docs) > 0 {
+			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				for _, doc := range docs {
+					q = q.WhereOr("args @> ?::jsonb", doc)
+				}
+				return q
+			})
 		}
 		return q
 	}, nil

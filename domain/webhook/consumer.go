@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
@@ -74,10 +75,11 @@ const createSQL = `WITH m AS (
 	SELECT id, webhook_id, event, head || id::text || '"}' FROM d
 	RETURNING id, created_at
 )
-SELECT d.id, d.webhook_id, d.i, ins.created_at FROM d JOIN ins ON ins.id = d.id ORDER BY d.i, d.webhook_id`
+SELECT d.id, d.webhook_id, d.i, ins.created_at FROM d JOIN ins ON ins.id = d.id ORDER BY d.webhook_id, d.i`
 
 // createDeliveries saves the delivery records of msgs (to their subscribers, or to the
-// webhook only when not nil) and returns them with the jobs that send them.
+// webhook only when not nil) and returns them with the jobs that send them: one job per
+// webhook and up to jobs.DeliveriesPerJob of its deliveries, in message order.
 func createDeliveries(ctx context.Context, tx bun.Tx, msgs []Message, only *uuid.UUID, maxAttempts int) (
 	[]store.WebhookDelivery, []river.InsertManyParams, error) {
 	var (
@@ -101,10 +103,9 @@ func createDeliveries(ctx context.Context, tx bun.Tx, msgs []Message, only *uuid
 	}
 	defer rows.Close()
 	var (
-		out    []store.WebhookDelivery
-		params []river.InsertManyParams
+		out  []store.WebhookDelivery
+		args []jobs.WebhookDeliver
 	)
-	opts := &river.InsertOpts{MaxAttempts: maxAttempts}
 	for rows.Next() {
 		var (
 			d store.WebhookDelivery
@@ -116,13 +117,23 @@ func createDeliveries(ctx context.Context, tx bun.Tx, msgs []Message, only *uuid
 		m := msgs[i]
 		d.EventType, d.Payload = m.Type, heads[i]+d.ID.String()+bodyTail
 		out = append(out, d)
-		params = append(params, river.InsertManyParams{
-			Args:       jobs.WebhookDeliver{DeliveryID: d.ID, WebhookID: d.WebhookID, ProjectID: m.ProjectID, IssueID: m.IssueID},
-			InsertOpts: opts,
-		})
+		// Rows come by webhook: a new job starts with each webhook and each full job.
+		if n := len(args); n == 0 || args[n-1].WebhookID != d.WebhookID || len(args[n-1].DeliveryIDs) == jobs.DeliveriesPerJob {
+			args = append(args, jobs.WebhookDeliver{WebhookID: d.WebhookID, ProjectID: m.ProjectID})
+		}
+		job := &args[len(args)-1]
+		job.DeliveryIDs = append(job.DeliveryIDs, d.ID)
+		if m.IssueID != nil && !slices.Contains(job.IssueIDs, *m.IssueID) {
+			job.IssueIDs = append(job.IssueIDs, *m.IssueID)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("save deliveries: %w", err)
+	}
+	opts := &river.InsertOpts{MaxAttempts: maxAttempts}
+	params := make([]river.InsertManyParams, len(args))
+	for i, a := range args {
+		params[i] = river.InsertManyParams{Args: a, InsertOpts: opts}
 	}
 	return out, params, nil
 }

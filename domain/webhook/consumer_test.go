@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -15,13 +16,14 @@ import (
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/webhook"
+	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // TestOneTransactionsEventsShareOneLookup emits events of two projects in one
 // transaction to webhooks subscribed to different types (one disabled) and checks each
-// subscriber gets exactly the deliveries it asked for, with one job each, whatever the
-// batching of the consumer.
+// subscriber gets exactly the deliveries it asked for, and one job per webhook carrying
+// all of that webhook's deliveries and their issues.
 func TestOneTransactionsEventsShareOneLookup(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -66,8 +68,8 @@ func TestOneTransactionsEventsShareOneLookup(t *testing.T) {
 	))
 	require.NoError(t, tx.Commit())
 
-	rows, err := db.Pool.Query(ctx, `SELECT d.id::text, d.webhook_id, d.event_type, d.payload, j.args->>'deliveryId' = d.id::text
-		FROM webhook_deliveries AS d LEFT JOIN river_job AS j ON j.kind = 'webhook.deliver' AND j.args->>'deliveryId' = d.id::text
+	rows, err := db.Pool.Query(ctx, `SELECT d.id::text, d.webhook_id, d.event_type, d.payload, j.args->>'webhookId' = d.webhook_id::text
+		FROM webhook_deliveries AS d LEFT JOIN river_job AS j ON j.kind = 'webhook.deliver' AND j.args->'deliveryIds' ? d.id::text
 		ORDER BY d.webhook_id, d.event_type`)
 	require.NoError(t, err)
 	got := map[uuid.UUID][]string{}
@@ -79,6 +81,7 @@ func TestOneTransactionsEventsShareOneLookup(t *testing.T) {
 		)
 		require.NoError(t, rows.Scan(&id, &hookID, &typ, &payload, &hasJob))
 		require.NotNil(t, hasJob, "a job for every delivery")
+		require.True(t, *hasJob, "the job sends to the delivery's webhook")
 		var body struct {
 			ID         string `json:"id"`
 			Event      string `json:"event"`
@@ -99,7 +102,69 @@ func TestOneTransactionsEventsShareOneLookup(t *testing.T) {
 		deleted1: {"issue.deleted " + c.IssueID.String()},
 		both2:    {"issue.created " + b.IssueID.String(), "issue.deleted " + b.IssueID.String()},
 	}, got)
-	var jobs int
-	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver'").Scan(&jobs))
-	require.Equal(t, 4, jobs)
+	jobRows, err := db.Pool.Query(ctx, `SELECT args->>'webhookId', args->>'projectId', jsonb_array_length(args->'deliveryIds'), args->'issueIds'
+		FROM river_job WHERE kind = 'webhook.deliver' AND queue = 'webhooks' AND max_attempts = 3`)
+	require.NoError(t, err)
+	jobs := map[string]string{}
+	for jobRows.Next() {
+		var hookID, projectID, issues string
+		var n int
+		require.NoError(t, jobRows.Scan(&hookID, &projectID, &n, &issues))
+		var ids []string
+		require.NoError(t, json.Unmarshal([]byte(issues), &ids))
+		jobs[hookID] = fmt.Sprint(projectID, " ", n, " ", ids)
+	}
+	require.NoError(t, jobRows.Err())
+	require.Equal(t, map[string]string{
+		created1.String(): fmt.Sprint(p1.ProjectID, " 1 ", []string{a.IssueID.String()}),
+		deleted1.String(): fmt.Sprint(p1.ProjectID, " 1 ", []string{c.IssueID.String()}),
+		both2.String():    fmt.Sprint(p2.ProjectID, " 2 ", []string{b.IssueID.String()}),
+	}, jobs, "one job per webhook, its issues once each")
+}
+
+// TestALargeTransactionSplitsIntoJobs: more deliveries to one webhook than a job
+// carries take several jobs, each full but the last, together covering every delivery
+// exactly once.
+func TestALargeTransactionSplitsIntoJobs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	hookID := webhook.SeedWebhook(t, db)
+	var p issue.Subject
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT p.id, p.key FROM webhooks AS w JOIN projects AS p ON p.id = w.project_id WHERE w.id = $1",
+		hookID).Scan(&p.ProjectID, &p.ProjectKey))
+	client, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
+	require.NoError(t, err)
+	bus := event.NewBus(client)
+	webhook.RegisterConsumers(bus, webhook.Config{})
+	n := 2*jobs.DeliveriesPerJob + 3
+	evs := make([]event.Event, n)
+	for i := range evs {
+		s := p
+		s.IssueID, s.IssueKey, s.Title = uuid.New(), fmt.Sprintf("%s-%d", p.ProjectKey, i+1), "t"
+		evs[i] = issue.Created{Subject: s, At: time.Now()}
+	}
+	tx, err := db.Bun.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	require.NoError(t, bus.Emit(ctx, tx, evs...))
+	require.NoError(t, tx.Commit())
+
+	var sizes []int
+	rows, err := db.Pool.Query(ctx, `SELECT jsonb_array_length(args->'deliveryIds') FROM river_job
+		WHERE kind = 'webhook.deliver' AND args->>'webhookId' = $1 ORDER BY jsonb_array_length(args->'deliveryIds') DESC`, hookID.String())
+	require.NoError(t, err)
+	for rows.Next() {
+		var size int
+		require.NoError(t, rows.Scan(&size))
+		sizes = append(sizes, size)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []int{jobs.DeliveriesPerJob, jobs.DeliveriesPerJob, 3}, sizes)
+	var covered, distinct int
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT d.id) FROM river_job AS j
+		CROSS JOIN jsonb_array_elements_text(j.args->'deliveryIds') AS e(id)
+		JOIN webhook_deliveries AS d ON d.id = e.id::uuid AND d.webhook_id = $1
+		WHERE j.kind = 'webhook.deliver'`, hookID).Scan(&covered, &distinct))
+	require.Equal(t, n, covered)
+	require.Equal(t, n, distinct)
 }

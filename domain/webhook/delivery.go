@@ -76,8 +76,12 @@ func (s *Service) Redeliver(ctx context.Context, p Project, webhookID, deliveryI
 		if !w.Enabled {
 			return ErrDisabled
 		}
+		args := jobs.WebhookDeliver{DeliveryIDs: []uuid.UUID{d.ID}, WebhookID: w.ID, ProjectID: p.ID}
+		if issueID := payloadIssue(d.Payload); issueID != nil {
+			args.IssueIDs = []uuid.UUID{*issueID}
+		}
 		return s.bus.Enqueue(ctx, tx, river.InsertManyParams{
-			Args:       jobs.WebhookDeliver{DeliveryID: d.ID, WebhookID: w.ID, ProjectID: p.ID, IssueID: payloadIssue(d.Payload)},
+			Args:       args,
 			InsertOpts: &river.InsertOpts{MaxAttempts: s.cfg.MaxAttempts()},
 		})
 	})

@@ -77,7 +77,7 @@ type Sender struct {
 	client *http.Client
 	// Canonical names of the prefixed headers, built once.
 	hEvent, hSignature, hDelivery string
-	// loads and records group concurrent Sends' statements.
+	// loads and records group concurrent sends' statements.
 	loads   *group[[16]byte, loaded]
 	records *group[record, struct{}]
 }
@@ -134,9 +134,10 @@ func Sign(body []byte, secret string) string {
 // other way round, Postgres starts from the webhook and reads its whole delivery index
 // to intersect it with the batch.
 const loadSQL = `WITH d AS MATERIALIZED (
-	SELECT id, webhook_id, payload, event_type, created_at, delivered_at FROM webhook_deliveries WHERE id = ANY($1::uuid[])
+	SELECT id, webhook_id, payload, event_type, created_at, delivered_at, last_error FROM webhook_deliveries WHERE id = ANY($1::uuid[])
 )
-SELECT d.id, d.payload, d.event_type, d.created_at, d.delivered_at IS NOT NULL, w.url, w.secret, w.enabled
+SELECT d.id, d.payload, d.event_type, d.created_at, d.delivered_at IS NOT NULL, d.delivered_at IS NOT NULL AND d.last_error IS NULL,
+	w.url, w.secret, w.enabled
 	FROM d JOIN webhooks AS w ON w.id = d.webhook_id`
 
 // recordSQL stores one attempt for each delivery of a batch: the count, the reply (also on
@@ -149,14 +150,16 @@ const recordSQL = `UPDATE webhook_deliveries AS d SET attempt_count = d.attempt_
 	FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::boolean[], $6::timestamptz[]) AS v(id, status, body, err, ok, next)
 	WHERE d.id = v.id AND d.id = ANY($1::uuid[])`
 
-// loaded is what Send reads of a delivery before posting it.
+// loaded is what send reads of a delivery before posting it.
 type loaded struct {
 	payload, eventType, url, secret string
 	createdAt                       time.Time
 	delivered, enabled              bool
+	// lastOK: the latest attempt succeeded (a success clears last_error).
+	lastOK bool
 }
 
-// record is the outcome of one attempt, written by Send after the POST.
+// record is the outcome of one attempt, written by send after the POST.
 type record struct {
 	id        [16]byte
 	status    *int32
@@ -185,7 +188,7 @@ func (s *Sender) loadBatch(ctx context.Context, ids [][16]byte) ([]loaded, []err
 			id [16]byte
 			l  loaded
 		)
-		if err := rows.Scan(&id, &l.payload, &l.eventType, &l.createdAt, &l.delivered, &l.url, &l.secret, &l.enabled); err != nil {
+		if err := rows.Scan(&id, &l.payload, &l.eventType, &l.createdAt, &l.delivered, &l.lastOK, &l.url, &l.secret, &l.enabled); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("load deliveries: %w", err)
 		}
@@ -240,18 +243,40 @@ func (s *Sender) recordBatch(ctx context.Context, recs []record) ([]struct{}, []
 	return make([]struct{}, len(recs)), nil, nil
 }
 
-// Send makes one attempt at delivery id: it loads the record and its webhook, POSTs the
+// SendAll makes one attempt at each delivery of ids, concurrently, and returns each one's
+// Result, or its error when the database failed it. retry says the caller's job sent
+// these deliveries before: a delivery whose last attempt succeeded is then Skipped, so a
+// retried or rescued job sends only what is not delivered yet.
+func (s *Sender) SendAll(ctx context.Context, ids []uuid.UUID, retryDelay time.Duration, final, retry bool) ([]Result, []error) {
+	results, errs := make([]Result, len(ids)), make([]error, len(ids))
+	if len(ids) == 1 {
+		results[0], errs[0] = s.send(ctx, ids[0], retryDelay, final, retry)
+		return results, errs
+	}
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() { results[i], errs[i] = s.send(ctx, id, retryDelay, final, retry) })
+	}
+	wg.Wait()
+	return results, errs
+}
+
+// send makes one attempt at delivery id: it loads the record and its webhook, POSTs the
 // signed payload and records the outcome. retryDelay is when the next attempt will run
-// (for nextRetryAt); final means no attempt follows a failure. A deleted record or
-// webhook is Skipped; a disabled webhook is Skipped with the record closed. The load and
-// the record of concurrent Sends are grouped into shared statements (see group).
-func (s *Sender) Send(ctx context.Context, id uuid.UUID, retryDelay time.Duration, final bool) (Result, error) {
+// (for nextRetryAt); final means no attempt follows a failure; retry skips a delivery
+// whose last attempt succeeded. A deleted record or webhook is Skipped; a disabled
+// webhook is Skipped with the record closed. The load and the record of concurrent sends
+// are grouped into shared statements (see group).
+func (s *Sender) send(ctx context.Context, id uuid.UUID, retryDelay time.Duration, final, retry bool) (Result, error) {
 	l, err := s.loads.do([16]byte(id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Result{Outcome: Skipped}, nil // record or webhook deleted: nothing to send
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("load delivery %s: %w", id, err)
+	}
+	if retry && l.lastOK {
+		return Result{Outcome: Skipped}, nil // delivered by an earlier run of the job
 	}
 	if !l.enabled {
 		key := pgtype.UUID{Bytes: id, Valid: true}
