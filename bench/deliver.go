@@ -34,6 +34,7 @@ const (
 // deliverOptions shape the delivery phase.
 type deliverOptions struct {
 	events  int           // issue events emitted
+	warmup  int           // events emitted and delivered first, not measured
 	rate    int           // offered events per second; 0 = as fast as the emitters go
 	batch   int           // events per transaction
 	workers int           // worker processes
@@ -96,6 +97,17 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Unlock()
 	w.WriteHeader(http.StatusOK)
+}
+
+// reset forgets every delivery so far (the warm-up's) before the measured run.
+func (r *receiver) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.committed, r.arrived, r.latencies = map[string]time.Time{}, map[string]time.Time{}, nil
+	r.first, r.last = time.Time{}, time.Time{}
+	r.dups.Store(0)
+	r.badSig.Store(0)
+	r.distinct.Store(0)
 }
 
 func (r *receiver) commit(ids []uuid.UUID, at time.Time) {
@@ -369,6 +381,24 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 	defer procs.stop()
 	if err := procs.ready(ctx); err != nil {
 		return deliverResult{}, err
+	}
+
+	// Warm-up, as for the other phases: the workers' connection pools, River's fetch loop
+	// and the HTTP connections to the receiver are set up before the clock starts.
+	if o.warmup > 0 {
+		w := o
+		w.events = o.warmup
+		if err := emitEvents(ctx, db, bus, s, recv, w); err != nil {
+			return deliverResult{}, fmt.Errorf("warm-up: %w", err)
+		}
+		deadline := time.Now().Add(o.wait)
+		for recv.distinct.Load() < int64(o.warmup) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if recv.distinct.Load() < int64(o.warmup) {
+			return deliverResult{}, errors.New("warm-up: not every delivery arrived before the deadline")
+		}
+		recv.reset()
 	}
 
 	res := deliverResult{events: o.events, killedAt: -1}

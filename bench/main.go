@@ -72,6 +72,7 @@ func main() {
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
 	flag.StringVar(&o.phases, "phases", "list,create,raw,board,fanout,deliver,crash", "phases to run, comma-separated (list, create, raw, board, fanout, deliver, crash)")
 	flag.IntVar(&o.deliver.events, "events", 10000, "issue events emitted by the deliver and crash phases")
+	flag.IntVar(&o.deliver.warmup, "warmup-events", 1000, "issue events delivered before each deliver phase's measurement (not counted)")
 	flag.IntVar(&o.deliver.rate, "rate", 3500, "offered issue events per second in the deliver phases (0 = as fast as possible)")
 	flag.IntVar(&o.deliver.batch, "batch", 5, "issue events per transaction in the deliver phases")
 	flag.IntVar(&o.deliver.workers, "workers", 2, "worker processes in the deliver phases")
@@ -242,8 +243,8 @@ func run(ctx context.Context, o options) error {
 // printDeliver reports a delivery phase and its verdicts.
 func printDeliver(name string, o deliverOptions, r deliverResult) {
 	fmt.Println()
-	fmt.Printf("%s: %d issue events (%d per transaction, offered %d/s) to a local receiver, %d worker processes\n",
-		name, o.events, o.batch, o.rate, o.workers)
+	fmt.Printf("%s: %d issue events (%d per transaction, offered %d/s) to a local receiver, %d worker processes, after %d warm-up events\n",
+		name, o.events, o.batch, o.rate, o.workers, o.warmup)
 	fmt.Printf("  events emitted in %s (%.0f/s)\n", r.emitted.Round(time.Millisecond), float64(o.events)/r.emitted.Seconds())
 	fmt.Printf("  delivered %d distinct, %d duplicates, %d bad signatures, in %s: %.0f deliveries/s\n",
 		r.distinct, r.dups, r.badSig, r.elapsed.Round(time.Millisecond), r.perSecond())

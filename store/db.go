@@ -23,6 +23,31 @@ type DB struct {
 
 // Open connects to url. maxConns of 0 keeps pgx's default.
 func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
+	cfg, err := poolConfig(url, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	return OpenConfig(ctx, cfg)
+}
+
+// OpenWorker is Open for a worker process, whose sessions plan every statement with its
+// values (plan_cache_mode=force_custom_plan). A worker's statements are mostly River's on
+// its queue table, whose size swings from empty to many thousands of rows within
+// seconds: a prepared statement's generic plan, fixed while the table was small, kept
+// scanning the whole table as it grew (a fresh database's delivery run read ~600,000
+// river_job rows in sequential scans). They run a few dozen times a second, so planning
+// each one costs little; the API, whose statements run thousands of times a second on
+// tables that change size slowly, keeps the plan cache.
+func OpenWorker(ctx context.Context, url string, maxConns int32) (*DB, error) {
+	cfg, err := poolConfig(url, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	return OpenConfig(ctx, cfg)
+}
+
+func poolConfig(url string, maxConns int32) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
@@ -30,7 +55,7 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
-	return OpenConfig(ctx, cfg)
+	return cfg, nil
 }
 
 // OpenConfig connects with a prepared pool configuration (tests use it to cut the

@@ -33,11 +33,17 @@ type app struct {
 	registry *prometheus.Registry
 }
 
-func newApp(ctx context.Context, cfg *Config) (*app, error) {
+// newApp connects for the subcommand: a worker-only process opens its pool with
+// store.OpenWorker.
+func newApp(ctx context.Context, cfg *Config, workerOnly bool) (*app, error) {
 	level := slog.LevelInfo
 	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel)))
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConn)
+	open := store.Open
+	if workerOnly {
+		open = store.OpenWorker
+	}
+	db, err := open(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConn)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper) error {
 	if err != nil {
 		return err
 	}
-	app, err := newApp(ctx, cfg)
+	app, err := newApp(ctx, cfg, cmd == "worker")
 	if err != nil {
 		return err
 	}
