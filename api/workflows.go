@@ -110,6 +110,18 @@ func (s *Server) projectWorkflow(c *fiber.Ctx, min project.Role) (uuid.UUID, err
 	return *a.Project.WorkflowID, nil
 }
 
+// workflowItem is the preamble of the admin endpoints on one status or transition of
+// the project's workflow: the workflow, then the item's UUID from path parameter param.
+func (s *Server) workflowItem(c *fiber.Ctx, param string) (wfID, id uuid.UUID, err error) {
+	if wfID, err = s.projectWorkflow(c, project.Admin); err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	if id, err = pathUUID(c, param); err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	return wfID, id, nil
+}
+
 func (s *Server) listWorkflows(c *fiber.Ctx) error {
 	a, err := s.projectAccess(c, project.Viewer)
 	if err != nil {
@@ -214,11 +226,7 @@ func (s *Server) createWorkflowStatus(c *fiber.Ctx) error {
 }
 
 func (s *Server) updateWorkflowStatus(c *fiber.Ctx) error {
-	wfID, err := s.projectWorkflow(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	sid, err := pathUUID(c, "sid")
+	wfID, sid, err := s.workflowItem(c, "sid")
 	if err != nil {
 		return err
 	}
@@ -234,11 +242,7 @@ func (s *Server) updateWorkflowStatus(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteWorkflowStatus(c *fiber.Ctx) error {
-	wfID, err := s.projectWorkflow(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	sid, err := pathUUID(c, "sid")
+	wfID, sid, err := s.workflowItem(c, "sid")
 	if err != nil {
 		return err
 	}
@@ -302,11 +306,7 @@ func (s *Server) createWorkflowTransition(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteWorkflowTransition(c *fiber.Ctx) error {
-	wfID, err := s.projectWorkflow(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	tid, err := pathUUID(c, "tid")
+	wfID, tid, err := s.workflowItem(c, "tid")
 	if err != nil {
 		return err
 	}
@@ -372,11 +372,7 @@ func parseWorkflowGuards(body []byte) ([]workflow.Guard, error) {
 }
 
 func (s *Server) putWorkflowGuards(c *fiber.Ctx) error {
-	wfID, err := s.projectWorkflow(c, project.Admin)
-	if err != nil {
-		return err
-	}
-	tid, err := pathUUID(c, "tid")
+	wfID, tid, err := s.workflowItem(c, "tid")
 	if err != nil {
 		return err
 	}
