@@ -17,6 +17,7 @@ import (
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/notify"
 	"github.com/taskweave/taskweave/domain/webhook"
+	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -39,9 +40,8 @@ type Settings struct {
 }
 
 // InsertNotifyCooldown is the FetchCooldown of the insert-only River client. It does not
-// fetch; the value only limits how often its inserts wake the workers (LISTEN/NOTIFY),
-// and River's 100 ms default would put up to 100 ms on every delivery's latency.
-const InsertNotifyCooldown = 5 * time.Millisecond
+// fetch; the value only limits how often its inserts wake the workers (LISTEN/NOTIFY).
+const InsertNotifyCooldown = jobs.InsertNotifyCooldown
 
 // Wire builds the domain services on db and the API over them. inserter is the
 // insert-only River client (riverdatabasesql on db.SQL).

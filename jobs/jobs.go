@@ -25,6 +25,12 @@ const (
 	QueueMail = "mail"
 )
 
+// InsertNotifyCooldown is the least time between two notifications of inserted jobs
+// from one inserting process (the API's River client's FetchCooldown, and the webhook
+// consumer's own limit). A notification only wakes the workers' fetch loops sooner;
+// River's 100 ms default would put up to 100 ms on every delivery's latency.
+const InsertNotifyCooldown = 5 * time.Millisecond
+
 // Queues lists every queue a worker process serves.
 var Queues = []string{QueueDefault, QueueAudit, QueueWebhooks, QueueIntegrations, QueueNotifications, QueueMail}
 

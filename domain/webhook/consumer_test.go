@@ -168,3 +168,78 @@ func TestALargeTransactionSplitsIntoJobs(t *testing.T) {
 	require.Equal(t, n, covered)
 	require.Equal(t, n, distinct)
 }
+
+// TestDeliveryJobsAreWhatRiverWouldInsert: the consumer writes its jobs by SQL, so each
+// column must be what River's own insert of the same args would write, the args must be
+// River's encoding of a jobs.WebhookDeliver, and the insert must wake listening workers
+// with River's insert notification.
+func TestDeliveryJobsAreWhatRiverWouldInsert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	hookID := webhook.SeedWebhook(t, db)
+	var p issue.Subject
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT p.id, p.key FROM webhooks AS w JOIN projects AS p ON p.id = w.project_id WHERE w.id = $1",
+		hookID).Scan(&p.ProjectID, &p.ProjectKey))
+	listener, err := db.Pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer listener.Release()
+	_, err = listener.Exec(ctx, `LISTEN "public.river_insert"`)
+	require.NoError(t, err)
+
+	client, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
+	require.NoError(t, err)
+	bus := event.NewBus(client)
+	webhook.RegisterConsumers(bus, webhook.Config{})
+	s := p
+	s.IssueID, s.IssueKey, s.Title = uuid.New(), p.ProjectKey+"-1", "t"
+	tx, err := db.Bun.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	require.NoError(t, bus.Emit(ctx, tx, issue.Created{Subject: s, At: time.Now()}, issue.Deleted{Subject: s, At: time.Now()}))
+	require.NoError(t, tx.Commit())
+
+	wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n, err := listener.Conn().WaitForNotification(wait)
+	require.NoError(t, err, "the insert notifies River's insert topic")
+	var payload struct{ Queue string }
+	require.NoError(t, json.Unmarshal([]byte(n.Payload), &payload), n.Payload)
+	require.Equal(t, jobs.QueueWebhooks, payload.Queue)
+
+	var (
+		sqlJob int64
+		raw    []byte
+	)
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT id, args FROM river_job WHERE kind = 'webhook.deliver'").Scan(&sqlJob, &raw))
+	var args jobs.WebhookDeliver
+	require.NoError(t, json.Unmarshal(raw, &args))
+	var deliveries []uuid.UUID
+	rows, err := db.Pool.Query(ctx, "SELECT id FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY event_type", hookID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id uuid.UUID
+		require.NoError(t, rows.Scan(&id))
+		deliveries = append(deliveries, id)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, jobs.WebhookDeliver{DeliveryIDs: deliveries, WebhookID: hookID, ProjectID: p.ProjectID,
+		IssueIDs: []uuid.UUID{s.IssueID}}, args, "created before deleted, the issue once")
+
+	// River inserts the same args with the consumer's options; every column River sets
+	// must match, and so must the args (jsonb equality: no key more or less).
+	rtx, err := db.SQL.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	res, err := client.InsertTx(ctx, rtx, args, &river.InsertOpts{MaxAttempts: webhook.Config{}.WithDefaults().MaxAttempts()})
+	require.NoError(t, err)
+	require.NoError(t, rtx.Commit())
+	var same bool
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT
+			(a.args, a.kind, a.queue, a.max_attempts, a.priority, a.state, a.attempt, a.metadata, a.tags, a.errors,
+				a.attempted_at, a.attempted_by, a.finalized_at, a.unique_key, a.unique_states)
+			IS NOT DISTINCT FROM
+			(b.args, b.kind, b.queue, b.max_attempts, b.priority, b.state, b.attempt, b.metadata, b.tags, b.errors,
+				b.attempted_at, b.attempted_by, b.finalized_at, b.unique_key, b.unique_states)
+			AND a.scheduled_at <= now() AND a.created_at <= now()
+		FROM river_job AS a, river_job AS b WHERE a.id = $1 AND b.id = $2`, sqlJob, res.Job.ID).Scan(&same))
+	require.True(t, same, "the consumer's job is River's job")
+}

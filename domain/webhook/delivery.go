@@ -41,13 +41,13 @@ func (s *Service) Ping(ctx context.Context, p Project, webhookID uuid.UUID) (*st
 		if !w.Enabled {
 			return ErrDisabled
 		}
-		rows, params, err := createDeliveries(ctx, tx, []Message{{Type: EventPing, ProjectID: p.ID, ProjectKey: p.Key}},
-			&w.ID, s.cfg.MaxAttempts())
+		rows, err := createDeliveries(ctx, tx, []Message{{Type: EventPing, ProjectID: p.ID, ProjectKey: p.Key}},
+			&w.ID, s.cfg.MaxAttempts(), true)
 		if err != nil {
 			return err
 		}
 		d = rows[0]
-		return s.bus.Enqueue(ctx, tx, params...)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ping webhook %s: %w", webhookID, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store/storetest"
 )
 
@@ -184,4 +185,14 @@ func TestBatchStatementsKeepUsingThePrimaryKey(t *testing.T) {
 	var after int64
 	require.Eventually(t, func() bool { after = seqScans(); return after >= before }, timeout, tick)
 	require.Equal(t, before, after, "sequential scans of webhook_deliveries and list-index reads during five batches")
+}
+
+// TestWakeNotifiesOncePerCooldown: the first insert notifies, one right after it does
+// not, and one a cooldown later does again.
+func TestWakeNotifiesOncePerCooldown(t *testing.T) {
+	var w wake
+	require.True(t, w.due())
+	require.False(t, w.due())
+	time.Sleep(jobs.InsertNotifyCooldown)
+	require.True(t, w.due())
 }
