@@ -19,6 +19,14 @@ type DB struct {
 	Pool *pgxpool.Pool
 	SQL  *sql.DB
 	Bun  *bun.DB
+	// Keyed is a second pool (same URL and size) for statements that read and write
+	// rows only by their keys, the webhook sender's batches: its sessions never plan a
+	// sequential scan where an index serves (enable_seqscan=off), so a cached generic
+	// plan made while the table was nearly empty still reads by key once it has grown.
+	// Ordinary sessions would scan such a small table, and keep the plan. Its sessions
+	// keep the plan cache (plan_cache_mode is never forced there). pgxpool connects
+	// lazily, so a process that never uses it holds no connection for it.
+	Keyed *pgxpool.Pool
 }
 
 // Open connects to url. maxConns of 0 keeps pgx's default.
@@ -61,17 +69,26 @@ func poolConfig(url string, maxConns int32) (*pgxpool.Config, error) {
 // OpenConfig connects with a prepared pool configuration (tests use it to cut the
 // network under a running server).
 func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
+	kcfg := cfg.Copy()
+	kcfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	delete(kcfg.ConnConfig.RuntimeParams, "plan_cache_mode")
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open pool: %w", err)
 	}
+	keyed, err := pgxpool.NewWithConfig(ctx, kcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open keyed pool: %w", err)
+	}
 	sqldb := stdlib.OpenDBFromPool(pool)
-	return &DB{Pool: pool, SQL: sqldb, Bun: bun.NewDB(sqldb, pgdialect.New())}, nil
+	return &DB{Pool: pool, SQL: sqldb, Bun: bun.NewDB(sqldb, pgdialect.New()), Keyed: keyed}, nil
 }
 
 // Close releases every connection.
 func (db *DB) Close() {
 	_ = db.Bun.Close()
+	db.Keyed.Close()
 	db.Pool.Close()
 }
 

@@ -43,7 +43,7 @@ type WebhookDeliverWorker struct {
 func NewWebhookDeliverWorker(cfg webhook.Config, d Deps) *WebhookDeliverWorker {
 	cfg = cfg.WithDefaults()
 	return &WebhookDeliverWorker{
-		sender: webhook.NewSender(d.DB.Pool, cfg), delays: cfg.RetryDelays,
+		sender: webhook.NewSender(d.DB.Keyed, cfg), delays: cfg.RetryDelays,
 		timeout: cfg.Timeout + webhookTimeoutMargin, metrics: newWebhookMetrics(d.Registry),
 	}
 }

@@ -3,11 +3,14 @@ package webhook
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -129,8 +132,9 @@ func TestBatchStatementsKeepUsingThePrimaryKey(t *testing.T) {
 		require.NoError(t, rows.Err())
 		return ids
 	}
-	// One connection, so every run reuses whatever that connection cached.
-	cfg := db.Pool.Config().Copy()
+	// One connection of the kind the workers' sender uses (store.DB.Keyed), so every
+	// run reuses whatever that connection cached.
+	cfg := db.Keyed.Config().Copy()
 	cfg.MaxConns, cfg.MinConns = 1, 0
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
@@ -195,4 +199,50 @@ func TestWakeNotifiesOncePerCooldown(t *testing.T) {
 	require.False(t, w.due())
 	time.Sleep(jobs.InsertNotifyCooldown)
 	require.True(t, w.due())
+}
+
+// TestKeyedSessionsNeverPlanASequentialScan: the generic plans of the sender's batch
+// statements, made on an almost empty delivery table, scan it sequentially in an
+// ordinary session and use the primary key in a session of store.DB.Keyed, whose
+// cached plans therefore stay right as the table grows.
+func TestKeyedSessionsNeverPlanASequentialScan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	seedWebhook(t, db)
+	_, err := db.Pool.Exec(ctx, "ANALYZE webhooks, webhook_deliveries")
+	require.NoError(t, err)
+	plans := func(pool *pgxpool.Pool) (seq []string) {
+		t.Helper()
+		conn, err := pool.Acquire(ctx)
+		require.NoError(t, err)
+		defer conn.Release()
+		_, err = conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan")
+		require.NoError(t, err)
+		defer func() { _, _ = conn.Exec(ctx, "RESET plan_cache_mode") }()
+		for name, stmt := range map[string]string{"load": loadSQL, "record": recordSQL} {
+			_, err := conn.Conn().Prepare(ctx, "plan_"+name, stmt)
+			require.NoError(t, err)
+			args := "'{}'"
+			if name == "record" {
+				args = "'{}', '{}', '{}', '{}', '{}', '{}'"
+			}
+			rows, err := conn.Query(ctx, "EXPLAIN EXECUTE plan_"+name+"("+args+")", pgx.QueryExecModeSimpleProtocol)
+			require.NoError(t, err)
+			for rows.Next() {
+				var line string
+				require.NoError(t, rows.Scan(&line))
+				if strings.Contains(line, "Seq Scan on webhook_deliveries") {
+					seq = append(seq, name)
+				}
+			}
+			require.NoError(t, rows.Err())
+			_, err = conn.Exec(ctx, "DEALLOCATE plan_"+name)
+			require.NoError(t, err)
+		}
+		slices.Sort(seq)
+		return seq
+	}
+	require.Equal(t, []string{"load", "record"}, plans(db.Pool), "an ordinary session's generic plans scan the small table")
+	require.Empty(t, plans(db.Keyed), "a keyed session's generic plans read by primary key")
 }
