@@ -51,7 +51,11 @@ func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 		if len(msgs) == 0 {
 			return nil, nil
 		}
-		_, err := createDeliveries(ctx, tx, msgs, nil, maxAttempts, w.due())
+		slot, notify := w.claim()
+		rows, err := createDeliveries(ctx, tx, msgs, nil, maxAttempts, notify)
+		if notify && (err != nil || len(rows) == 0) {
+			w.release(slot)
+		}
 		return nil, err
 	}, names...)
 }
@@ -149,16 +153,27 @@ func createDeliveries(ctx context.Context, tx bun.Tx, msgs []Message, only *uuid
 // wake limits how often the consumer's inserts notify the workers, as River's client
 // limits its own (jobs.InsertNotifyCooldown): a notification wakes every worker
 // process's fetch loop, and one per transaction cost the workers more fetches than the
-// jobs needed. An insert that does not notify is fetched by a loop already awake, at the
-// latest one cooldown later. Being late is all a lost race costs, so a process-local
-// clock is enough.
+// jobs needed. A job inserted without one is fetched with the jobs of the next
+// notification, or by the fetch the previous one caused if it commits first, or at
+// River's poll: the trade River's own limit makes. Being late is all a lost race costs,
+// so a process-local clock is enough.
 type wake struct{ last atomic.Int64 }
 
-// due reports whether this insert should notify, claiming the slot when it does.
-func (w *wake) due() bool {
+// slot is a claimed notification: when it was claimed, and the claim before it.
+type slot struct{ at, prev int64 }
+
+// claim reports whether this insert should notify, taking the slot when it should.
+func (w *wake) claim() (slot, bool) {
 	now, last := time.Now().UnixNano(), w.last.Load()
-	return now-last >= int64(jobs.InsertNotifyCooldown) && w.last.CompareAndSwap(last, now)
+	if now-last < int64(jobs.InsertNotifyCooldown) || !w.last.CompareAndSwap(last, now) {
+		return slot{}, false
+	}
+	return slot{at: now, prev: last}, true
 }
+
+// release gives back a slot whose insert queued no job (no subscriber, or the statement
+// failed), so no notification went out and the next insert that queues one notifies.
+func (w *wake) release(s slot) { w.last.CompareAndSwap(s.at, s.prev) }
 
 // Data members of the issue events (CONTRACT §11).
 type (

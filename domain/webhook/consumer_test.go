@@ -172,7 +172,8 @@ func TestALargeTransactionSplitsIntoJobs(t *testing.T) {
 // TestDeliveryJobsAreWhatRiverWouldInsert: the consumer writes its jobs by SQL, so each
 // column must be what River's own insert of the same args would write, the args must be
 // River's encoding of a jobs.WebhookDeliver, and the insert must wake listening workers
-// with River's insert notification.
+// with River's insert notification, even right after a transaction whose events had no
+// subscriber (its notification slot is given back).
 func TestDeliveryJobsAreWhatRiverWouldInsert(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -187,16 +188,24 @@ func TestDeliveryJobsAreWhatRiverWouldInsert(t *testing.T) {
 	_, err = listener.Exec(ctx, `LISTEN "public.river_insert"`)
 	require.NoError(t, err)
 
+	_, err = db.Pool.Exec(ctx, "UPDATE webhooks SET events = '{issue.created,issue.deleted}' WHERE id = $1", hookID)
+	require.NoError(t, err)
+
 	client, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
 	require.NoError(t, err)
 	bus := event.NewBus(client)
 	webhook.RegisterConsumers(bus, webhook.Config{})
 	s := p
 	s.IssueID, s.IssueKey, s.Title = uuid.New(), p.ProjectKey+"-1", "t"
-	tx, err := db.Bun.BeginTx(ctx, nil)
-	require.NoError(t, err)
-	require.NoError(t, bus.Emit(ctx, tx, issue.Created{Subject: s, At: time.Now()}, issue.Deleted{Subject: s, At: time.Now()}))
-	require.NoError(t, tx.Commit())
+	emit := func(evs ...event.Event) {
+		t.Helper()
+		tx, err := db.Bun.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		require.NoError(t, bus.Emit(ctx, tx, evs...))
+		require.NoError(t, tx.Commit())
+	}
+	emit(issue.StatusChanged{Subject: s, At: time.Now()}) // no subscriber: no job, no notification
+	emit(issue.Created{Subject: s, At: time.Now()}, issue.Deleted{Subject: s, At: time.Now()})
 
 	wait, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -209,12 +218,16 @@ func TestDeliveryJobsAreWhatRiverWouldInsert(t *testing.T) {
 	var (
 		sqlJob int64
 		raw    []byte
+		count  int
 	)
-	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT id, args FROM river_job WHERE kind = 'webhook.deliver'").Scan(&sqlJob, &raw))
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT max(id), (array_agg(args))[1], count(*) FROM river_job WHERE kind = 'webhook.deliver'").
+		Scan(&sqlJob, &raw, &count))
+	require.Equal(t, 1, count, "one job for the one transaction with deliveries")
 	var args jobs.WebhookDeliver
 	require.NoError(t, json.Unmarshal(raw, &args))
 	var deliveries []uuid.UUID
 	rows, err := db.Pool.Query(ctx, "SELECT id FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY event_type", hookID)
+	// issue.created sorts before issue.deleted, the order they were emitted in.
 	require.NoError(t, err)
 	for rows.Next() {
 		var id uuid.UUID
@@ -223,7 +236,8 @@ func TestDeliveryJobsAreWhatRiverWouldInsert(t *testing.T) {
 	}
 	require.NoError(t, rows.Err())
 	require.Equal(t, jobs.WebhookDeliver{DeliveryIDs: deliveries, WebhookID: hookID, ProjectID: p.ProjectID,
-		IssueIDs: []uuid.UUID{s.IssueID}}, args, "created before deleted, the issue once")
+		IssueIDs: []uuid.UUID{s.IssueID}}, args, "both deliveries in event order, the issue once")
+	require.Len(t, deliveries, 2)
 
 	// River inserts the same args with the consumer's options; every column River sets
 	// must match, and so must the args (jsonb equality: no key more or less).

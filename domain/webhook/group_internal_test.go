@@ -192,13 +192,22 @@ func TestBatchStatementsKeepUsingThePrimaryKey(t *testing.T) {
 }
 
 // TestWakeNotifiesOncePerCooldown: the first insert notifies, one right after it does
-// not, and one a cooldown later does again.
+// not, one a cooldown later does again, and a slot given back (its insert queued no
+// job) lets the very next insert notify.
 func TestWakeNotifiesOncePerCooldown(t *testing.T) {
 	var w wake
-	require.True(t, w.due())
-	require.False(t, w.due())
+	_, ok := w.claim()
+	require.True(t, ok)
+	_, ok = w.claim()
+	require.False(t, ok, "within the cooldown")
 	time.Sleep(jobs.InsertNotifyCooldown)
-	require.True(t, w.due())
+	s, ok := w.claim()
+	require.True(t, ok, "a cooldown later")
+	w.release(s)
+	_, ok = w.claim()
+	require.True(t, ok, "after a release")
+	_, ok = w.claim()
+	require.False(t, ok)
 }
 
 // TestKeyedSessionsNeverPlanASequentialScan: the generic plans of the sender's batch
