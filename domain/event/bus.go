@@ -26,8 +26,8 @@ type Consumer func(ctx context.Context, tx bun.Tx, ev Event) ([]river.InsertMany
 
 // BatchConsumer is a Consumer that takes every event of one Emit call it subscribes to
 // at once, in emit order, so it can do its reads and writes for all of them in one
-// statement each (webhook deliveries: one subscriber lookup and one insert per
-// transaction rather than per event).
+// statement each (webhook deliveries: one statement per transaction rather than per
+// event, which also writes the jobs itself and so returns none).
 type BatchConsumer func(ctx context.Context, tx bun.Tx, evs []Event) ([]river.InsertManyParams, error)
 
 // Bus holds the insert-only River client (riverdatabasesql, sharing bun's *sql.Tx) and
