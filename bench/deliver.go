@@ -223,6 +223,10 @@ type deliverResult struct {
 	killedAt                       int
 	// emitted is how long emitting every event took (the offered rate's real pace).
 	emitted time.Duration
+	// cpu is the machine's busy CPU time from the first event to the last receipt
+	// (0 where unknown): what the whole pipeline cost, steadier than the rate when the
+	// machine's speed drifts.
+	cpu time.Duration
 	// Crash phase: jobs River's rescuer gave back, whether the queue drained, and when.
 	rescued   int
 	drained   bool
@@ -415,6 +419,7 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 	} else {
 		close(killed)
 	}
+	cpuStart, cpuOK := machineCPU()
 	start := time.Now()
 	if err := emitEvents(ctx, db, bus, s, recv, o); err != nil {
 		return res, fmt.Errorf("emit: %w", err)
@@ -422,7 +427,10 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 	res.emitted = time.Since(start)
 	deadline := time.Now().Add(o.wait)
 	for recv.distinct.Load() < int64(o.events) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(time.Millisecond)
+	}
+	if cpuEnd, ok := machineCPU(); ok && cpuOK {
+		res.cpu = cpuEnd - cpuStart
 	}
 	<-killed
 	if o.crash {
