@@ -84,7 +84,12 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		Workers:              ws,
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: rescueAfter,
-		FetchCooldown:        20 * time.Millisecond,
+		// The least time between two fetches of one queue. A notified insert is fetched at
+		// once when the last fetch is that long past; under load, the jobs committed in
+		// the meantime come in one fetch. River's default is 100 ms; 20 ms cost the
+		// delivery bench about a tenth of its rate in fetches of a few jobs each, 50 ms
+		// keeps its p50 near 35 ms and p99 under 100 ms.
+		FetchCooldown: 50 * time.Millisecond,
 		PeriodicJobs: append(periodic,
 			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute), func() (river.JobArgs, *river.InsertOpts) {
 				return RateLimitCleanupArgs{Window: window}, nil
