@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/jobs"
+	"github.com/taskweave/taskweave/store"
 	"github.com/taskweave/taskweave/store/storetest"
 )
 
@@ -129,14 +131,7 @@ func TestALargeTransactionSplitsIntoJobs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := storetest.NewDB(t)
-	hookID := webhook.SeedWebhook(t, db)
-	var p issue.Subject
-	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT p.id, p.key FROM webhooks AS w JOIN projects AS p ON p.id = w.project_id WHERE w.id = $1",
-		hookID).Scan(&p.ProjectID, &p.ProjectKey))
-	client, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
-	require.NoError(t, err)
-	bus := event.NewBus(client)
-	webhook.RegisterConsumers(bus, webhook.Config{})
+	hookID, p, bus, _ := seededBus(t, db)
 	n := 2*jobs.DeliveriesPerJob + 3
 	evs := make([]event.Event, n)
 	for i := range evs {
@@ -178,10 +173,7 @@ func TestDeliveryJobsAreWhatRiverWouldInsert(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := storetest.NewDB(t)
-	hookID := webhook.SeedWebhook(t, db)
-	var p issue.Subject
-	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT p.id, p.key FROM webhooks AS w JOIN projects AS p ON p.id = w.project_id WHERE w.id = $1",
-		hookID).Scan(&p.ProjectID, &p.ProjectKey))
+	hookID, p, bus, client := seededBus(t, db)
 	listener, err := db.Pool.Acquire(ctx)
 	require.NoError(t, err)
 	defer listener.Release()
@@ -190,11 +182,6 @@ func TestDeliveryJobsAreWhatRiverWouldInsert(t *testing.T) {
 
 	_, err = db.Pool.Exec(ctx, "UPDATE webhooks SET events = '{issue.created,issue.deleted}' WHERE id = $1", hookID)
 	require.NoError(t, err)
-
-	client, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
-	require.NoError(t, err)
-	bus := event.NewBus(client)
-	webhook.RegisterConsumers(bus, webhook.Config{})
 	s := p
 	s.IssueID, s.IssueKey, s.Title = uuid.New(), p.ProjectKey+"-1", "t"
 	emit := func(evs ...event.Event) {
@@ -256,4 +243,20 @@ func TestDeliveryJobsAreWhatRiverWouldInsert(t *testing.T) {
 			AND a.scheduled_at <= now() AND a.created_at <= now()
 		FROM river_job AS a, river_job AS b WHERE a.id = $1 AND b.id = $2`, sqlJob, res.Job.ID).Scan(&same))
 	require.True(t, same, "the consumer's job is River's job")
+}
+
+// seededBus seeds a webhook (SeedWebhook) and returns it with its project and a bus
+// whose webhook consumers insert through client.
+func seededBus(t *testing.T, db *store.DB) (uuid.UUID, issue.Subject, *event.Bus, *river.Client[*sql.Tx]) {
+	t.Helper()
+	hookID := webhook.SeedWebhook(t, db)
+	var p issue.Subject
+	require.NoError(t, db.Pool.QueryRow(context.Background(),
+		"SELECT p.id, p.key FROM webhooks AS w JOIN projects AS p ON p.id = w.project_id WHERE w.id = $1",
+		hookID).Scan(&p.ProjectID, &p.ProjectKey))
+	client, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
+	require.NoError(t, err)
+	bus := event.NewBus(client)
+	webhook.RegisterConsumers(bus, webhook.Config{})
+	return hookID, p, bus, client
 }
