@@ -3,7 +3,6 @@ package workers
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
@@ -13,10 +12,6 @@ import (
 	"github.com/taskweave/taskweave/jobs"
 )
 
-// insertNotifyCooldown limits how often the notification worker's inserts wake the
-// mail workers (the same value as the API's inserter).
-const insertNotifyCooldown = 5 * time.Millisecond
-
 // addNotificationWorkers registers the notification and e-mail workers.
 //
 // The notification worker writes its rows with bun (database/sql) and must insert the
@@ -24,7 +19,7 @@ const insertNotifyCooldown = 5 * time.Millisecond
 // a pgx.Tx, so the worker holds an insert-only client on database/sql, exactly like the
 // API's event bus.
 func addNotificationWorkers(ws *river.Workers, cfg Config, d Deps) []*river.PeriodicJob {
-	inserter, err := river.NewClient(riverdatabasesql.New(d.DB.SQL), &river.Config{FetchCooldown: insertNotifyCooldown})
+	inserter, err := river.NewClient(riverdatabasesql.New(d.DB.SQL), &river.Config{FetchCooldown: jobs.InsertNotifyCooldown})
 	if err != nil {
 		// Only an invalid River configuration fails here, and this one is constant: a
 		// programming error, reported the way river.AddWorker reports its own.
