@@ -110,6 +110,19 @@ func (r *receiver) reset() {
 	r.distinct.Store(0)
 }
 
+// await waits until n distinct deliveries arrived or within passed, and reports whether
+// they all did.
+func (r *receiver) await(n int, within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for r.distinct.Load() < int64(n) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
+
 func (r *receiver) commit(ids []uuid.UUID, at time.Time) {
 	r.mu.Lock()
 	for _, id := range ids {
@@ -395,11 +408,7 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 		if err := emitEvents(ctx, db, bus, s, recv, w); err != nil {
 			return deliverResult{}, fmt.Errorf("warm-up: %w", err)
 		}
-		deadline := time.Now().Add(o.wait)
-		for recv.distinct.Load() < int64(o.warmup) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if recv.distinct.Load() < int64(o.warmup) {
+		if !recv.await(o.warmup, o.wait) {
 			return deliverResult{}, errors.New("warm-up: not every delivery arrived before the deadline")
 		}
 		recv.reset()
@@ -425,10 +434,7 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 		return res, fmt.Errorf("emit: %w", err)
 	}
 	res.emitted = time.Since(start)
-	deadline := time.Now().Add(o.wait)
-	for recv.distinct.Load() < int64(o.events) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	recv.await(o.events, o.wait)
 	if cpuEnd, ok := machineCPU(); ok && cpuOK {
 		res.cpu = cpuEnd - cpuStart
 	}
