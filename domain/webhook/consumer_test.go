@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/stretchr/testify/require"
@@ -144,16 +145,11 @@ func TestALargeTransactionSplitsIntoJobs(t *testing.T) {
 	require.NoError(t, bus.Emit(ctx, tx, evs...))
 	require.NoError(t, tx.Commit())
 
-	var sizes []int
 	rows, err := db.Pool.Query(ctx, `SELECT jsonb_array_length(args->'deliveryIds') FROM river_job
 		WHERE kind = 'webhook.deliver' AND args->>'webhookId' = $1 ORDER BY jsonb_array_length(args->'deliveryIds') DESC`, hookID.String())
 	require.NoError(t, err)
-	for rows.Next() {
-		var size int
-		require.NoError(t, rows.Scan(&size))
-		sizes = append(sizes, size)
-	}
-	require.NoError(t, rows.Err())
+	sizes, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	require.NoError(t, err)
 	require.Equal(t, []int{jobs.DeliveriesPerJob, jobs.DeliveriesPerJob, 3}, sizes)
 	var covered, distinct int
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT d.id) FROM river_job AS j
@@ -212,16 +208,11 @@ func TestDeliveryJobsAreWhatRiverWouldInsert(t *testing.T) {
 	require.Equal(t, 1, count, "one job for the one transaction with deliveries")
 	var args jobs.WebhookDeliver
 	require.NoError(t, json.Unmarshal(raw, &args))
-	var deliveries []uuid.UUID
-	rows, err := db.Pool.Query(ctx, "SELECT id FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY event_type", hookID)
 	// issue.created sorts before issue.deleted, the order they were emitted in.
+	rows, err := db.Pool.Query(ctx, "SELECT id FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY event_type", hookID)
 	require.NoError(t, err)
-	for rows.Next() {
-		var id uuid.UUID
-		require.NoError(t, rows.Scan(&id))
-		deliveries = append(deliveries, id)
-	}
-	require.NoError(t, rows.Err())
+	deliveries, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	require.NoError(t, err)
 	require.Equal(t, jobs.WebhookDeliver{DeliveryIDs: deliveries, WebhookID: hookID, ProjectID: p.ProjectID,
 		IssueIDs: []uuid.UUID{s.IssueID}}, args, "both deliveries in event order, the issue once")
 	require.Len(t, deliveries, 2)
