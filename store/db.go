@@ -38,8 +38,8 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 	return OpenConfig(ctx, cfg)
 }
 
-// OpenWorker is Open for a worker process, whose sessions plan every statement with its
-// values (plan_cache_mode=force_custom_plan). A worker's statements are mostly River's on
+// OpenWorker is Open for a worker process, whose sessions (Keyed's aside) plan every
+// statement with its values (plan_cache_mode=force_custom_plan). A worker's statements are mostly River's on
 // its queue table, whose size swings from empty to many thousands of rows within
 // seconds: a prepared statement's generic plan, fixed while the table was small, kept
 // scanning the whole table as it grew (a fresh database's delivery run read ~600,000

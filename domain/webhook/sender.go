@@ -83,8 +83,8 @@ type Sender struct {
 }
 
 // NewSender builds the Sender on pool, which should be store.DB.Keyed (see loadBatch):
-// redirects are never followed (a 3xx is a failed
-// attempt), and unless cfg.AllowPrivate the dialer refuses non-public addresses.
+// redirects are never followed (a 3xx is a failed attempt), and unless cfg.AllowPrivate
+// the dialer refuses non-public addresses.
 func NewSender(pool *pgxpool.Pool, cfg Config) *Sender {
 	cfg = cfg.WithDefaults()
 	s := &Sender{
