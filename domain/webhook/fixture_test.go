@@ -29,3 +29,6 @@ func seedWebhook(t *testing.T, db *store.DB) uuid.UUID {
 
 // SeedWebhook is seedWebhook for the package's external tests.
 var SeedWebhook = seedWebhook
+
+// OldDeliveriesSQL is the cleanup's selection, for its plan test.
+const OldDeliveriesSQL = oldDeliveriesSQL
