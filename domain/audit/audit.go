@@ -151,8 +151,10 @@ func levelOn(ctx context.Context, db bun.IDB, level Level) (bool, error) {
 
 // Enabled reads one level's toggle.
 func Enabled(ctx context.Context, db bun.IDB, level Level) (bool, error) {
+	// Read on every audited transaction: a plain row read, not a bun select (whose
+	// query building and model scan cost more than the statement itself).
 	var on bool
-	err := db.NewSelect().Table("audit_config").Column("enabled").Where("level = ?", string(level)).Scan(ctx, &on)
+	err := db.QueryRowContext(ctx, "SELECT enabled FROM audit_config WHERE level = ?", string(level)).Scan(&on)
 	if err != nil {
 		if errors.Is(store.Translate(err), store.ErrNotFound) {
 			return level == LevelSecurity, nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
 
@@ -115,19 +116,28 @@ func createDeliveries(ctx context.Context, tx bun.Tx, msgs []Message, only *uuid
 		projects = make([][16]byte, len(msgs))
 		types    = make([]string, len(msgs))
 		heads    = make([]string, len(msgs))
-		issues   = make([]*uuid.UUID, len(msgs))
+		issues   = make([]pgtype.UUID, len(msgs))
+		webhook  pgtype.UUID
 	)
 	for i, m := range msgs {
 		head, err := bodyHead(m)
 		if err != nil {
 			return nil, err
 		}
-		index[i], projects[i], types[i], heads[i], issues[i] = int32(i), m.ProjectID, m.Type, head, m.IssueID
+		index[i], projects[i], types[i], heads[i] = int32(i), m.ProjectID, m.Type, head
+		if m.IssueID != nil {
+			issues[i] = pgtype.UUID{Bytes: *m.IssueID, Valid: true}
+		}
+	}
+	if only != nil {
+		webhook = pgtype.UUID{Bytes: *only, Valid: true}
 	}
 	var kind jobs.WebhookDeliver
 	// Straight to database/sql with parameters: bun would inline every value into a
-	// fresh statement text, which Postgres parses and plans each time.
-	rows, err := tx.Tx.QueryContext(ctx, createSQL, index, projects, types, heads, only, issues,
+	// fresh statement text, which Postgres parses and plans each time. The ids go as
+	// pgtype values, which pgx encodes in binary (a uuid.UUID would go through its
+	// driver.Valuer, as text).
+	rows, err := tx.Tx.QueryContext(ctx, createSQL, index, projects, types, heads, webhook, issues,
 		jobs.DeliveriesPerJob, kind.Kind(), maxAttempts, kind.InsertOpts().Queue, notify)
 	if err != nil {
 		return nil, fmt.Errorf("save deliveries of %d messages: %w", len(msgs), err)
