@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -41,4 +42,17 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, "X-Taskweave", cfg.WebhookHeaderPrefix)
 	require.EqualValues(t, 26214400, cfg.MaxUploadBytes)
 	require.True(t, cfg.RegistrationEnabled)
+}
+
+// TestWorkerGC: a worker collects at WorkerGCPercent unless the operator set GOGC, which
+// the runtime has applied and which stays. Not parallel: the target is process-wide.
+func TestWorkerGC(t *testing.T) {
+	prev := debug.SetGCPercent(150) // as if the runtime had read GOGC=150 at start
+	defer debug.SetGCPercent(prev)
+
+	require.False(t, workerGC(envconfig.MapLookuper(map[string]string{"GOGC": "150"})))
+	require.Equal(t, 150, debug.SetGCPercent(150))
+
+	require.True(t, workerGC(envconfig.MapLookuper(nil)))
+	require.Equal(t, WorkerGCPercent, debug.SetGCPercent(100))
 }
