@@ -73,6 +73,11 @@ func (c Config) MaxAttempts() int { return len(c.RetryDelays) + 1 }
 // (the test ping). Each body is completed with its delivery id, which the body ends
 // with. The ids are drawn once in d, which the inserts and the reply all read.
 //
+// The subscribers are read with a key-share lock, what a foreign key from the records to
+// their webhook would take for every record (migration 0019): a webhook being deleted
+// waits for this transaction, whose records its delete trigger then removes, and a
+// webhook already being deleted makes this statement wait and find it gone.
+//
 // The jobs are River jobs written the way River's own insert writes them (River's
 // Python and Ruby clients insert by SQL too): one per webhook and $7 of its deliveries,
 // in message order, their args a jobs.WebhookDeliver; $8..$10 are its kind, max attempts
@@ -85,9 +90,11 @@ func (c Config) MaxAttempts() int { return len(c.RetryDelays) + 1 }
 // delivery pipeline's CPU.
 const createSQL = `WITH m AS (
 	SELECT * FROM unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $6::uuid[]) AS m(i, project_id, event, head, issue_id)
+), w AS (
+	SELECT id, project_id, enabled, events FROM webhooks WHERE project_id = ANY ($2::uuid[]) FOR KEY SHARE
 ), d AS (
 	SELECT gen_random_uuid() AS id, w.id AS webhook_id, m.i, m.event, m.head, m.project_id, m.issue_id
-	FROM m JOIN webhooks AS w ON w.project_id = m.project_id
+	FROM m JOIN w ON w.project_id = m.project_id
 	WHERE CASE WHEN $5::uuid IS NULL THEN w.enabled AND m.event = ANY (w.events) ELSE w.id = $5::uuid END
 ), ins AS (
 	INSERT INTO webhook_deliveries (id, webhook_id, event_type, payload)

@@ -251,3 +251,112 @@ func seededBus(t *testing.T, db *store.DB) (uuid.UUID, issue.Subject, *event.Bus
 	webhook.RegisterConsumers(bus, webhook.Config{})
 	return hookID, p, bus, client
 }
+
+// TestDeletedWebhooksTakeTheirDeliveries: with no foreign key from the records to their
+// webhook (migration 0019), the delete trigger removes a webhook's records, whether the
+// webhook is deleted itself or with its project, and the key-share lock of the saving
+// statement settles both races with a delete: records saved by a transaction the delete
+// had to wait for are removed with the webhook, and a save that had to wait for the
+// delete saves nothing.
+func TestDeletedWebhooksTakeTheirDeliveries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	count := func(hookID uuid.UUID) (records, jobs int) {
+		t.Helper()
+		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1),
+			(SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'webhookId' = $1::text)`,
+			hookID).Scan(&records, &jobs))
+		return records, jobs
+	}
+	created := func(p issue.Subject) event.Event {
+		s := p
+		s.IssueID, s.IssueKey, s.Title = uuid.New(), p.ProjectKey+"-1", "t"
+		return issue.Created{Subject: s, At: time.Now()}
+	}
+	emit := func(bus *event.Bus, p issue.Subject) {
+		t.Helper()
+		tx, err := db.Bun.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		require.NoError(t, bus.Emit(ctx, tx, created(p), created(p)))
+		require.NoError(t, tx.Commit())
+	}
+	// waitsForLock reports whether the backend running a statement that mentions marker is
+	// blocked on a lock.
+	waitsForLock := func(marker string) bool {
+		var n int
+		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, marker).Scan(&n))
+		return n > 0
+	}
+
+	t.Run("deleted webhook", func(t *testing.T) {
+		hookID, p, bus, _ := seededBus(t, db)
+		emit(bus, p)
+		records, _ := count(hookID)
+		require.Equal(t, 2, records)
+		_, err := db.Pool.Exec(ctx, "DELETE FROM webhooks WHERE id = $1", hookID)
+		require.NoError(t, err)
+		records, _ = count(hookID)
+		require.Zero(t, records)
+	})
+
+	t.Run("deleted project", func(t *testing.T) {
+		hookID, p, bus, _ := seededBus(t, db)
+		emit(bus, p)
+		_, err := db.Pool.Exec(ctx, "DELETE FROM projects WHERE id = $1", p.ProjectID)
+		require.NoError(t, err)
+		records, _ := count(hookID)
+		require.Zero(t, records)
+	})
+
+	t.Run("delete waits for a saving transaction", func(t *testing.T) {
+		hookID, p, bus, _ := seededBus(t, db)
+		tx, err := db.Bun.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback() }() // a failed check must not leave the lock held
+		require.NoError(t, bus.Emit(ctx, tx, created(p)))
+		marker := "/* delete-" + hookID.String() + " */"
+		done := make(chan error, 1)
+		go func() {
+			_, err := db.Pool.Exec(ctx, "DELETE FROM webhooks WHERE id = $1 "+marker, hookID)
+			done <- err
+		}()
+		require.Eventually(t, func() bool { return waitsForLock(marker) }, 5*time.Second, 10*time.Millisecond,
+			"the delete waits for the transaction saving records")
+		require.NoError(t, tx.Commit())
+		require.NoError(t, <-done)
+		records, _ := count(hookID)
+		require.Zero(t, records, "the committed records went with their webhook")
+	})
+
+	t.Run("save waits for a deleting transaction", func(t *testing.T) {
+		hookID, p, bus, _ := seededBus(t, db)
+		del, err := db.Pool.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = del.Rollback(ctx) }()
+		_, err = del.Exec(ctx, "DELETE FROM webhooks WHERE id = $1", hookID)
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() {
+			tx, err := db.Bun.BeginTx(ctx, nil)
+			if err != nil {
+				done <- err
+				return
+			}
+			if err := bus.Emit(ctx, tx, created(p)); err != nil {
+				_ = tx.Rollback()
+				done <- err
+				return
+			}
+			done <- tx.Commit()
+		}()
+		require.Eventually(t, func() bool { return waitsForLock("FOR KEY SHARE") }, 5*time.Second, 10*time.Millisecond,
+			"the save waits for the transaction deleting the webhook")
+		require.NoError(t, del.Commit(ctx))
+		require.NoError(t, <-done)
+		records, jobs := count(hookID)
+		require.Zero(t, records, "nothing saved for a deleted webhook")
+		require.Zero(t, jobs)
+	})
+}
