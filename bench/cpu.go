@@ -8,31 +8,42 @@ import (
 	"time"
 )
 
-// machineCPU is the whole machine's busy CPU time so far (every process: Postgres, the
-// workers, this one), from /proc/stat; ok is false where there is none. Busy is user,
-// nice, system, irq and softirq time.
-func machineCPU() (busy time.Duration, ok bool) {
+// cpuTimes is the whole machine's CPU time so far, from /proc/stat: busy (every process:
+// Postgres, the workers, this one; user, nice, system, irq and softirq time) and steal
+// (time the hypervisor gave this machine's CPUs to others while it had work for them).
+type cpuTimes struct{ busy, steal time.Duration }
+
+func (c cpuTimes) minus(o cpuTimes) cpuTimes {
+	return cpuTimes{busy: c.busy - o.busy, steal: c.steal - o.steal}
+}
+
+// machineCPU reads cpuTimes; ok is false where there is no /proc/stat.
+func machineCPU() (t cpuTimes, ok bool) {
 	f, err := os.Open("/proc/stat")
 	if err != nil {
-		return 0, false
+		return t, false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	if !sc.Scan() {
-		return 0, false
+		return t, false
 	}
 	fields := strings.Fields(sc.Text())
-	if len(fields) < 8 || fields[0] != "cpu" {
-		return 0, false
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return t, false
 	}
-	var ticks int64
-	for _, i := range []int{1, 2, 3, 6, 7} { // user nice system (idle iowait) irq softirq
+	ticks := func(i int) (time.Duration, bool) {
 		n, err := strconv.ParseInt(fields[i], 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		ticks += n
+		// USER_HZ is 100 on every Linux this runs on.
+		return time.Duration(n) * 10 * time.Millisecond, err == nil
 	}
-	// USER_HZ is 100 on every Linux this runs on.
-	return time.Duration(ticks) * 10 * time.Millisecond, true
+	for _, i := range []int{1, 2, 3, 6, 7} { // user nice system (idle iowait) irq softirq
+		d, ok := ticks(i)
+		if !ok {
+			return t, false
+		}
+		t.busy += d
+	}
+	t.steal, ok = ticks(8)
+	return t, ok
 }

@@ -250,10 +250,10 @@ type deliverResult struct {
 	killedAt                       int
 	// emitted is how long emitting every event took (the offered rate's real pace).
 	emitted time.Duration
-	// cpu is the machine's busy CPU time from the first event to the last receipt
-	// (0 where unknown): what the whole pipeline cost, steadier than the rate when the
-	// machine's speed drifts.
-	cpu time.Duration
+	// cpu is the machine's busy and stolen CPU time from the first event to the last
+	// receipt (zero where unknown): what the whole pipeline cost, and how much of the
+	// machine the hypervisor gave to others meanwhile, which the rate depends on too.
+	cpu cpuTimes
 	// Crash phase: jobs River's rescuer gave back, whether the queue drained, and when.
 	rescued   int
 	drained   bool
@@ -450,7 +450,7 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 	res.emitted = time.Since(start)
 	recv.await(o.events, o.wait)
 	if cpuEnd, ok := machineCPU(); ok && cpuOK {
-		res.cpu = cpuEnd - cpuStart
+		res.cpu = cpuEnd.minus(cpuStart)
 	}
 	<-killed
 	if o.crash {

@@ -249,9 +249,11 @@ func printDeliver(name string, o deliverOptions, r deliverResult) {
 	fmt.Printf("  delivered %d distinct, %d duplicates, %d bad signatures, in %s: %.0f deliveries/s\n",
 		r.distinct, r.dups, r.badSig, r.elapsed.Round(time.Millisecond), r.perSecond())
 	fmt.Printf("  commit-to-receipt p50 %s, p99 %s, max %s\n", r.pct(50), r.pct(99), r.pct(100))
-	if r.cpu > 0 && !o.crash && r.distinct > 0 {
-		fmt.Printf("  machine CPU (every process) %s, %.0f µs per delivery\n",
-			r.cpu.Round(10*time.Millisecond), float64(r.cpu.Microseconds())/float64(r.distinct))
+	if r.cpu.busy > 0 && !o.crash && r.distinct > 0 {
+		fmt.Printf("  machine CPU (every process) %s, %.0f µs per delivery; stolen by the hypervisor %s (%.0f%% of %d CPUs)\n",
+			r.cpu.busy.Round(10*time.Millisecond), float64(r.cpu.busy.Microseconds())/float64(r.distinct),
+			r.cpu.steal.Round(10*time.Millisecond), 100*r.cpu.steal.Seconds()/(r.elapsed.Seconds()*float64(runtime.NumCPU())),
+			runtime.NumCPU())
 	}
 	if o.crash {
 		fmt.Printf("  worker 1 killed (SIGKILL) after %d deliveries; %d of its jobs rescued by River; queue drained %v after %s\n",
