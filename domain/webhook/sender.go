@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -19,17 +18,16 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/valyala/fasthttp"
 )
 
 // MaxResponseBody is how much of a receiver's reply is stored (CONTRACT §11: ≤ 4 KiB).
 const MaxResponseBody = 4 << 10
 
-// drainLimit is how much more of a reply is read and thrown away so the connection can
-// be reused; a longer reply costs a new connection instead.
+// drainLimit is the longest reply body read, so the connection can be reused; of a reply
+// declaring a longer one only the status counts (no body is kept), and the connection
+// is closed.
 const drainLimit = 64 << 10
-
-// replyBuffers hold the first MaxResponseBody bytes of replies, reused across jobs.
-var replyBuffers = sync.Pool{New: func() any { b := make([]byte, MaxResponseBody); return &b }}
 
 // Outcome is what became of one delivery job run.
 type Outcome int
@@ -73,8 +71,9 @@ type Result struct {
 // Sender POSTs delivery records. One Sender, with one keep-alive HTTP client, serves
 // every delivery of a worker process.
 type Sender struct {
-	pool   *pgxpool.Pool
-	client *http.Client
+	pool    *pgxpool.Pool
+	client  *fasthttp.Client
+	timeout time.Duration
 	// Canonical names of the prefixed headers, built once.
 	hEvent, hSignature, hDelivery string
 	// sends runs the concurrent sends of SendAll.
@@ -91,7 +90,8 @@ func NewSender(pool *pgxpool.Pool, cfg Config) *Sender {
 	cfg = cfg.WithDefaults()
 	s := &Sender{
 		pool:       pool,
-		client:     NewHTTPClient(cfg),
+		client:     newClient(cfg),
+		timeout:    cfg.Timeout,
 		hEvent:     http.CanonicalHeaderKey(cfg.HeaderPrefix + "-Event"),
 		hSignature: http.CanonicalHeaderKey(cfg.HeaderPrefix + "-Signature"),
 		hDelivery:  http.CanonicalHeaderKey(cfg.HeaderPrefix + "-Delivery"),
@@ -102,25 +102,31 @@ func NewSender(pool *pgxpool.Pool, cfg Config) *Sender {
 	return s
 }
 
-// NewHTTPClient is the delivery client: keep-alive with room for many receivers'
-// connections, cfg.Timeout per attempt, no proxy (a proxy would dial on our behalf and
-// bypass the address check), no redirects.
-func NewHTTPClient(cfg Config) *http.Client {
+// newClient is the delivery client: fasthttp's, the HTTP engine under the API's Fiber,
+// which writes a request and reads its reply on the sending goroutine. Go's net/http
+// client hands each request to two goroutines of its connection; in the delivery bench
+// it cost 55-62 µs of CPU per request against fasthttp's 24. Keep-alive with room for
+// many receivers' connections, HTTP/1.1, cfg.Timeout per attempt (dialing included), no
+// proxy (a proxy would dial on our behalf and bypass the address check), no redirects
+// (fasthttp's Do never follows one), the URL's path sent as configured, and unless
+// cfg.AllowPrivate the dialer refuses non-public addresses.
+func newClient(cfg Config) *fasthttp.Client {
 	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
 	if !cfg.AllowPrivate {
 		dialer.Control = dialControl
 	}
-	return &http.Client{
-		Timeout: cfg.Timeout,
-		Transport: &http.Transport{
-			DialContext:         dialer.DialContext,
-			ForceAttemptHTTP2:   true,
-			MaxIdleConns:        1024,
-			MaxIdleConnsPerHost: 256,
-			IdleConnTimeout:     90 * time.Second,
-			TLSHandshakeTimeout: 5 * time.Second,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	return &fasthttp.Client{
+		Dial:                     func(addr string) (net.Conn, error) { return dialer.Dial("tcp", addr) },
+		NoDefaultUserAgentHeader: true,
+		MaxConnsPerHost:          256,
+		MaxConnWaitTimeout:       cfg.Timeout,
+		MaxIdleConnDuration:      90 * time.Second,
+		ReadBufferSize:           16 << 10, // a reply's header may be this long
+		MaxResponseBodySize:      drainLimit,
+		DisablePathNormalizing:   true,
+		// A POST is not idempotent: never sent twice by the client itself. A failed
+		// attempt is the job's to retry, with the same delivery id.
+		RetryIf: func(*fasthttp.Request) bool { return false },
 	}
 }
 
@@ -362,28 +368,33 @@ func (s *Sender) send(ctx context.Context, id uuid.UUID, retryDelay time.Duratio
 // post sends the body and returns the reply's status and (clipped) body, nil when no
 // reply came; err is non-nil for every failed attempt, including a non-2xx reply.
 func (s *Sender) post(ctx context.Context, id uuid.UUID, url, secret, eventType, payload string) (*int, *string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(payload))
-	if err != nil {
-		return nil, nil, fmt.Errorf("webhook request: %w", err)
-	}
-	req.Header = http.Header{
-		"Content-Type": {"application/json"},
-		"User-Agent":   {"Taskweave-Webhook/1"},
-		s.hEvent:       {eventType},
-		s.hSignature:   {Sign([]byte(payload), secret)},
-		s.hDelivery:    {id.String()},
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("webhook post: %w", err)
 	}
-	defer resp.Body.Close()
-	bp := replyBuffers.Get().(*[]byte)
-	n, _ := io.ReadFull(resp.Body, *bp)
-	body := clip(string((*bp)[:n]), MaxResponseBody)
-	replyBuffers.Put(bp)
-	_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
-	status := resp.StatusCode
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(url)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.Header.SetContentType("application/json")
+	req.Header.SetUserAgent("Taskweave-Webhook/1")
+	req.Header.Set(s.hEvent, eventType)
+	req.Header.Set(s.hSignature, Sign([]byte(payload), secret))
+	req.Header.Set(s.hDelivery, id.String())
+	req.SetBodyString(payload)
+	deadline := time.Now().Add(s.timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	err := s.client.DoDeadline(req, resp, deadline)
+	// A reply longer than drainLimit still answered: its status counts, and fasthttp has
+	// closed the connection (what it read of the body, if anything, is kept).
+	if err != nil && !(errors.Is(err, fasthttp.ErrBodyTooLarge) && resp.StatusCode() != 0) {
+		return nil, nil, fmt.Errorf("webhook post: %w", err)
+	}
+	raw := resp.Body()
+	body := clip(string(raw[:min(len(raw), MaxResponseBody)]), MaxResponseBody)
+	status := resp.StatusCode()
 	if status < 200 || status > 299 {
 		return &status, &body, fmt.Errorf("webhook receiver answered %d", status)
 	}
