@@ -21,7 +21,7 @@ const DeliveriesPerJob = 10
 // payload from the database, so the secret never sits in a job row; support staff find
 // a project's or an issue's deliveries by args projectId / issueIds.
 // MaxAttempts (retry delays + 1) is set by whoever inserts it. The webhook consumer
-// writes these jobs' rows by SQL (domain/webhook createSQL): a field added here must be
+// writes these jobs' rows by SQL (domain/webhook saveSQL): a field added here must be
 // written there too (TestDeliveryJobsAreWhatRiverWouldInsert compares the SQL row with
 // River's insert of the decoded args).
 type WebhookDeliver struct {

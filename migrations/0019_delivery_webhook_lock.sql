@@ -1,7 +1,7 @@
 -- A delivery record's webhook was checked by a foreign key: one lookup and row lock of
 -- the webhook per inserted record, each through the trigger machinery (a tenth of the
 -- Postgres time of a transaction that emits issue events to a webhook). The statement
--- that saves the records (domain/webhook createSQL) now takes that same key-share lock
+-- that saves the records (domain/webhook saveSQL) now takes that same key-share lock
 -- itself, once per webhook and statement, and the cascade becomes a statement trigger:
 --   * a webhook deleted while a transaction is saving records for it: its DELETE waits
 --     for that transaction's lock, and the trigger's DELETE, a later statement, sees
