@@ -95,3 +95,27 @@ func TestPostGivesUpAfterTheTimeout(t *testing.T) {
 	require.Less(t, time.Since(start), 3*time.Second)
 	require.GreaterOrEqual(t, time.Since(start), 250*time.Millisecond)
 }
+
+// TestPostAfterTheReceiverClosedAnIdleConnection: a receiver that closes idle
+// keep-alive connections sooner than the client drops them (Node's default is 5 s) must
+// not fail the next attempt: fasthttp sees the close only when it reuses the connection,
+// and then sends the POST again on a new one.
+func TestPostAfterTheReceiverClosedAnIdleConnection(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		calls.Add(1)
+	}))
+	srv.Config.IdleTimeout = 50 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	s := NewSender(nil, Config{AllowPrivate: true})
+	for i := range 3 {
+		status, _, err := s.post(context.Background(), uuid.New(), srv.URL, "k", "issue.created", "{}")
+		require.NoError(t, err, "attempt %d", i)
+		require.Equal(t, 200, *status)
+		time.Sleep(200 * time.Millisecond) // the receiver closes the idle connection
+	}
+	require.EqualValues(t, 3, calls.Load(), "each delivery reached the receiver once")
+}

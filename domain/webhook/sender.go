@@ -120,12 +120,17 @@ func newClient(cfg Config) *fasthttp.Client {
 		NoDefaultUserAgentHeader: true,
 		MaxConnsPerHost:          256,
 		MaxConnWaitTimeout:       cfg.Timeout,
-		MaxIdleConnDuration:      90 * time.Second,
-		ReadBufferSize:           16 << 10, // a reply's header may be this long
-		MaxResponseBodySize:      drainLimit,
-		DisablePathNormalizing:   true,
-		// A POST is not idempotent: never sent twice by the client itself. A failed
-		// attempt is the job's to retry, with the same delivery id.
+		// fasthttp has no reader on an idle connection, so it does not see a receiver
+		// close it. Dropping idle ones after 4 s stays under the shortest common server
+		// keep-alive timeouts (Node's and Apache's 5 s); a connection closed anyway is
+		// met by fasthttp resending the POST when the receiver closed it before replying.
+		MaxIdleConnDuration:    4 * time.Second,
+		ReadBufferSize:         16 << 10, // a reply's header may be this long
+		MaxResponseBodySize:    drainLimit,
+		DisablePathNormalizing: true,
+		// A POST is not idempotent: beyond that case (io.EOF before any reply byte), the
+		// client never sends it twice. A failed attempt is the job's to retry, with the
+		// same delivery id.
 		RetryIf: func(*fasthttp.Request) bool { return false },
 	}
 }
