@@ -119,3 +119,25 @@ func TestPostAfterTheReceiverClosedAnIdleConnection(t *testing.T) {
 	}
 	require.EqualValues(t, 3, calls.Load(), "each delivery reached the receiver once")
 }
+
+// TestPostOverTLS: an https receiver is reached, its certificate checked against the
+// trusted roots (here the test server's own), and a receiver whose certificate is not
+// trusted fails the attempt.
+func TestPostOverTLS(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+
+	untrusted := NewSender(nil, Config{AllowPrivate: true})
+	_, _, err := untrusted.post(context.Background(), uuid.New(), srv.URL, "k", "issue.created", "{}")
+	require.ErrorContains(t, err, "certificate")
+
+	s := NewSender(nil, Config{AllowPrivate: true})
+	s.client.TLSConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	status, _, err := s.post(context.Background(), uuid.New(), srv.URL, "k", "issue.created", "{}")
+	require.NoError(t, err)
+	require.Equal(t, 204, *status)
+}
