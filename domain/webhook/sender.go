@@ -116,7 +116,12 @@ func newClient(cfg Config) *fasthttp.Client {
 		dialer.Control = dialControl
 	}
 	return &fasthttp.Client{
-		Dial:                     func(addr string) (net.Conn, error) { return dialer.Dial("tcp", addr) },
+		// Dialing counts against the attempt's deadline (what is left of it is timeout).
+		DialTimeout: func(addr string, timeout time.Duration) (net.Conn, error) {
+			d := *dialer
+			d.Timeout = timeout
+			return d.Dial("tcp", addr)
+		},
 		NoDefaultUserAgentHeader: true,
 		MaxConnsPerHost:          256,
 		MaxConnWaitTimeout:       cfg.Timeout,
