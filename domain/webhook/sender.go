@@ -119,7 +119,9 @@ func newClient(cfg Config) *fasthttp.Client {
 		// Dialing counts against the attempt's deadline (what is left of it is timeout).
 		DialTimeout: func(addr string, timeout time.Duration) (net.Conn, error) {
 			d := *dialer
-			d.Timeout = timeout
+			if timeout > 0 {
+				d.Timeout = min(timeout, d.Timeout)
+			}
 			return d.Dial("tcp", addr)
 		},
 		NoDefaultUserAgentHeader: true,
