@@ -125,8 +125,11 @@ func newClient(cfg Config) *fasthttp.Client {
 			return d.Dial("tcp", addr)
 		},
 		NoDefaultUserAgentHeader: true,
-		MaxConnsPerHost:          256,
-		MaxConnWaitTimeout:       cfg.Timeout,
+		// More than a worker's concurrent sends at the default concurrency (50 jobs of
+		// up to 10 deliveries); beyond that a send waits for a connection, within the
+		// attempt's timeout, rather than fail.
+		MaxConnsPerHost:    1024,
+		MaxConnWaitTimeout: cfg.Timeout,
 		// fasthttp has no reader on an idle connection, so it does not see a receiver
 		// close it. Dropping idle ones after 4 s stays under the shortest common server
 		// keep-alive timeouts (Node's and Apache's 5 s); a connection closed anyway is
