@@ -17,7 +17,6 @@ import (
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/notify"
 	"github.com/taskweave/taskweave/domain/webhook"
-	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -38,10 +37,6 @@ type Settings struct {
 	// AttachmentsDir.
 	AttachmentStorage attachment.Storage
 }
-
-// InsertNotifyCooldown is the FetchCooldown of the insert-only River client. It does not
-// fetch; the value only limits how often its inserts wake the workers (LISTEN/NOTIFY).
-const InsertNotifyCooldown = jobs.InsertNotifyCooldown
 
 // Wire builds the domain services on db and the API over them. inserter is the
 // insert-only River client (riverdatabasesql on db.SQL).

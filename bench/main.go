@@ -35,6 +35,7 @@ import (
 	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/webhook"
+	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/migrations"
 	"github.com/taskweave/taskweave/store"
 	"github.com/taskweave/taskweave/store/storetest"
@@ -277,7 +278,7 @@ func verdict(ok bool) string {
 func wire(db *store.DB) (*api.Server, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	inserter, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), FetchCooldown: api.InsertNotifyCooldown})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), FetchCooldown: jobs.InsertNotifyCooldown})
 	if err != nil {
 		return nil, err
 	}

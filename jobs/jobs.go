@@ -26,9 +26,10 @@ const (
 )
 
 // InsertNotifyCooldown is the least time between two notifications of inserted jobs
-// from one inserting client (the FetchCooldown of the API's and the notification
-// worker's insert-only River clients, and the webhook consumer's own limit). A notification only wakes the workers' fetch loops sooner;
-// River's 100 ms default would put up to 100 ms on every delivery's latency.
+// from one inserting client: the FetchCooldown of the API's and the notification
+// worker's insert-only River clients (which do not fetch; the value only limits how
+// often their inserts wake the workers), and the webhook consumer's own limit. River's
+// 100 ms default would put up to 100 ms on every delivery's latency.
 const InsertNotifyCooldown = 5 * time.Millisecond
 
 // Queues lists every queue a worker process serves.

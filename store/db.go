@@ -39,9 +39,9 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 }
 
 // OpenWorker is Open for a worker process, whose sessions (Keyed's aside) plan every
-// statement with its values (plan_cache_mode=force_custom_plan). A worker's statements are mostly River's on
-// its queue table, whose size swings from empty to many thousands of rows within
-// seconds: a prepared statement's generic plan, fixed while the table was small, kept
+// statement with its values (plan_cache_mode=force_custom_plan). A worker's statements
+// are mostly River's on its queue table, whose size swings from empty to many thousands
+// of rows within seconds: a prepared statement's generic plan, fixed while the table was small, kept
 // scanning the whole table as it grew (a fresh database's delivery run read ~600,000
 // river_job rows in sequential scans). They run a few dozen times a second, so planning
 // each one costs little; the API, whose statements run thousands of times a second on

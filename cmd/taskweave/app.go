@@ -20,6 +20,7 @@ import (
 	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/domain/queue"
 	"github.com/taskweave/taskweave/domain/webhook"
+	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/migrations"
 	"github.com/taskweave/taskweave/store"
 	"github.com/taskweave/taskweave/workers"
@@ -68,7 +69,7 @@ func (a *app) ready(timeout time.Duration) error {
 // server builds the API with its insert-only River client on database/sql, so jobs
 // are inserted on bun's own *sql.Tx.
 func (a *app) server() (*api.Server, error) {
-	inserter, err := river.NewClient(riverdatabasesql.New(a.db.SQL), &river.Config{Logger: a.log, FetchCooldown: api.InsertNotifyCooldown})
+	inserter, err := river.NewClient(riverdatabasesql.New(a.db.SQL), &river.Config{Logger: a.log, FetchCooldown: jobs.InsertNotifyCooldown})
 	if err != nil {
 		return nil, fmt.Errorf("river insert client: %w", err)
 	}
