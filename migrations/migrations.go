@@ -120,6 +120,17 @@ func Apply(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 	return nil
 }
 
+// RiverVersion is the newest migration version of the River release this binary is
+// built with: a database is current only once River's own migrations reach it.
+func RiverVersion() (int, error) {
+	migrator, err := rivermigrate.New(riverpgxv5.New(nil), nil)
+	if err != nil {
+		return 0, err
+	}
+	all := migrator.AllVersions()
+	return all[len(all)-1].Version, nil
+}
+
 // Current reports whether every embedded migration and River's latest are applied;
 // /readyz answers 503 until they are.
 func Current(ctx context.Context, pool *pgxpool.Pool) (bool, error) {

@@ -103,7 +103,14 @@ func ensureTemplate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	river, err := migrations.RiverVersion()
+	if err != nil {
+		return "", err
+	}
 	h := sha256.New()
+	// River's migrations are part of the set: a River upgrade that adds one needs a new
+	// template, or clones would lack it and never be "current" (/readyz).
+	fmt.Fprintf(h, "river:%d;", river)
 	for _, m := range all {
 		io.WriteString(h, m.Name)
 		io.WriteString(h, m.SQL)
