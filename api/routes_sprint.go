@@ -2,10 +2,6 @@ package api
 
 import (
 	"github.com/gofiber/fiber/v2"
-
-	"github.com/taskweave/taskweave/domain/audit"
-	"github.com/taskweave/taskweave/domain/event"
-	"github.com/taskweave/taskweave/domain/sprint"
 )
 
 // sprintRoutes registers sprints, the board and the backlog under /projects/:key.
@@ -23,9 +19,4 @@ func (s *Server) sprintRoutes(r fiber.Router) {
 	r.Get("/projects/:key/board", s.getBoard)
 	r.Patch("/projects/:key/board/move", s.moveOnBoard)
 	r.Get("/projects/:key/backlog", s.getBacklog)
-}
-
-// registerSprintConsumers registers the sprint events' own consumers (audit).
-func registerSprintConsumers(bus *event.Bus, rec *audit.Recorder) {
-	sprint.RegisterConsumers(bus, rec)
 }

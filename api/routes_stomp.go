@@ -10,7 +10,6 @@ import (
 
 	"github.com/taskweave/taskweave/api/stomp"
 	"github.com/taskweave/taskweave/domain/auth"
-	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/domain/realtime"
 )
@@ -64,6 +63,3 @@ func (s *Server) stompRoutes(app *fiber.App) {
 	app.Get("/ws-stomp", handler)
 	app.Get("/ws", handler)
 }
-
-// registerRealtime registers the consumer that pushes board messages after commit.
-func (s *Server) registerRealtime(bus *event.Bus) { realtime.Register(bus) }

@@ -103,10 +103,6 @@ func New(cfg Config, d Deps) *Server {
 		fc.EnableIPValidation = true
 	}
 	s.App = fiber.New(fc)
-	if d.Bus != nil {
-		registerSprintConsumers(d.Bus, d.Audit)
-		s.registerRealtime(d.Bus)
-	}
 	s.routes()
 	return s
 }

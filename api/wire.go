@@ -10,12 +10,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/taskweave/taskweave/domain/attachment"
-	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
-	"github.com/taskweave/taskweave/domain/comment"
-	"github.com/taskweave/taskweave/domain/event"
-	"github.com/taskweave/taskweave/domain/issue"
-	"github.com/taskweave/taskweave/domain/notify"
+	"github.com/taskweave/taskweave/domain/pipeline"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
@@ -39,14 +35,11 @@ type Settings struct {
 }
 
 // Wire builds the domain services on db and the API over them. inserter is the
-// insert-only River client (riverdatabasesql on db.SQL).
+// insert-only River client (jobs.NewInserter on db.SQL); the event bus and its
+// consumers come from domain/pipeline, as in the worker process.
 func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, inserter *river.Client[*sql.Tx], ready func(time.Duration) error) (*Server, error) {
-	bus := event.NewBus(inserter)
-	rec := audit.NewRecorder(bus)
-	issue.RegisterConsumers(bus, rec)
-	comment.RegisterConsumers(bus, rec)
-	notify.RegisterConsumers(bus)
-	webhook.RegisterConsumers(bus, s.Webhook)
+	p := pipeline.New(inserter, pipeline.Config{Webhook: s.Webhook})
+	bus, rec := p.Bus, p.Audit
 	tokens, err := auth.NewTokens(s.JWTSecret, s.AccessTokenTTL, s.RefreshTokenTTL)
 	if err != nil {
 		return nil, err

@@ -29,8 +29,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 
 	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/domain/auth"
@@ -277,8 +275,7 @@ func verdict(ok bool) string {
 // wire builds the server the way cmd/taskweave does for `api`.
 func wire(db *store.DB) (*api.Server, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	inserter, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), FetchCooldown: jobs.InsertNotifyCooldown})
+	inserter, err := jobs.NewInserter(db.SQL, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return nil, err
 	}

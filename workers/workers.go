@@ -3,7 +3,6 @@
 package workers
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -12,7 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
@@ -49,10 +50,17 @@ type Deps struct {
 	Log      *slog.Logger
 	DB       *store.DB
 	Registry *prometheus.Registry
+	// Bus is the process's event bus (domain/pipeline), built on the same insert-only
+	// River client as the API's: jobs that change state or queue further jobs emit
+	// and insert through it, on their own transaction.
+	Bus *event.Bus
 }
 
 // NewClient builds the working River client (riverpgxv5) with every worker registered.
 func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
+	if d.Bus == nil {
+		return nil, fmt.Errorf("workers: no event bus (build one with pipeline.New)")
+	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 50
 	}
@@ -79,7 +87,9 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		return nil, err
 	}
 	return river.NewClient(riverpgxv5.New(d.DB.Pool), &river.Config{
-		Logger:               d.Log,
+		Logger: d.Log,
+		// First, so the job metrics time every other middleware too.
+		Middleware:           []rivertype.Middleware{NewJobMetrics(d.Registry)},
 		Queues:               queues,
 		Workers:              ws,
 		JobTimeout:           cfg.JobTimeout,
@@ -118,57 +128,3 @@ func (cfg Config) rescueAfter() (time.Duration, error) {
 
 // webhookTimeoutMargin is what the delivery worker's Timeout adds to the HTTP timeout.
 const webhookTimeoutMargin = 5 * time.Second
-
-// JobMetrics records run duration and failures per kind from the client's events.
-type JobMetrics struct {
-	duration *prometheus.HistogramVec
-	failures *prometheus.CounterVec
-	wait     *prometheus.HistogramVec
-}
-
-// NewJobMetrics registers the job metrics on reg.
-func NewJobMetrics(reg *prometheus.Registry) *JobMetrics {
-	m := &JobMetrics{
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "taskweave_river_job_run_duration_seconds", Help: "Time jobs spent running, by queue, kind and outcome.",
-			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"queue", "kind", "outcome"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "taskweave_river_job_failures_total", Help: "Failed job attempts by queue, kind and final state.",
-		}, []string{"queue", "kind", "state"}),
-		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "taskweave_river_job_queue_wait_seconds", Help: "Time jobs waited between becoming available and starting.",
-			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
-		}, []string{"queue", "kind"}),
-	}
-	reg.MustRegister(m.duration, m.failures, m.wait)
-	return m
-}
-
-// Run consumes client events until ctx ends.
-func (m *JobMetrics) Run(ctx context.Context, client *river.Client[pgx.Tx]) {
-	events, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
-	defer cancel()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-events:
-			if !ok {
-				return
-			}
-			if ev.Job == nil {
-				continue
-			}
-			outcome := "completed"
-			if ev.Kind != river.EventKindJobCompleted {
-				outcome = "failed"
-				m.failures.WithLabelValues(ev.Job.Queue, ev.Job.Kind, string(ev.Job.State)).Inc()
-			}
-			if ev.JobStats != nil {
-				m.duration.WithLabelValues(ev.Job.Queue, ev.Job.Kind, outcome).Observe(ev.JobStats.RunDuration.Seconds())
-				m.wait.WithLabelValues(ev.Job.Queue, ev.Job.Kind).Observe(ev.JobStats.QueueWaitDuration.Seconds())
-			}
-		}
-	}
-}

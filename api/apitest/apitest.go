@@ -17,13 +17,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/pipeline"
+	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/migrations"
 	"github.com/taskweave/taskweave/store"
 	"github.com/taskweave/taskweave/workers"
@@ -85,7 +85,7 @@ func New(tb testing.TB, opts Options) *Harness {
 		require.NoError(tb, err)
 		s.AttachmentStorage = opts.AttachmentStorage(local)
 	}
-	inserter, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
+	inserter, err := jobs.NewInserter(db.SQL, nil)
 	require.NoError(tb, err)
 	reg := prometheus.NewRegistry()
 	ready := func(timeout time.Duration) error {
@@ -201,8 +201,12 @@ func (h *Harness) StartWorkersWith(tweak func(*workers.Config)) {
 		tweak(&cfg)
 	}
 	h.WorkerRegistry = prometheus.NewRegistry()
+	// The workers build their own bus, as a worker process does.
+	inserter, err := jobs.NewInserter(h.DB.SQL, nil)
+	require.NoError(h.T, err)
+	bus := pipeline.New(inserter, pipeline.Config{Webhook: cfg.Webhook}).Bus
 	client, err := workers.NewClient(cfg, workers.Deps{
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: h.DB, Registry: h.WorkerRegistry})
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: h.DB, Registry: h.WorkerRegistry, Bus: bus})
 	require.NoError(h.T, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(h.T, client.Start(ctx))

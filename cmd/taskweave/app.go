@@ -13,11 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/taskweave/taskweave/api"
+	"github.com/taskweave/taskweave/domain/pipeline"
 	"github.com/taskweave/taskweave/domain/queue"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/jobs"
@@ -66,12 +65,12 @@ func (a *app) ready(timeout time.Duration) error {
 	return migrations.Ready(ctx, a.db.Pool)
 }
 
-// server builds the API with its insert-only River client on database/sql, so jobs
+// server builds the API with its insert-only River client (jobs.NewInserter), so jobs
 // are inserted on bun's own *sql.Tx.
 func (a *app) server() (*api.Server, error) {
-	inserter, err := river.NewClient(riverdatabasesql.New(a.db.SQL), &river.Config{Logger: a.log, FetchCooldown: jobs.InsertNotifyCooldown})
+	inserter, err := jobs.NewInserter(a.db.SQL, a.log)
 	if err != nil {
-		return nil, fmt.Errorf("river insert client: %w", err)
+		return nil, err
 	}
 	c := a.cfg
 	return api.Wire(api.Settings{
@@ -142,13 +141,18 @@ func (a *app) serveWorker(ctx context.Context, addr string) error {
 }
 
 func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
+	inserter, err := jobs.NewInserter(a.db.SQL, a.log)
+	if err != nil {
+		return err
+	}
+	bus := pipeline.New(inserter, pipeline.Config{Webhook: a.webhookConfig()}).Bus
 	client, err := workers.NewClient(workers.Config{
 		Concurrency: a.cfg.WorkerConcurrency, JobTimeout: a.cfg.JobTimeout, RescueAfter: a.cfg.JobRescueAfter,
 		RateLimitWindow: a.cfg.AuthRateWindow,
 		Webhook:         a.webhookConfig(),
 		Mail:            workers.MailConfig{Addr: a.cfg.SMTPAddr, From: a.cfg.SMTPFrom},
 		BaseURL:         a.cfg.BaseURL,
-	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry})
+	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry, Bus: bus})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}
