@@ -87,8 +87,7 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		return nil, err
 	}
 	return river.NewClient(riverpgxv5.New(d.DB.Pool), &river.Config{
-		Logger: d.Log,
-		// First, so the job metrics time every other middleware too.
+		Logger:               d.Log,
 		Middleware:           []rivertype.Middleware{NewJobMetrics(d.Registry)},
 		Queues:               queues,
 		Workers:              ws,

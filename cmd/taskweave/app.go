@@ -156,14 +156,9 @@ func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}
-	metrics := workers.NewJobMetrics(a.registry)
 	if err := client.Start(ctx); err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}
-	g.Go(func() error {
-		metrics.Run(ctx, client)
-		return nil
-	})
 	g.Go(func() error {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
