@@ -79,12 +79,8 @@ func parseAuditFilter(c *fiber.Ctx, admin bool) (audit.Filter, error) {
 	if !admin {
 		return f, nil
 	}
-	if v := c.Query("userId"); v != "" {
-		id, err := uuid.Parse(v)
-		if err != nil || len(v) != 36 {
-			return f, badRequest("INVALID_UUID", "field", "userId")
-		}
-		f.UserID = &id
+	if f.UserID, err = queryID("userId", c.Query("userId")); err != nil {
+		return f, err
 	}
 	if v := c.Query("level"); v != "" {
 		l, ok := audit.ParseLevel(v)

@@ -159,7 +159,7 @@ func (s *Server) moveOnBoard(c *fiber.Ctx) error {
 	if !ok {
 		return badRequest("INVALID_ISSUE_REF")
 	}
-	status, err := issueUUID("newStatusId", r.NewStatusID)
+	status, err := optionalID("newStatusId", r.NewStatusID)
 	if err != nil {
 		return err
 	}

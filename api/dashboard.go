@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 
 	"github.com/taskweave/taskweave/domain/dashboard"
 	"github.com/taskweave/taskweave/domain/project"
@@ -128,9 +127,9 @@ func parseLayout(body []byte) ([]dashboard.Placement, error) {
 		if it.WidgetID == nil {
 			return nil, required(at + "widgetId")
 		}
-		id, err := uuid.Parse(*it.WidgetID)
-		if err != nil || len(*it.WidgetID) != 36 {
-			return nil, badRequest("INVALID_UUID", "field", at+"widgetId")
+		id, err := parseID(at+"widgetId", *it.WidgetID)
+		if err != nil {
+			return nil, err
 		}
 		dashboardGrid(&f, at, it.GridX, it.GridY, it.GridW, it.GridH)
 		out = append(out, dashboard.Placement{WidgetID: id, GridX: it.GridX, GridY: it.GridY, GridW: it.GridW, GridH: it.GridH})

@@ -10,9 +10,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 )
 
 // decodeJSON reads a JSON object into dst. Malformed JSON, anything but an object, and a
@@ -133,15 +130,6 @@ func (f fields) err() error {
 		return nil
 	}
 	return &Error{Status: 400, Code: "VALIDATION_ERROR", Key: "error.VALIDATION_ERROR", Fields: f}
-}
-
-// pathUUID parses a UUID path parameter; a malformed one is BAD_REQUEST.
-func pathUUID(c *fiber.Ctx, name string) (uuid.UUID, error) {
-	id, err := uuid.Parse(c.Params(name))
-	if err != nil {
-		return uuid.Nil, badRequest("INVALID_UUID", "field", name)
-	}
-	return id, nil
 }
 
 // instant formats a timestamp as RFC 3339 UTC with Z.

@@ -50,17 +50,17 @@ func parseCreateIssue(body []byte) (issue.NewIssue, error) {
 			return in, err
 		}
 	}
-	if in.AssigneeID, err = issueUUID("assigneeId", r.AssigneeID); err != nil {
+	if in.AssigneeID, err = optionalID("assigneeId", r.AssigneeID); err != nil {
 		return in, err
 	}
-	if in.ParentID, err = issueUUID("parentId", r.ParentID); err != nil {
+	if in.ParentID, err = optionalID("parentId", r.ParentID); err != nil {
 		return in, err
 	}
-	if in.SprintID, err = issueUUID("sprintId", r.SprintID); err != nil {
+	if in.SprintID, err = optionalID("sprintId", r.SprintID); err != nil {
 		return in, err
 	}
 	if r.LabelIDs != nil {
-		if in.LabelIDs, err = issueUUIDs("labelIds", r.LabelIDs); err != nil {
+		if in.LabelIDs, err = parseIDs("labelIds", r.LabelIDs); err != nil {
 			return in, err
 		}
 	}
@@ -118,13 +118,13 @@ func parsePatchIssue(body []byte) (issue.Patch, error) {
 		}
 		in.Priority = &v
 	}
-	if in.StatusID, err = issueUUID("statusId", r.StatusID); err != nil {
+	if in.StatusID, err = optionalID("statusId", r.StatusID); err != nil {
 		return in, err
 	}
-	if in.AssigneeID, err = issueUUID("assigneeId", r.AssigneeID); err != nil {
+	if in.AssigneeID, err = optionalID("assigneeId", r.AssigneeID); err != nil {
 		return in, err
 	}
-	if in.SprintID, err = issueUUID("sprintId", r.SprintID); err != nil {
+	if in.SprintID, err = optionalID("sprintId", r.SprintID); err != nil {
 		return in, err
 	}
 	for _, l := range []struct {
@@ -136,7 +136,7 @@ func parsePatchIssue(body []byte) (issue.Patch, error) {
 		if l.in == nil {
 			continue
 		}
-		ids, err := issueUUIDs(l.name, *l.in)
+		ids, err := parseIDs(l.name, *l.in)
 		if err != nil {
 			return in, err
 		}
@@ -164,18 +164,6 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 			return false, badRequest("INVALID_QUERY", "field", name)
 		}
 	}
-	id := func(name string, dst **uuid.UUID) error {
-		v := c.Query(name)
-		if v == "" {
-			return nil
-		}
-		parsed, err := uuid.Parse(v)
-		if err != nil {
-			return badRequest("INVALID_UUID", "field", name)
-		}
-		*dst = &parsed
-		return nil
-	}
 	var err error
 	var assigneeMe bool
 	if assigneeMe, err = flag("assigneeMe"); err != nil {
@@ -194,7 +182,7 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 		"assigneeId": &f.AssigneeID, "labelId": &f.LabelID, "fixVersionId": &f.FixVersionID,
 		"affectsVersionId": &f.AffectsVersionID, "statusId": &f.StatusID, "sprintId": &f.SprintID, "parentId": &f.ParentID,
 	} {
-		if err := id(name, dst); err != nil {
+		if *dst, err = queryID(name, c.Query(name)); err != nil {
 			return f, err
 		}
 	}
@@ -229,29 +217,6 @@ func issueEnum(field, v string, values []string) (string, error) {
 		return "", badRequest("INVALID_ENUM", "field", field, "values", strings.Join(values, ", "))
 	}
 	return v, nil
-}
-
-func issueUUID(field string, s *string) (*uuid.UUID, error) {
-	if s == nil {
-		return nil, nil
-	}
-	id, err := uuid.Parse(*s)
-	if err != nil || len(*s) != 36 {
-		return nil, badRequest("INVALID_UUID", "field", field)
-	}
-	return &id, nil
-}
-
-func issueUUIDs(field string, ss []string) ([]uuid.UUID, error) {
-	out := make([]uuid.UUID, 0, len(ss))
-	for _, s := range ss {
-		id, err := uuid.Parse(s)
-		if err != nil || len(s) != 36 {
-			return nil, badRequest("INVALID_UUID", "field", field)
-		}
-		out = append(out, id)
-	}
-	return out, nil
 }
 
 func issueFlag(b *bool) bool { return b != nil && *b }

@@ -122,16 +122,10 @@ func parseJobFilter(query func(string) string) (queue.Filter, error) {
 		name string
 		dst  **uuid.UUID
 	}{{"projectId", &f.ProjectID}, {"issueId", &f.IssueID}} {
-		name, dst := p.name, p.dst
-		v := query(name)
-		if v == "" {
-			continue
+		var err error
+		if *p.dst, err = queryID(p.name, query(p.name)); err != nil {
+			return f, err
 		}
-		id, err := uuid.Parse(v)
-		if err != nil || len(v) != 36 {
-			return f, badRequest("INVALID_UUID", "field", name)
-		}
-		*dst = &id
 	}
 	return f, nil
 }

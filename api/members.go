@@ -38,11 +38,7 @@ func parseMemberUserID(v *string) (uuid.UUID, error) {
 	if v == nil {
 		return uuid.Nil, required("userId")
 	}
-	id, err := uuid.Parse(*v)
-	if err != nil {
-		return uuid.Nil, badRequest("INVALID_UUID", "field", "userId")
-	}
-	return id, nil
+	return parseID("userId", *v)
 }
 
 // addMemberRequest is {userId, role} of project and organization membership.

@@ -155,11 +155,7 @@ func parseProjectOrganization(body []byte) (*uuid.UUID, error) {
 	if err := json.Unmarshal(r.OrgID, &raw); err != nil {
 		return nil, badRequest("WRONG_TYPE", "field", "orgId")
 	}
-	id, err := uuid.Parse(raw)
-	if err != nil {
-		return nil, badRequest("INVALID_UUID", "field", "orgId")
-	}
-	return &id, nil
+	return optionalID("orgId", &raw)
 }
 
 func (s *Server) setProjectOrganization(c *fiber.Ctx) error {

@@ -65,18 +65,10 @@ type cycleTimeSprintResult struct {
 
 // reportSprintID reads the sprintId query parameter; absent is nil unless required.
 func reportSprintID(c *fiber.Ctx, mandatory bool) (*uuid.UUID, error) {
-	v := c.Query("sprintId")
-	if v == "" {
-		if mandatory {
-			return nil, required("sprintId")
-		}
-		return nil, nil
+	if mandatory && c.Query("sprintId") == "" {
+		return nil, required("sprintId")
 	}
-	id, err := uuid.Parse(v)
-	if err != nil || len(v) != 36 {
-		return nil, badRequest("INVALID_UUID", "field", "sprintId")
-	}
-	return &id, nil
+	return queryID("sprintId", c.Query("sprintId"))
 }
 
 // reportViewed runs a report and records REPORT_VIEWED in one transaction. The audit

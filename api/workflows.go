@@ -254,15 +254,6 @@ func (s *Server) deleteWorkflowStatus(c *fiber.Ctx) error {
 
 // Transitions.
 
-// bodyUUID parses a UUID member of a request body; a malformed one is BAD_REQUEST.
-func bodyUUID(field, v string) (uuid.UUID, error) {
-	id, err := uuid.Parse(v)
-	if err != nil {
-		return uuid.Nil, badRequest("INVALID_UUID", "field", field)
-	}
-	return id, nil
-}
-
 // parseWorkflowTransition reads {fromStatusId, toStatusId}; an absent fromStatusId
 // means null, "from any status".
 func parseWorkflowTransition(body []byte) (from *uuid.UUID, to uuid.UUID, err error) {
@@ -276,11 +267,11 @@ func parseWorkflowTransition(body []byte) (from *uuid.UUID, to uuid.UUID, err er
 	if r.ToStatusID == nil {
 		return nil, uuid.Nil, required("toStatusId")
 	}
-	if to, err = bodyUUID("toStatusId", *r.ToStatusID); err != nil {
+	if to, err = parseID("toStatusId", *r.ToStatusID); err != nil {
 		return nil, uuid.Nil, err
 	}
 	if r.FromStatusID != nil {
-		id, err := bodyUUID("fromStatusId", *r.FromStatusID)
+		id, err := parseID("fromStatusId", *r.FromStatusID)
 		if err != nil {
 			return nil, uuid.Nil, err
 		}
@@ -425,7 +416,7 @@ func parseWorkflowLayout(body []byte) ([]workflow.Position, error) {
 		if in.StatusID == nil {
 			return nil, required(at + "statusId")
 		}
-		id, err := bodyUUID(at+"statusId", *in.StatusID)
+		id, err := parseID(at+"statusId", *in.StatusID)
 		if err != nil {
 			return nil, err
 		}
