@@ -16,7 +16,8 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// Errors of the attachment rules; api/ maps each to its CONTRACT status.
+// Errors of the attachment rules; api/ maps each to its status
+// (docs/api-conventions.md#errors).
 var (
 	ErrNotFound = errors.New("attachment: not found")
 	// ErrNotUploader is a delete by someone who neither uploaded the file nor

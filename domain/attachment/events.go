@@ -28,8 +28,8 @@ type Added struct {
 	At           time.Time `json:"at"`
 }
 
-// Removed is published when an attachment is deleted (SPEC: no consumer; the
-// ATTACHMENT_REMOVED activity row is written with it).
+// Removed is published when an attachment is deleted (no consumer, see
+// docs/design.md#event-flow; the ATTACHMENT_REMOVED activity row is written with it).
 type Removed struct {
 	issue.Subject
 	issue.By

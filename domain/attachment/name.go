@@ -10,7 +10,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// Limits of an attachment's record (SPEC: filename ≤ 255, content type ≤ 127).
+// Limits of an attachment's record: filename ≤ 255, content type ≤ 127
+// (docs/api-conventions.md#limits).
 const (
 	MaxFilename    = 255
 	MaxContentType = 127

@@ -61,8 +61,8 @@ var securityActions = map[string]bool{
 
 var allActions = map[string]bool{IssueViewed: true, BoardOpened: true, ReportViewed: true}
 
-// LevelOf gives an action's level: the CONTRACT's SECURITY and ALL lists, WRITE for
-// every other action.
+// LevelOf gives an action's level: the SECURITY and ALL lists of
+// docs/api-conventions.md#audit, WRITE for every other action.
 func LevelOf(action string) Level {
 	switch {
 	case securityActions[action]:

@@ -2,7 +2,8 @@ package auth
 
 import "errors"
 
-// Errors of the account and credential rules; api/ maps each to its CONTRACT status.
+// Errors of the account and credential rules; api/ maps each to its status
+// (docs/api-conventions.md#errors).
 var (
 	ErrInvalidCredentials     = errors.New("auth: invalid credentials")
 	ErrInvalidRefreshToken    = errors.New("auth: invalid refresh token")

@@ -13,11 +13,11 @@ import (
 )
 
 // MaxBody is the longest comment body accepted, in characters, before sanitizing
-// (CONTRACT §7).
+// (docs/api-conventions.md#limits).
 const MaxBody = 50000
 
-// Audit actions of comment changes (WRITE level). COMMENT_CREATED comes from the
-// Created event; edits and deletions have no event (SPEC names none), so they are
+// Audit actions of comment changes (WRITE level). COMMENT_CREATED comes from the Created
+// event; edits and deletions have no event (docs/design.md#event-flow), so they are
 // recorded directly in their transaction.
 const (
 	AuditCreated = "COMMENT_CREATED"
@@ -28,7 +28,7 @@ const (
 // ActivityComment is the issue activity type written for every comment by a user.
 const ActivityComment = "COMMENT"
 
-// Errors of the comment rules; api/ maps each to its CONTRACT status.
+// Errors of the comment rules; api/ maps each to its status (docs/api-conventions.md#errors).
 var (
 	ErrNotFound = errors.New("comment: not found")
 	// ErrNotAuthor: only the author edits a comment.

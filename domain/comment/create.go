@@ -42,7 +42,8 @@ func (s *Service) Create(ctx context.Context, p issue.Project, author *issue.Act
 		if err != nil {
 			return fmt.Errorf("insert comment: %w", err)
 		}
-		// SPEC: activity skips system comments (the entry's actor is required).
+		// Activity skips system comments (the entry's actor is required;
+		// docs/api-conventions.md#comments-activity-and-attachments).
 		if author != nil {
 			act := store.IssueActivity{IssueID: iss.IssueID, ActorID: author.ID, Type: ActivityComment, CommentID: &out.ID,
 				NewValue: excerpt(clean)}

@@ -34,9 +34,9 @@ func lockComment(ctx context.Context, tx bun.Tx, p issue.Project, ref issue.Ref,
 }
 
 // Edit replaces the body of a comment by its author and sets editedAt. The COMMENT
-// activity entry's excerpt follows the new text, so text removed by an edit does not
-// live on in the feed. No event is published (SPEC names none); the audit log records
-// COMMENT_UPDATED when its level is on.
+// activity entry's excerpt follows the new text, so text removed by an edit does not live
+// on in the feed. No event is published (docs/design.md#event-flow); the audit log
+// records COMMENT_UPDATED when its level is on.
 func (s *Service) Edit(ctx context.Context, p issue.Project, actor issue.Actor, ref issue.Ref, id uuid.UUID, body string) (*View, error) {
 	clean := Sanitize(body)
 	if clean == "" {
@@ -72,9 +72,10 @@ func (s *Service) Edit(ctx context.Context, p issue.Project, actor issue.Actor, 
 
 // Delete soft-deletes a comment: its author or a project admin (admin: the caller's
 // effective project role is ADMIN) may. The row stays with deleted_at set and leaves
-// every list; its COMMENT activity entry stays as the record that a comment was made,
-// but loses its commentId and excerpt (SPEC: commentId is cleared when the comment is
-// removed), so the deleted text is shown nowhere. A second delete is ErrNotFound.
+// every list; its COMMENT activity entry stays as the record that a comment was made, but
+// loses its commentId and excerpt
+// (docs/api-conventions.md#comments-activity-and-attachments), so the deleted text is
+// shown nowhere. A second delete is ErrNotFound.
 func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor, admin bool, ref issue.Ref, id uuid.UUID) error {
 	return store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		iss, c, err := lockComment(ctx, tx, p, ref, id)

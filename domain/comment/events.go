@@ -13,7 +13,7 @@ import (
 // EventCreated is the bus name of Created.
 const EventCreated = "comment.created"
 
-// Created is published when a comment is created (SPEC's CommentCreatedEvent). Consumers:
+// Created is published when a comment is created (docs/design.md#event-flow). Consumers:
 // audit (COMMENT_CREATED), webhooks (comment.created), notifications (COMMENT_MENTION,
 // COMMENT_ADDED); automation (COMMENT_ADDED) later. By.ID is nil for a system comment.
 type Created struct {

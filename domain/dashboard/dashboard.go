@@ -16,10 +16,10 @@ import (
 )
 
 // ErrWidgetNotFound is a widget that does not exist or sits on another project's
-// dashboard; both look the same to the caller (SPEC "Errors": not found).
+// dashboard; both look the same to the caller: not found (docs/api-conventions.md#roles).
 var ErrWidgetNotFound = errors.New("dashboard: widget not found")
 
-// Widget types (SPEC "Dashboard").
+// Widget types (api/openapi/75-reports.yaml).
 const (
 	TypeBurndown       = "BURNDOWN"
 	TypeVelocity       = "VELOCITY"
@@ -35,7 +35,7 @@ var Types = []string{TypeBurndown, TypeVelocity, TypeCycleTime, TypeIssueCount, 
 // ValidType reports whether t is a widget type.
 func ValidType(t string) bool { return slices.Contains(Types, t) }
 
-// Grid defaults of a new widget (SPEC "Limits").
+// Grid defaults of a new widget (api/openapi/75-reports.yaml).
 const (
 	DefaultX = 0
 	DefaultY = 0

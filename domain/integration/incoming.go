@@ -52,9 +52,10 @@ const decoySecret = "00000000000000000000000000000000000000000000000000000000000
 // Receive authenticates an incoming event and stores its raw payload together with the
 // job that parses it, in one transaction; it returns the stored event's id. An unknown
 // project or a project without an integration for the provider is ignored: uuid.Nil and
-// no error, whatever the credential says (CONTRACT §11 answers 200 there). A wrong or
-// missing credential for an existing integration is ErrUnauthenticated; a correctly
-// signed body that is not a JSON object is ErrInvalidPayload.
+// no error, whatever the credential says (the API answers 200 there, see
+// docs/api-conventions.md#incoming-provider-events). A wrong or missing credential for an
+// existing integration is ErrUnauthenticated; a correctly signed body that is not a JSON
+// object is ErrInvalidPayload.
 func (s *Service) Receive(ctx context.Context, in Incoming) (uuid.UUID, error) {
 	var target struct {
 		ProjectID uuid.UUID `bun:"project_id"`

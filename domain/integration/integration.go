@@ -22,7 +22,7 @@ import (
 // Provider is a code host Taskweave accepts events from.
 type Provider string
 
-// The two providers (SPEC's PROVIDER_A and PROVIDER_B).
+// The two providers.
 const (
 	GitHub Provider = "GITHUB"
 	GitLab Provider = "GITLAB"
@@ -41,7 +41,7 @@ func ParseProvider(s string) (Provider, bool) {
 // (/api/v1/integrations/{segment}/{KEY}/webhook).
 func (p Provider) PathSegment() string { return strings.ToLower(string(p)) }
 
-// MaxRepoURLLength is the longest repository address (SPEC Limits).
+// MaxRepoURLLength is the longest repository address (docs/api-conventions.md#limits).
 const MaxRepoURLLength = 2048
 
 // Audit actions of integrations; WRITE level (stored as text, no migration needed).

@@ -18,14 +18,16 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// Reference types (CONTRACT §5). Push events give COMMIT; pull and merge requests PR.
+// Reference types (IssueRef in api/openapi/55-integrations.yaml). Push events give
+// COMMIT; pull and merge requests PR.
 const (
 	RefCommit = "COMMIT"
 	RefPR     = "PR"
 	RefBranch = "BRANCH"
 )
 
-// Column limits of issue_refs (SPEC IssueRef) and the commit title rule (CONTRACT §11).
+// Column limits of issue_refs and the commit title rule
+// (docs/api-conventions.md#incoming-provider-events).
 const (
 	maxExternalID  = 255
 	maxURL         = 2048
@@ -33,7 +35,8 @@ const (
 	commitTitleLen = 100
 )
 
-// keyPattern is CONTRACT §11's issue key pattern; a match counts only when it starts
+// keyPattern is the issue key pattern of
+// docs/api-conventions.md#incoming-provider-events; a match counts only when it starts
 // with the event's project key and a hyphen.
 var keyPattern = regexp.MustCompile(`\b[A-Z][A-Z0-9]+-\d+\b`)
 

@@ -14,8 +14,9 @@ const (
 	EventDeleted       = "issue.deleted"
 )
 
-// Field names of FieldChanged. Type is a Taskweave addition (SPEC's list has no field
-// for it; activity skips it, audit and webhooks treat it as any other update).
+// Field names of FieldChanged. Type has no activity type
+// (docs/api-conventions.md#issues): activity skips it, audit and webhooks treat it as any
+// other update.
 const (
 	FieldTitle           = "title"
 	FieldDescription     = "description"

@@ -49,7 +49,7 @@ const (
 	VersionAffects = "AFFECTS"
 )
 
-// Errors of the issue rules; api/ maps each to its CONTRACT status.
+// Errors of the issue rules; api/ maps each to its status (docs/api-conventions.md#errors).
 var (
 	ErrNotFound           = errors.New("issue: not found")
 	ErrAssigneeNotMember  = errors.New("issue: assignee is not a member of the project")

@@ -15,8 +15,8 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// change is one changed field: the FieldChanged event it publishes and, when SPEC's
-// activity mapping names the field, the activity entry it writes.
+// change is one changed field: the FieldChanged event it publishes and, when the field
+// has an activity type (docs/api-conventions.md#issues), the activity entry it writes.
 type change struct {
 	field    string
 	activity string // "" = the field has no activity type
@@ -103,7 +103,8 @@ func (s *Service) Update(ctx context.Context, p Project, actor Actor, ref Ref, i
 				return err
 			}
 			u = u.Set("status_id = ?", status.ID)
-			// SPEC's SLA timer: started by the first move into IN_PROGRESS, cleared by DONE.
+			// The SLA timer: started by the first move into IN_PROGRESS, cleared by DONE
+			// (docs/api-conventions.md#issues).
 			switch status.Category {
 			case workflow.CategoryInProgress:
 				u = u.Set("sla_start_time = coalesce(sla_start_time, clock_timestamp())")

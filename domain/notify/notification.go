@@ -16,8 +16,8 @@ import (
 // notification is not found either, so ids of others cannot be probed.
 var ErrNotFound = errors.New("notify: notification not found")
 
-// View is a notification as CONTRACT §7 shows it. The API answers with it and the live
-// push sends the same bytes, so a client treats both alike.
+// View is a notification as the API shows it (api/openapi/87-notifications.yaml). The API
+// answers with it and the live push sends the same bytes, so a client treats both alike.
 type View struct {
 	ID         uuid.UUID `json:"id"`
 	Type       string    `json:"type"`

@@ -12,7 +12,8 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// Types in the CONTRACT's order; clients show unknown ones raw.
+// Types in their documented order (docs/api-conventions.md#notifications); clients show
+// unknown ones raw.
 var Types = []string{
 	"COMMENT_MENTION", "ISSUE_ASSIGNED", "AUTOMATION", "SLA_BREACHED",
 	"COMMENT_ADDED", "STATUS_CHANGED", "SLA_ESCALATED", "INCIDENT",

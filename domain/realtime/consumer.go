@@ -14,7 +14,7 @@ import (
 	"github.com/taskweave/taskweave/domain/sprint"
 )
 
-// Board message types (CONTRACT §11).
+// Board message types (docs/api-conventions.md#real-time).
 const (
 	TypeIssueMoved    = "ISSUE_MOVED"
 	TypeSprintUpdated = "SPRINT_UPDATED"

@@ -28,9 +28,9 @@ type Burndown struct {
 	Days     []Day
 }
 
-// burndownQuery computes rule 2 for sprint ?0 of project ?3 with today = ?1 in one
-// statement; ?2 is DefaultSprintDays. Issues are looked up by (project_id, sprint_id),
-// the columns of their index.
+// burndownQuery computes report rule 2 (docs/api-conventions.md#reports) for sprint ?0 of
+// project ?3 with today = ?1 in one statement; ?2 is DefaultSprintDays. Issues are looked
+// up by (project_id, sprint_id), the columns of their index.
 //
 // length is endDate − startDate in days, so day index d runs 0..length and the ideal line
 // falls from the planned points on the first day to 0 on the last (a one-day sprint,

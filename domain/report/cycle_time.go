@@ -8,7 +8,8 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// IssueCycle is one issue's cycle time in whole minutes; nil when rule 3 leaves it empty.
+// IssueCycle is one issue's cycle time in whole minutes; nil when rule 3 leaves it empty
+// (report rules: docs/api-conventions.md#reports).
 type IssueCycle struct {
 	IssueID  uuid.UUID `bun:"id"`
 	IssueKey string    `bun:"key"`
@@ -41,12 +42,12 @@ type SprintAverage struct {
 }
 
 // issueMinutes is rule 3 for the issues the filter selects (issue alias i), as rows
-// (issue_id, minutes). Each STATUS_CHANGED row's target category comes from the status
-// id the row carries (CONTRACT §12); rows without one (written before ids were stored)
-// or whose status was deleted fall back to the status of that name in the project's
-// workflow, the lowest position winning when two share the name. The first move into
-// IN_PROGRESS and the first into DONE count; the time is empty unless DONE is strictly
-// later. Minutes are whole minutes, truncated.
+// (issue_id, minutes). Each STATUS_CHANGED row's target category comes from the status id
+// the row carries (docs/api-conventions.md#deliberate-choices); rows without one (written
+// before ids were stored) or whose status was deleted fall back to the status of that
+// name in the project's workflow, the lowest position winning when two share the name.
+// The first move into IN_PROGRESS and the first into DONE count; the time is empty unless
+// DONE is strictly later. Minutes are whole minutes, truncated.
 func issueMinutes(filter string) string {
 	return `
 SELECT m.issue_id,

@@ -14,7 +14,8 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// Errors of report rule 1: the sprint must exist and belong to the project in the path.
+// Errors of report rule 1 (docs/api-conventions.md#reports): the sprint must exist and
+// belong to the project in the path.
 var (
 	ErrSprintNotFound     = errors.New("report: sprint not found")
 	ErrSprintNotInProject = errors.New("report: sprint belongs to another project")

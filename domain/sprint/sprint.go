@@ -24,7 +24,8 @@ const (
 // MaxName bounds a sprint name, as the column does.
 const MaxName = 255
 
-// Errors of the sprint rules; api/ maps each to its CONTRACT status.
+// Errors of the sprint rules; api/ maps each to its status
+// (docs/api-conventions.md#errors).
 var (
 	ErrNotFound         = errors.New("sprint: not found")
 	ErrNotInProject     = errors.New("sprint: belongs to another project")
@@ -103,9 +104,10 @@ func (s *Service) Get(ctx context.Context, projectID, id uuid.UUID) (*store.Spri
 	return load(ctx, s.db, projectID, id, false)
 }
 
-// load reads a sprint and checks it belongs to the project: an unknown id is
-// ErrNotFound, a sprint of another project ErrNotInProject (CONTRACT: 403, not 404).
-// lock takes the row lock, so state changes of one sprint serialize.
+// load reads a sprint and checks it belongs to the project: an unknown id is ErrNotFound,
+// a sprint of another project ErrNotInProject (403, not 404:
+// docs/api-conventions.md#roles). lock takes the row lock, so state changes of one sprint
+// serialize.
 func load(ctx context.Context, db bun.IDB, projectID, id uuid.UUID, lock bool) (*store.Sprint, error) {
 	sp := &store.Sprint{}
 	q := db.NewSelect().Model(sp).Where("sp.id = ?", id)

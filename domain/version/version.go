@@ -1,5 +1,5 @@
-// Package version owns a project's release versions, which issues carry as fix or
-// affects versions. Versions publish no events (SPEC).
+// Package version owns a project's release versions, which issues carry as fix or affects
+// versions. Versions publish no events (docs/design.md#event-flow).
 package version
 
 import (

@@ -8,7 +8,8 @@ import (
 	"github.com/taskweave/taskweave/domain/event"
 )
 
-// Data members of comment.created and attachment.added (CONTRACT §11).
+// Data members of comment.created and attachment.added
+// (docs/api-conventions.md#events-and-webhooks).
 type (
 	commentData struct {
 		IssueID   uuid.UUID `json:"issueId"`

@@ -18,7 +18,7 @@ type Config struct {
 	Timeout time.Duration
 }
 
-// WithDefaults fills the zero members with CONTRACT §14's defaults.
+// WithDefaults fills the zero members with the TW_WEBHOOK_* defaults (README.md#configuration).
 func (c Config) WithDefaults() Config {
 	if len(c.RetryDelays) == 0 {
 		c.RetryDelays = []time.Duration{60 * time.Second, 300 * time.Second}

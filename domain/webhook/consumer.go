@@ -224,7 +224,7 @@ func (w *wake) claim() (slot, bool) {
 // failed), so no notification went out and the next insert that queues one notifies.
 func (w *wake) release(s slot) { w.last.CompareAndSwap(s.at, s.prev) }
 
-// Data members of the issue events (CONTRACT §11).
+// Data members of the issue events (docs/api-conventions.md#events-and-webhooks).
 type (
 	issueCreatedData struct {
 		IssueID  uuid.UUID `json:"issueId"`

@@ -1,7 +1,7 @@
 package webhook
 
-// Event types a webhook can subscribe to (CONTRACT §11). They are wire values: never
-// translated, never renamed.
+// Event types a webhook can subscribe to (docs/api-conventions.md#events-and-webhooks).
+// They are wire values: never translated, never renamed.
 const (
 	EventIssueCreated       = "issue.created"
 	EventIssueUpdated       = "issue.updated"
@@ -16,7 +16,8 @@ const (
 	EventPing = "ping"
 )
 
-// EventTypes lists the subscribable types in the CONTRACT's order.
+// EventTypes lists the subscribable types in the order the API documents them
+// (api/openapi/50-webhooks.yaml).
 var EventTypes = []string{
 	EventIssueCreated, EventIssueUpdated, EventIssueStatusChanged, EventIssueAssigned, EventIssueDeleted,
 	EventSprintStarted, EventSprintCompleted, EventCommentCreated, EventAttachmentAdded,

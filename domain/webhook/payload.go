@@ -24,7 +24,8 @@ type Message struct {
 	At time.Time
 }
 
-// body is the CONTRACT §11 delivery body. Project is set for ping only.
+// body is the delivery body (docs/api-conventions.md#events-and-webhooks). Project is set
+// for ping only.
 type body struct {
 	Event      string          `json:"event"`
 	Project    string          `json:"project,omitempty"`

@@ -21,7 +21,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// MaxResponseBody is how much of a receiver's reply is stored (CONTRACT §11: ≤ 4 KiB).
+// MaxResponseBody is how much of a receiver's reply is stored (4 KiB; see
+// docs/api-conventions.md#events-and-webhooks).
 const MaxResponseBody = 4 << 10
 
 // drainLimit is the longest reply body read, so the connection can be reused; of a reply

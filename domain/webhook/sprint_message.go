@@ -7,7 +7,8 @@ import (
 	"github.com/taskweave/taskweave/domain/sprint"
 )
 
-// sprintData is the data member of sprint.started and sprint.completed (CONTRACT §11).
+// sprintData is the data member of sprint.started and sprint.completed
+// (docs/api-conventions.md#events-and-webhooks).
 type sprintData struct {
 	SprintID   uuid.UUID `json:"sprintId"`
 	SprintName string    `json:"sprintName"`

@@ -19,7 +19,7 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// Limits of the stored fields (SPEC, Limits).
+// Limits of the stored fields (docs/api-conventions.md#limits).
 const (
 	MaxURLLength    = 2048
 	MaxSecretLength = 64
@@ -36,7 +36,8 @@ var (
 	ErrNotFound         = errors.New("webhook: not found")
 	ErrDeliveryNotFound = errors.New("webhook: delivery not found")
 	// ErrDisabled refuses a test ping or redelivery on a disabled webhook: like domain
-	// events, explicit sends need the webhook enabled (SPEC, webhook delivery states).
+	// events, explicit sends need the webhook enabled
+	// (docs/api-conventions.md#events-and-webhooks).
 	ErrDisabled = errors.New("webhook: disabled")
 )
 

@@ -84,10 +84,10 @@ func (f IssueFields) empty(field string) bool {
 	return false
 }
 
-// CheckStatusChange applies SPEC's rule: allowed when the project has no workflow, or the
-// workflow has no transitions, or a transition from the current status (or from any
-// status) to the target exists whose guards all pass. memberRole is the actor's explicit
-// project role name ("" = NONE).
+// CheckStatusChange applies the status-change rule (docs/api-conventions.md#workflows):
+// allowed when the project has no workflow, or the workflow has no transitions, or a
+// transition from the current status (or from any status) to the target exists whose
+// guards all pass. memberRole is the actor's explicit project role name ("" = NONE).
 func CheckStatusChange(ctx context.Context, db bun.IDB, workflowID *uuid.UUID, from, to uuid.UUID, fields IssueFields, memberRole string) error {
 	if workflowID == nil {
 		return nil
