@@ -95,3 +95,22 @@ func TestIDFormsIssueRef(t *testing.T) {
 	}
 	require.Equal(t, iss["key"], f.get(t, strings.ToUpper(id.String()))["key"])
 }
+
+// TestQueryIDsNameTheSameField: with every id filter of the issue list malformed, the
+// reply names the first of the endpoint's parameter list, each of 20 times.
+func TestQueryIDsNameTheSameField(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	query := "parentId=p&sprintId=s&assigneeId=a&statusId=st&affectsVersionId=av&fixVersionId=fv&labelId=l"
+	for range 20 {
+		r := f.h.Do("GET", f.path("/issues?"+query), nil, f.owner.Access)
+		issueProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+		require.Equal(t, "labelId is not a valid id.", r.JSON(t)["message"])
+	}
+	// Two malformed ids, neither first in the list.
+	for range 20 {
+		r := f.h.Do("GET", f.path("/issues?sprintId=x&assigneeId=y"), nil, f.owner.Access)
+		issueProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+		require.Equal(t, "assigneeId is not a valid id.", r.JSON(t)["message"])
+	}
+}

@@ -178,11 +178,14 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 	if f.Backlog, err = flag("backlog"); err != nil {
 		return f, err
 	}
-	for name, dst := range map[string]**uuid.UUID{
-		"assigneeId": &f.AssigneeID, "labelId": &f.LabelID, "fixVersionId": &f.FixVersionID,
-		"affectsVersionId": &f.AffectsVersionID, "statusId": &f.StatusID, "sprintId": &f.SprintID, "parentId": &f.ParentID,
-	} {
-		if *dst, err = queryID(name, c.Query(name)); err != nil {
+	// In the order of the endpoint's parameter list, not a map's: with several malformed
+	// ids the reply names the same one every time.
+	for _, p := range []struct {
+		name string
+		dst  **uuid.UUID
+	}{{"labelId", &f.LabelID}, {"fixVersionId", &f.FixVersionID}, {"affectsVersionId", &f.AffectsVersionID},
+		{"statusId", &f.StatusID}, {"assigneeId", &f.AssigneeID}, {"sprintId", &f.SprintID}, {"parentId", &f.ParentID}} {
+		if *p.dst, err = queryID(p.name, c.Query(p.name)); err != nil {
 			return f, err
 		}
 	}
