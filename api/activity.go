@@ -8,12 +8,12 @@ import (
 	"github.com/taskweave/taskweave/domain/project"
 )
 
-// activityPageSize is GET …/activity's default page size (SPEC Limits, CONTRACT §1).
+// activityPageSize is GET …/activity's default page size (docs/api-conventions.md#pages).
 const activityPageSize = 50
 
-// activityResponse is CONTRACT §7's Activity; actorName is a Taskweave addition. The
-// values are display strings (status names, assignee names, file names, a comment's
-// opening words).
+// activityResponse is Activity in api/openapi/85-comments.yaml; actorName is a Taskweave
+// addition. The values are display strings (status names, assignee names, file names, a
+// comment's opening words).
 type activityResponse struct {
 	ID        uuid.UUID  `json:"id"`
 	IssueID   uuid.UUID  `json:"issueId"`

@@ -134,7 +134,7 @@ func TestAttachmentUploadListDownload(t *testing.T) {
 		keys = append(keys, k)
 	}
 	require.ElementsMatch(t, []string{"id", "issueId", "uploaderId", "filename", "contentType", "size", "createdAt"}, keys,
-		"exactly CONTRACT's members: no stored name, no path")
+		"exactly AttachmentResponse's members: no stored name, no path")
 	require.Equal(t, f.issueID, pdf["issueId"])
 	require.Equal(t, f.member.ID.String(), pdf["uploaderId"])
 	require.Equal(t, "Report.PDF", pdf["filename"])

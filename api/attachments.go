@@ -15,8 +15,8 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// attachmentResponse is CONTRACT §7's Attachment; the stored name and any path stay
-// inside.
+// attachmentResponse is AttachmentResponse in api/openapi/86-attachments.yaml; the stored
+// name and any path stay inside.
 type attachmentResponse struct {
 	ID          uuid.UUID `json:"id"`
 	IssueID     uuid.UUID `json:"issueId"`

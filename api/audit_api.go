@@ -14,10 +14,11 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// auditPageSize is the default size of both audit lists (CONTRACT §1).
+// auditPageSize is the default size of both audit lists (docs/api-conventions.md#pages).
 const auditPageSize = 50
 
-// auditEventResponse is CONTRACT §10's AuditEvent; nullable members are sent as null.
+// auditEventResponse is AuditEvent in api/openapi/60-audit.yaml; nullable members are
+// sent as null.
 type auditEventResponse struct {
 	ID           string  `json:"id"`
 	Timestamp    string  `json:"timestamp"`
@@ -164,7 +165,7 @@ func (s *Server) listProjectAuditEvents(c *fiber.Ctx) error {
 }
 
 // projectAuditAccess is projectAccess(Admin) with one exception: a system ADMIN passes
-// without being a member, as SPEC's audit table says. Unknown key 404, else 403.
+// without being a member (api/openapi/60-audit.yaml). Unknown key 404, else 403.
 func (s *Server) projectAuditAccess(c *fiber.Ctx) (*project.Access, error) {
 	if p := principal(c); p.IsAdmin() {
 		return project.Load(c.UserContext(), s.db.Bun, c.Params("key"), p)
@@ -196,7 +197,8 @@ type auditSettingRequest struct {
 	Enabled *bool   `json:"enabled"`
 }
 
-// putAuditConfig sets one level's toggle; 200 with an empty body (CONTRACT §10).
+// putAuditConfig sets one level's toggle; 200 with an empty body
+// (docs/api-conventions.md#wire-format).
 func (s *Server) putAuditConfig(c *fiber.Ctx) error {
 	var r auditSettingRequest
 	if err := decodeJSON(c.Body(), &r); err != nil {

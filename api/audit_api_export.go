@@ -26,7 +26,8 @@ const auditExportTimeout = 10 * time.Minute
 // client as one chunk.
 const auditExportBuffer = 32 << 10
 
-// auditCSVHeader is CONTRACT §10's header row, in this exact order.
+// auditCSVHeader is the CSV header row of docs/api-conventions.md#audit, in this exact
+// order.
 var auditCSVHeader = []string{"id", "timestamp", "userEmail", "action", "level", "resourceType", "resourceId", "ipAddress"}
 
 // exportAuditEvents streams every event matching the list filters as a JSON array or
@@ -158,9 +159,10 @@ func writeAuditCSV(w io.Writer, cur *audit.Cursor) error {
 	return cw.Error()
 }
 
-// csvCell applies SPEC's CSV rule: a cell a spreadsheet would read as a formula (it
-// starts with =, +, -, @, a tab or a carriage return) gets a leading single quote;
-// every other cell, including one with an at-sign further in, is unchanged.
+// csvCell applies the CSV rule of docs/api-conventions.md#audit: a cell a spreadsheet
+// would read as a formula (it starts with =, +, -, @, a tab or a carriage return) gets a
+// leading single quote; every other cell, including one with an at-sign further in, is
+// unchanged.
 func csvCell(s string) string {
 	if s == "" {
 		return s

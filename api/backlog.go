@@ -10,7 +10,7 @@ import (
 	"github.com/taskweave/taskweave/domain/project"
 )
 
-// backlogResponse is CONTRACT §6's BacklogResponse.
+// backlogResponse is BacklogResponse in api/openapi/70-sprints.yaml.
 type backlogResponse struct {
 	Sprints       []backlogSprintResponse `json:"sprints"`
 	BacklogIssues []issueResponse         `json:"backlogIssues"`

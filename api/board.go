@@ -17,7 +17,7 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// boardResponse is CONTRACT §6's BoardResponse.
+// boardResponse is BoardResponse in api/openapi/70-sprints.yaml.
 type boardResponse struct {
 	Sprint  boardSprintResponse   `json:"sprint"`
 	Columns []boardColumnResponse `json:"columns"`

@@ -474,8 +474,9 @@ func TestCommentListQueryCount(t *testing.T) {
 }
 
 // TestSystemComment: a comment without author (automation, later) is stored and
-// published, but writes no activity entry (SPEC: activity skips system comments) and
-// mentions even the people a user's comment would exclude.
+// published, but writes no activity entry (activity skips system comments:
+// docs/api-conventions.md#comments-activity-and-attachments) and mentions even the people
+// a user's comment would exclude.
 func TestSystemComment(t *testing.T) {
 	t.Parallel()
 	h := whHarness(t)

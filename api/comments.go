@@ -10,11 +10,12 @@ import (
 	"github.com/taskweave/taskweave/domain/project"
 )
 
-// commentPageSize is GET …/comments' default page size (CONTRACT §1).
+// commentPageSize is GET …/comments' default page size (docs/api-conventions.md#pages).
 const commentPageSize = 5
 
-// commentResponse is CONTRACT §7's Comment; authorName and updatedAt are Taskweave
-// additions. A deleted comment (never listed today) would show deleted true, body null.
+// commentResponse is Comment in api/openapi/85-comments.yaml; authorName and updatedAt
+// are Taskweave additions. A deleted comment (never listed today) would show deleted
+// true, body null.
 type commentResponse struct {
 	ID         uuid.UUID  `json:"id"`
 	IssueID    uuid.UUID  `json:"issueId"`

@@ -21,7 +21,7 @@ const (
 	dashboardConfigMax = 65536
 )
 
-// dashboardResponse is CONTRACT §10's Dashboard.
+// dashboardResponse is DashboardResponse in api/openapi/75-reports.yaml.
 type dashboardResponse struct {
 	ID        string           `json:"id"`
 	ProjectID string           `json:"projectId"`

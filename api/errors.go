@@ -15,8 +15,8 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// Error is an API error before localization: a CONTRACT §2 code, an optional reason and
-// the message key with its arguments.
+// Error is an API error before localization: a code of docs/api-conventions.md#errors, an
+// optional reason and the message key with its arguments.
 type Error struct {
 	Status int
 	Code   string
@@ -152,7 +152,8 @@ func toAPIError(err error) *Error {
 	return newError(http.StatusInternalServerError, "INTERNAL_ERROR", "")
 }
 
-// problem is the CONTRACT §2 body.
+// problem is the error body (docs/api-conventions.md#errors; Problem in
+// api/openapi/00-core.yaml).
 type problem struct {
 	Code    string            `json:"code"`
 	Message string            `json:"message"`

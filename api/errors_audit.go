@@ -1,4 +1,4 @@
 package api
 
-// auditErrors maps the audit sentinels to CONTRACT §2.
+// auditErrors maps the audit sentinels to docs/api-conventions.md#errors.
 var auditErrors = []errorMapping{}

@@ -2,8 +2,8 @@ package api
 
 import "github.com/taskweave/taskweave/domain/comment"
 
-// commentErrors maps the comment sentinels to CONTRACT §2. comment.ErrEmpty is not
-// here: the handlers turn it into a VALIDATION_ERROR naming body.
+// commentErrors maps the comment sentinels to docs/api-conventions.md#errors.
+// comment.ErrEmpty is not here: the handlers turn it into a VALIDATION_ERROR naming body.
 var commentErrors = []errorMapping{
 	{comment.ErrNotFound, 404, "NOT_FOUND", "COMMENT_NOT_FOUND"},
 	{comment.ErrNotAuthor, 403, "FORBIDDEN", "NOT_AUTHOR"},

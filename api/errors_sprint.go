@@ -4,8 +4,9 @@ import (
 	"github.com/taskweave/taskweave/domain/sprint"
 )
 
-// sprintErrors maps the sprint sentinels to CONTRACT §2. sprint.ErrDateOrder is not
-// here: the handlers turn it into a VALIDATION_ERROR naming endDate.
+// sprintErrors maps the sprint sentinels to docs/api-conventions.md#errors.
+// sprint.ErrDateOrder is not here: the handlers turn it into a VALIDATION_ERROR naming
+// endDate.
 var sprintErrors = []errorMapping{
 	{sprint.ErrNotFound, 404, "NOT_FOUND", "SPRINT_NOT_FOUND"},
 	{sprint.ErrNotInProject, 403, "FORBIDDEN", "SPRINT_NOT_IN_PROJECT"},

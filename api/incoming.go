@@ -9,7 +9,8 @@ import (
 	"github.com/taskweave/taskweave/domain/locale"
 )
 
-// incomingOK is the reply to every accepted or ignored incoming event (CONTRACT §11).
+// incomingOK is the reply to every accepted or ignored incoming event
+// (docs/api-conventions.md#incoming-provider-events).
 var incomingOK = fiber.Map{"status": "ok"}
 
 func (s *Server) incomingGitHub(c *fiber.Ctx) error {
@@ -22,9 +23,10 @@ func (s *Server) incomingGitLab(c *fiber.Ctx) error {
 
 // receiveIncoming answers a provider: 200 once the payload and its parse job are
 // committed (or when the project or integration is unknown, so nothing is stored), 401
-// with CONTRACT §11's own {"error": …} body for a wrong or missing credential, 400 (§2)
-// for a signed body that is not JSON. The body and headers are used only within the
-// request, so Fiber's reused buffers need no copy.
+// with the providers' own {"error": …} body for a wrong or missing credential
+// (docs/api-conventions.md#incoming-provider-events), 400 with the usual error body for a
+// signed body that is not JSON. The body and headers are used only within the request, so
+// Fiber's reused buffers need no copy.
 func (s *Server) receiveIncoming(c *fiber.Ctx, p integration.Provider, credential, eventName, refusal string) error {
 	_, err := s.integrations().Receive(c.UserContext(), integration.Incoming{
 		Provider: p, ProjectKey: c.Params("projectKey"), Credential: credential, EventName: eventName, Body: c.Body(),

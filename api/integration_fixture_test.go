@@ -116,7 +116,9 @@ func igOK(t *testing.T, r *apitest.Response) {
 	require.JSONEq(t, `{"status":"ok"}`, string(r.Body))
 }
 
-// igRefused asserts CONTRACT §11's 401 body: only an "error" message, no §2 members.
+// igRefused asserts the incoming events' 401 body
+// (docs/api-conventions.md#incoming-provider-events): only an "error" message, none of
+// the usual error body's members.
 func igRefused(t *testing.T, r *apitest.Response) {
 	t.Helper()
 	require.Equal(t, http.StatusUnauthorized, r.Status, "%s", r.Body)

@@ -164,7 +164,7 @@ func TestIntegrationGitLabEventsBecomeRefs(t *testing.T) {
 		WHERE e.project_id = $1 AND e.provider = 'GITLAB' AND e.event_name = 'Push Hook' AND e.payload = $2
 		AND e.processed_at IS NULL AND j.kind = 'integration.event' AND j.xmin = e.xmin`, f.projectID, push))
 
-	// Wrong or missing token: 401 with the §11 body, nothing stored.
+	// Wrong or missing token: 401 with the providers' {"error"} body, nothing stored.
 	igRefused(t, igGitLab(h, f.key, push, "X-Gitlab-Token", token+"x"))
 	igRefused(t, igGitLab(h, f.key, push))
 	igRefused(t, igGitLab(h, f.key, push, "X-Gitlab-Token", strings.ToUpper(token)))
@@ -202,7 +202,8 @@ func TestIntegrationIncomingRefusals(t *testing.T) {
 	body := igPush(t, "github/push.json", igCommit{"abc", "nothing", "u"})
 	sig := igSign(secret, body)
 
-	// Wrong, missing, malformed or foreign signatures: 401, the §11 body, nothing stored.
+	// Wrong, missing, malformed or foreign signatures: 401, the {"error"} body, nothing
+	// stored.
 	for name, headers := range map[string][]string{
 		"missing":       nil,
 		"empty":         {"X-Hub-Signature-256", ""},
@@ -224,7 +225,7 @@ func TestIntegrationIncomingRefusals(t *testing.T) {
 	// A bearer token changes nothing: the signature is the only credential.
 	igRefused(t, h.Do("POST", "/api/v1/integrations/github/"+f.key+"/webhook", body, f.owner.Access))
 
-	// Invalid JSON after a valid signature: 400 with the §2 body, nothing stored.
+	// Invalid JSON after a valid signature: 400 with the usual error body, nothing stored.
 	for _, bad := range []string{"{", "", "[1,2]", "null", `{"a":1} trailing`} {
 		r := igGitHub(h, f.key, []byte(bad), "X-Hub-Signature-256", igSign(secret, []byte(bad)))
 		pjProblem(t, r, 400, "BAD_REQUEST", "MALFORMED_JSON")

@@ -11,8 +11,8 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// integrationResponse is CONTRACT §11's integration in lists, plus webhookUrl (the
-// address to configure at the provider); the secret is shown only on create.
+// integrationResponse is Integration in api/openapi/55-integrations.yaml, plus webhookUrl
+// (the address to configure at the provider); the secret is shown only on create.
 type integrationResponse struct {
 	ID         uuid.UUID `json:"id"`
 	Provider   string    `json:"provider"`

@@ -9,7 +9,7 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// issueRefResponse is CONTRACT §5's IssueRef.
+// issueRefResponse is IssueRef in api/openapi/55-integrations.yaml.
 type issueRefResponse struct {
 	ID         uuid.UUID `json:"id"`
 	Provider   string    `json:"provider"`

@@ -8,8 +8,9 @@ import (
 	"github.com/taskweave/taskweave/domain/issue"
 )
 
-// issueResponse is CONTRACT §5's IssueResponse. Every nullable member is always sent;
-// there is deliberately no `status` member (ticket items use that name for a string).
+// issueResponse is IssueResponse in api/openapi/40-issues.yaml. Every nullable member is
+// always sent; there is deliberately no `status` member (ticket items use that name for a
+// string).
 type issueResponse struct {
 	ID              uuid.UUID            `json:"id"`
 	Key             string               `json:"key"`
@@ -48,7 +49,8 @@ type issueLabelResponse struct {
 	Color string    `json:"color"`
 }
 
-// versionResponse is CONTRACT §6's Version, also used for an issue's versions.
+// versionResponse is Version in api/openapi/40-issues.yaml, also used for an issue's
+// versions.
 type versionResponse struct {
 	ID   uuid.UUID `json:"id"`
 	Name string    `json:"name"`

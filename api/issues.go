@@ -9,7 +9,8 @@ import (
 	"github.com/taskweave/taskweave/domain/project"
 )
 
-// issueListPageSize is GET /projects/{key}/issues' default page size (CONTRACT §1).
+// issueListPageSize is GET /projects/{key}/issues' default page size
+// (docs/api-conventions.md#pages).
 const issueListPageSize = 50
 
 // issues is the issue service over the server's database and event bus.

@@ -12,7 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// issueResponseMembers is CONTRACT §5's IssueResponse member list, exactly.
+// issueResponseMembers is IssueResponse's member list (api/openapi/40-issues.yaml),
+// exactly.
 var issueResponseMembers = []string{"id", "key", "title", "description", "type", "priority", "storyPoints", "statusId",
 	"statusName", "statusCategory", "projectId", "assigneeId", "assigneeName", "reporterId", "reporterName", "parentId",
 	"dueDate", "sprintId", "sprintName", "createdAt", "updatedAt", "refs", "labels", "fixVersions", "affectsVersions",
@@ -62,7 +63,7 @@ func TestIssueCreateDefaults(t *testing.T) {
 	require.Equal(t, f.key+"-2", f.create(t, map[string]any{"title": "Second"})["key"])
 	require.Equal(t, 2, f.h.Count("SELECT issue_seq FROM projects WHERE id = $1", f.projectID))
 	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM issue_activities AS a JOIN issues AS i ON i.id = a.issue_id WHERE i.project_id = $1", f.projectID),
-		"creation writes no activity (SPEC's mapping has no type for it)")
+		"creation writes no activity (docs/api-conventions.md#issues)")
 }
 
 func TestIssueCreateAllMembers(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/taskweave/taskweave/domain/queue"
 )
 
-// jobListPageSize is GET /admin/jobs's default page size (CONTRACT §1).
+// jobListPageSize is GET /admin/jobs's default page size (docs/api-conventions.md#pages).
 const jobListPageSize = 20
 
 // jobOps builds the job service; it holds no state, so one per request costs nothing.

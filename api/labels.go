@@ -10,7 +10,7 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// labelResponse is CONTRACT §4's Label.
+// labelResponse is ProjectLabel in api/openapi/20-projects.yaml.
 type labelResponse struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`

@@ -41,7 +41,7 @@ func TestNotificationIssueAssigned(t *testing.T) {
 	require.NoError(t, err)
 	require.WithinDuration(t, time.Now(), created, time.Minute)
 	require.Regexp(t, `Z$`, n["createdAt"])
-	require.Len(t, n, 9, "exactly the CONTRACT's members: %v", n)
+	require.Len(t, n, 9, "exactly Notification's members: %v", n)
 
 	// One job per event that can notify anybody, in the notifications queue; without
 	// TW_SMTP_ADDR no e-mail job at all.

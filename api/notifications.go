@@ -6,7 +6,7 @@ import (
 	"github.com/taskweave/taskweave/domain/notify"
 )
 
-// notificationPageSize is GET /notifications' default size (CONTRACT §1).
+// notificationPageSize is GET /notifications' default size (docs/api-conventions.md#pages).
 const notificationPageSize = 20
 
 // listNotifications is the caller's notifications, newest first; unread=true keeps the

@@ -10,7 +10,7 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// organizationResponse is CONTRACT §4's Organization.
+// organizationResponse is Organization in api/openapi/20-projects.yaml.
 type organizationResponse struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
@@ -29,7 +29,7 @@ func toOrganizationResponses(os []store.Organization) []organizationResponse {
 	return out
 }
 
-// orgMemberResponse is CONTRACT §4's OrgMember.
+// orgMemberResponse is OrgMember in api/openapi/20-projects.yaml.
 type orgMemberResponse struct {
 	User userResponse `json:"user"`
 	Role string       `json:"role"`

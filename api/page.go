@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// maxPageSize clamps every paged list (CONTRACT §1).
+// maxPageSize clamps every paged list (docs/api-conventions.md#pages).
 const maxPageSize = 200
 
 // pageRequest is a parsed page/size query.
@@ -56,7 +56,8 @@ type pageableJSON struct {
 	Sort       sortJSON `json:"sort"`
 }
 
-// page is the Spring Data page object of CONTRACT §1; every member is always sent.
+// page is the Spring Data page object of docs/api-conventions.md#pages; every member is
+// always sent.
 type page[T any] struct {
 	Content          []T          `json:"content"`
 	Number           int          `json:"number"`

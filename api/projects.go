@@ -11,8 +11,9 @@ import (
 	"github.com/taskweave/taskweave/domain/project"
 )
 
-// projectResponse is CONTRACT §4's ProjectResponse; myRole is the caller's effective
-// role, null when the caller has none (a system ADMIN acting on a foreign project).
+// projectResponse is ProjectResponse in api/openapi/20-projects.yaml; myRole is the
+// caller's effective role, null when the caller has none (a system ADMIN acting on a
+// foreign project).
 type projectResponse struct {
 	ID          string  `json:"id"`
 	Key         string  `json:"key"`
@@ -62,8 +63,8 @@ func (s *Server) projectAccessOrAdmin(c *fiber.Ctx, min project.Role) (*project.
 }
 
 // projectHasNoUpdate answers 404 to PUT, PATCH and DELETE /projects/{key}: there is no
-// project update or archive endpoint (CONTRACT §4), and Fiber would otherwise say 405
-// because GET exists on the path.
+// project update or archive endpoint (docs/api-conventions.md#deliberate-choices), and
+// Fiber would otherwise say 405 because GET exists on the path.
 func projectHasNoUpdate(c *fiber.Ctx) error {
 	switch c.Method() {
 	case http.MethodPut, http.MethodPatch, http.MethodDelete:

@@ -15,7 +15,7 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// burndownResponse is CONTRACT §10's burndown.
+// burndownResponse is ReportBurndown in api/openapi/75-reports.yaml.
 type burndownResponse struct {
 	SprintID string              `json:"sprintId"`
 	Days     []burndownDayResult `json:"days"`
@@ -27,7 +27,7 @@ type burndownDayResult struct {
 	RemainingPoints int64  `json:"remainingPoints"`
 }
 
-// velocityResponse is CONTRACT §10's velocity.
+// velocityResponse is ReportVelocity in api/openapi/75-reports.yaml.
 type velocityResponse struct {
 	Entries []velocityEntryResult `json:"entries"`
 }
@@ -39,7 +39,7 @@ type velocityEntryResult struct {
 	CompletedPoints int64  `json:"completedPoints"`
 }
 
-// cycleTimeResponse is CONTRACT §10's cycle time of one sprint.
+// cycleTimeResponse is ReportCycleTime in api/openapi/75-reports.yaml: one sprint.
 type cycleTimeResponse struct {
 	SprintID              string                 `json:"sprintId"`
 	Issues                []cycleTimeIssueResult `json:"issues"`
@@ -52,7 +52,8 @@ type cycleTimeIssueResult struct {
 	CycleTimeHours *float64 `json:"cycleTimeHours"`
 }
 
-// cycleTimeSummaryResponse is CONTRACT §10's cycle time without sprintId.
+// cycleTimeSummaryResponse is ReportCycleTimeSummary in api/openapi/75-reports.yaml: the
+// cycle time without sprintId.
 type cycleTimeSummaryResponse struct {
 	Sprints []cycleTimeSprintResult `json:"sprints"`
 }

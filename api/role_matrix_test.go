@@ -217,7 +217,7 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 			case who.name == "READ_ONLY token" && c.method != "GET":
 				reason = "READ_ONLY_TOKEN"
 			case who.name == "system ADMIN" && c.route == "/audit":
-				want = c.ok // SPEC: the project audit is for a system ADMIN or the project's ADMIN
+				want = c.ok // the project audit is for a system ADMIN or the project's ADMIN
 			case who.name == "system ADMIN" && c.route == "/organization":
 				want = c.ok // system ADMINs may move any project between organizations
 			case who.name == "ADMIN" && c.route == "/organization":

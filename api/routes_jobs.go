@@ -2,8 +2,8 @@ package api
 
 import "github.com/gofiber/fiber/v2"
 
-// jobRoutes registers the job operations for support staff on the admin group
-// (system ADMIN only; CONTRACT §13).
+// jobRoutes registers the job operations for support staff on the admin group (system
+// ADMIN only; docs/operations.md#the-ops-page).
 func (s *Server) jobRoutes(admin fiber.Router) {
 	admin.Get("/jobs", s.listJobs)
 	admin.Get("/jobs/:id", s.getJob)

@@ -155,8 +155,9 @@ func TestSprintCompleteMovesUnfinishedToBacklog(t *testing.T) {
 		AND args->>'userEmail' = $2 AND (args->>'details')::jsonb->>'movedToBacklogCount' = '2'`, id, f.member.Email))
 }
 
-// TestSprintStateTable walks SPEC's sprint state table: every refused row is 409 and
-// leaves the sprint as it was.
+// TestSprintStateTable walks the sprint states
+// (docs/api-conventions.md#sprints-and-board): every refused row is 409 and leaves the
+// sprint as it was.
 func TestSprintStateTable(t *testing.T) {
 	t.Parallel()
 	f := sprintFixtureNew(t)

@@ -15,7 +15,8 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// sprintResponse is CONTRACT §6's Sprint (createdAt is a Taskweave addition).
+// sprintResponse is SprintResponse in api/openapi/70-sprints.yaml (createdAt is a
+// Taskweave addition).
 type sprintResponse struct {
 	ID              uuid.UUID `json:"id"`
 	Name            string    `json:"name"`
@@ -51,7 +52,7 @@ type sprintCompleteResponse struct {
 }
 
 // sprintRequest is the body of POST and PATCH …/sprints: absent or null members are
-// unchanged on PATCH (a goal or date cannot be cleared, as CONTRACT says).
+// unchanged on PATCH (a goal or date cannot be cleared; api/openapi/70-sprints.yaml).
 type sprintRequest struct {
 	Name      *string `json:"name"`
 	Goal      *string `json:"goal"`

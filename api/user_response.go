@@ -6,7 +6,7 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// userResponse is CONTRACT §3's UserResponse.
+// userResponse is UserResponse in api/openapi/00-core.yaml.
 type userResponse struct {
 	ID          string  `json:"id"`
 	Email       string  `json:"email"`
@@ -28,7 +28,8 @@ func toUserResponse(u *store.User) userResponse {
 	return r
 }
 
-// adminUserResponse is CONTRACT §3's AdminUserResponse (systemRole, and role too).
+// adminUserResponse is AdminUserResponse in api/openapi/00-core.yaml (systemRole, and
+// role too).
 type adminUserResponse struct {
 	ID          string  `json:"id"`
 	Email       string  `json:"email"`

@@ -10,8 +10,9 @@ import (
 )
 
 // TestWebhookSprintEvents: starting and completing a sprint send sprint.started and
-// sprint.completed to subscribed webhooks, with the CONTRACT §11 data, signed; a webhook
-// subscribed to issue events only gets none of them.
+// sprint.completed to subscribed webhooks, with the documented data
+// (docs/api-conventions.md#events-and-webhooks), signed; a webhook subscribed to issue
+// events only gets none of them.
 func TestWebhookSprintEvents(t *testing.T) {
 	t.Parallel()
 	h := whHarness(t)

@@ -10,8 +10,8 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// webhookResponse is CONTRACT §11's Webhook (+ projectId, updatedAt). The secret is
-// never part of it.
+// webhookResponse is Webhook in api/openapi/50-webhooks.yaml (+ projectId, updatedAt).
+// The secret is never part of it.
 type webhookResponse struct {
 	ID        string   `json:"id"`
 	ProjectID string   `json:"projectId"`

@@ -7,10 +7,12 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// webhookDeliveryPageSize is the deliveries list's default size (CONTRACT §1).
+// webhookDeliveryPageSize is the deliveries list's default size
+// (docs/api-conventions.md#pages).
 const webhookDeliveryPageSize = 20
 
-// webhookDeliveryResponse is CONTRACT §11's Delivery (+ nextRetryAt, lastError).
+// webhookDeliveryResponse is WebhookDelivery in api/openapi/50-webhooks.yaml (+
+// nextRetryAt, lastError).
 type webhookDeliveryResponse struct {
 	ID             string  `json:"id"`
 	WebhookID      string  `json:"webhookId"`

@@ -14,7 +14,7 @@ import (
 	"github.com/taskweave/taskweave/domain/workflow"
 )
 
-// Replies (CONTRACT §6).
+// Replies (api/openapi/30-workflows.yaml).
 
 type workflowStatusJSON struct {
 	ID       uuid.UUID `json:"id"`
