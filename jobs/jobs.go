@@ -26,10 +26,10 @@ const (
 )
 
 // InsertNotifyCooldown is the least time between two notifications of inserted jobs
-// from one inserting client: the FetchCooldown of the API's and the notification
-// worker's insert-only River clients (which do not fetch; the value only limits how
-// often their inserts wake the workers), and the webhook consumer's own limit. River's
-// 100 ms default would put up to 100 ms on every delivery's latency.
+// per queue from one inserting client: the FetchCooldown of the insert-only River
+// client (NewInserter), which does not fetch, so the value only limits how often its
+// inserts wake the workers. River's 100 ms default would put up to 100 ms on every
+// delivery's latency.
 const InsertNotifyCooldown = 5 * time.Millisecond
 
 // Queues lists every queue a worker process serves.

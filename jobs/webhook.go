@@ -20,10 +20,9 @@ const DeliveriesPerJob = 10
 // sends only those whose last attempt failed. The worker reads the URL, secret and
 // payload from the database, so the secret never sits in a job row; support staff find
 // a project's or an issue's deliveries by args projectId / issueIds.
-// MaxAttempts (retry delays + 1) is set by whoever inserts it. The webhook consumer
-// writes these jobs' rows by SQL (domain/webhook saveSQL): a field added here must be
-// written there too (TestDeliveryJobsAreWhatRiverWouldInsert compares the SQL row with
-// River's insert of the decoded args).
+// MaxAttempts (retry delays + 1) is set by whoever inserts it. The webhook consumer's
+// statement builds these args as JSON (domain/webhook jobsSQL): a field added here must
+// be built there too.
 type WebhookDeliver struct {
 	DeliveryIDs []uuid.UUID `json:"deliveryIds"`
 	WebhookID   uuid.UUID   `json:"webhookId"`

@@ -2,9 +2,8 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"sync/atomic"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -38,10 +37,10 @@ func RegisterConsumers(bus *event.Bus, cfg Config) {
 // Register adds a consumer that sends the messages mapper makes of the named events to
 // every enabled webhook of the event's project subscribed to the message type. It takes
 // a transaction's events together: one statement finds the subscribers and saves the
-// delivery records of all of them, however many events and webhooks.
+// delivery records of all of them, however many events and webhooks, and answers the
+// webhook.deliver jobs to queue, which the bus inserts through River's client.
 func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 	maxAttempts := cfg.WithDefaults().MaxAttempts()
-	var w wake
 	bus.RegisterBatch(func(ctx context.Context, tx bun.Tx, evs []event.Event) ([]river.InsertManyParams, error) {
 		msgs := make([]Message, 0, len(evs))
 		for _, ev := range evs {
@@ -52,42 +51,26 @@ func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 		if len(msgs) == 0 {
 			return nil, nil
 		}
-		slot, notify := w.claim()
-		n, err := saveDeliveries(ctx, tx, msgs, maxAttempts, notify)
-		if notify && (err != nil || n == 0) {
-			w.release(slot)
-		}
-		return nil, err
+		return saveDeliveries(ctx, tx, msgs, maxAttempts)
 	}, names...)
 }
 
 // MaxAttempts is one attempt plus one per retry delay.
 func (c Config) MaxAttempts() int { return len(c.RetryDelays) + 1 }
 
-// saveSQL finds the subscribers of a batch of messages, saves one delivery record per
-// message and subscriber and queues the jobs that send them, all in one statement on the
-// caller's transaction (records and jobs commit with the change that caused them).
+// saveSQL finds the subscribers of a batch of messages and saves one delivery record
+// per message and subscriber, in one statement on the caller's transaction (records and
+// jobs commit with the change that caused them).
 //
 // $1..$4 and $6 are the messages (index, project, event type, body up to the delivery
 // id, issue); $5, when set, is the one webhook to deliver to whatever its subscriptions
 // (the test ping). Each body is completed with its delivery id, which the body ends
-// with. The ids are drawn once in d, which the inserts and the reply all read.
+// with. The ids are drawn once in d, which the insert and the reply both read.
 //
 // The subscribers are read with a key-share lock, what a foreign key from the records to
 // their webhook would take for every record (migration 0019): a webhook being deleted
 // waits for this transaction, whose records its delete trigger then removes, and a
 // webhook already being deleted makes this statement wait and find it gone.
-//
-// The jobs are River jobs written the way River's own insert writes them (River's
-// Python and Ruby clients insert by SQL too): one per webhook and $7 of its deliveries,
-// in message order, their args a jobs.WebhookDeliver; $8..$10 are its kind, max attempts
-// and queue, every other column keeps the table's default, as River's insert leaves
-// them. When $11 is set, the job's queue is notified as River notifies an insert, so an
-// idle worker fetches it at once. Writing them here rather than through River's client
-// saves a statement per transaction and River's encoding of each job's parameters
-// (through database/sql: text arrays, decoded and encoded again by pgx, 18% of the
-// emitting process's CPU in the delivery bench): together about a tenth of the
-// delivery pipeline's CPU.
 const saveSQL = `WITH m AS (
 	SELECT * FROM unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $6::uuid[]) AS m(i, project_id, event, head, issue_id)
 ), w AS (
@@ -100,32 +83,26 @@ const saveSQL = `WITH m AS (
 	INSERT INTO webhook_deliveries (id, webhook_id, event_type, payload)
 	SELECT id, webhook_id, event, head || id::text || '"}' FROM d
 	RETURNING id, created_at
-), numbered AS (
-	SELECT d.*, (row_number() OVER (PARTITION BY webhook_id ORDER BY i) - 1) / $7::int AS job FROM d
-), queued AS (
-	INSERT INTO river_job (args, kind, max_attempts, queue)
-	SELECT jsonb_build_object('deliveryIds', jsonb_agg(id ORDER BY i), 'webhookId', webhook_id, 'projectId', project_id)
-			|| CASE WHEN count(issue_id) = 0 THEN '{}'::jsonb
-				ELSE jsonb_build_object('issueIds', jsonb_agg(DISTINCT issue_id) FILTER (WHERE issue_id IS NOT NULL)) END,
-		$8::text, $9::smallint, $10::text
-	FROM numbered GROUP BY webhook_id, project_id, job
-	RETURNING CASE WHEN $11::bool THEN pg_notify(current_schema() || '.river_insert', json_build_object('queue', queue)::text) END
 )
 `
 
 // createSQL is saveSQL answering the records saved, in webhook and message order.
 const createSQL = saveSQL + `SELECT d.id, d.webhook_id, d.i, ins.created_at FROM d JOIN ins ON ins.id = d.id ORDER BY d.webhook_id, d.i`
 
-// countSQL is saveSQL answering only how many records it saved: what the event consumer
-// needs, and a join and a sort less to plan and run in every emitting transaction.
-const countSQL = saveSQL + `SELECT count(*) FROM ins`
+// jobsSQL is saveSQL answering the jobs that send the records: one per webhook and $7
+// of its deliveries, in message order, with the distinct issues they are about.
+const jobsSQL = saveSQL + `, numbered AS (
+	SELECT d.*, (row_number() OVER (PARTITION BY webhook_id ORDER BY i) - 1) / $7::int AS job FROM d JOIN ins ON ins.id = d.id
+)
+SELECT json_build_object('deliveryIds', array_agg(id ORDER BY i), 'webhookId', webhook_id, 'projectId', project_id,
+	'issueIds', array_agg(DISTINCT issue_id) FILTER (WHERE issue_id IS NOT NULL))::text
+FROM numbered GROUP BY webhook_id, project_id, job`
 
 // createDeliveries saves the delivery records of msgs (to their subscribers, or to the
-// webhook only when not nil), queues the jobs that send them (saveSQL) and returns the
-// records in webhook and message order. notify wakes the workers (see wake).
-func createDeliveries(ctx context.Context, tx bun.Tx, msgs []Message, only *uuid.UUID, maxAttempts int, notify bool) (
-	[]store.WebhookDelivery, error) {
-	args, heads, err := saveArgs(msgs, only, maxAttempts, notify)
+// webhook only when not nil) and returns them in webhook and message order; the caller
+// queues their jobs.
+func createDeliveries(ctx context.Context, tx bun.Tx, msgs []Message, only *uuid.UUID) ([]store.WebhookDelivery, error) {
+	args, heads, err := saveArgs(msgs, only)
 	if err != nil {
 		return nil, err
 	}
@@ -152,23 +129,41 @@ func createDeliveries(ctx context.Context, tx bun.Tx, msgs []Message, only *uuid
 	return out, nil
 }
 
-// saveDeliveries is createDeliveries for every subscriber, answering only how many
-// records it saved.
-func saveDeliveries(ctx context.Context, tx bun.Tx, msgs []Message, maxAttempts int, notify bool) (int, error) {
-	args, _, err := saveArgs(msgs, nil, maxAttempts, notify)
+// saveDeliveries saves the delivery records of msgs for every subscriber and answers
+// the jobs that send them.
+func saveDeliveries(ctx context.Context, tx bun.Tx, msgs []Message, maxAttempts int) ([]river.InsertManyParams, error) {
+	args, _, err := saveArgs(msgs, nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	var n int
-	if err := tx.Tx.QueryRowContext(ctx, countSQL, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("save deliveries of %d messages: %w", len(msgs), err)
+	rows, err := tx.Tx.QueryContext(ctx, jobsSQL, append(args, jobs.DeliveriesPerJob)...)
+	if err != nil {
+		return nil, fmt.Errorf("save deliveries of %d messages: %w", len(msgs), err)
 	}
-	return n, nil
+	defer rows.Close()
+	var out []river.InsertManyParams
+	for rows.Next() {
+		var (
+			a   jobs.WebhookDeliver
+			raw []byte
+		)
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fmt.Errorf("save deliveries: %w", err)
+		}
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, fmt.Errorf("save deliveries: %w", err)
+		}
+		out = append(out, river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{MaxAttempts: maxAttempts}})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("save deliveries: %w", err)
+	}
+	return out, nil
 }
 
 // saveArgs are saveSQL's parameters for msgs, and each message's body up to its
 // delivery id.
-func saveArgs(msgs []Message, only *uuid.UUID, maxAttempts int, notify bool) (args []any, heads []string, err error) {
+func saveArgs(msgs []Message, only *uuid.UUID) (args []any, heads []string, err error) {
 	var (
 		index    = make([]int32, len(msgs))
 		projects = make([][16]byte, len(msgs))
@@ -190,41 +185,14 @@ func saveArgs(msgs []Message, only *uuid.UUID, maxAttempts int, notify bool) (ar
 	if only != nil {
 		webhook = pgtype.UUID{Bytes: *only, Valid: true}
 	}
-	var kind jobs.WebhookDeliver
 	// Sent with parameters straight to database/sql: bun would inline every value into a
 	// fresh statement text, which Postgres parses and plans each time. The ids go as
 	// pgtype values, which pgx encodes in binary (a uuid.UUID would go through its
 	// driver.Valuer, as text).
-	return []any{index, projects, types, heads, webhook, issues,
-		jobs.DeliveriesPerJob, kind.Kind(), maxAttempts, kind.InsertOpts().Queue, notify}, heads, nil
+	return []any{index, projects, types, heads, webhook, issues}, heads, nil
 }
 
-// wake limits how often the consumer's inserts notify the workers, as River's client
-// limits its own (jobs.InsertNotifyCooldown): a notification wakes every worker
-// process's fetch loop, and one per transaction cost the workers more fetches than the
-// jobs needed. A job inserted without one is fetched with the jobs of the next
-// notification, or by the fetch the previous one caused if it commits first, or at
-// River's poll: the trade River's own limit makes. Being late is all a lost race costs,
-// so a process-local clock is enough.
-type wake struct{ last atomic.Int64 }
-
-// slot is a claimed notification: when it was claimed, and the claim before it.
-type slot struct{ at, prev int64 }
-
-// claim reports whether this insert should notify, taking the slot when it should.
-func (w *wake) claim() (slot, bool) {
-	now, last := time.Now().UnixNano(), w.last.Load()
-	if now-last < int64(jobs.InsertNotifyCooldown) || !w.last.CompareAndSwap(last, now) {
-		return slot{}, false
-	}
-	return slot{at: now, prev: last}, true
-}
-
-// release gives back a slot whose insert queued no job (no subscriber, or the statement
-// failed), so no notification went out and the next insert that queues one notifies.
-func (w *wake) release(s slot) { w.last.CompareAndSwap(s.at, s.prev) }
-
-// Data members of the issue events (docs/api-conventions.md#events-and-webhooks).
+// Data members of the issue events (CONTRACT §11).
 type (
 	issueCreatedData struct {
 		IssueID  uuid.UUID `json:"issueId"`

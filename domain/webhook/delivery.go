@@ -41,13 +41,15 @@ func (s *Service) Ping(ctx context.Context, p Project, webhookID uuid.UUID) (*st
 		if !w.Enabled {
 			return ErrDisabled
 		}
-		rows, err := createDeliveries(ctx, tx, []Message{{Type: EventPing, ProjectID: p.ID, ProjectKey: p.Key}},
-			&w.ID, s.cfg.MaxAttempts(), true)
+		rows, err := createDeliveries(ctx, tx, []Message{{Type: EventPing, ProjectID: p.ID, ProjectKey: p.Key}}, &w.ID)
 		if err != nil {
 			return err
 		}
 		d = rows[0]
-		return nil
+		return s.bus.Enqueue(ctx, tx, river.InsertManyParams{
+			Args:       jobs.WebhookDeliver{DeliveryIDs: []uuid.UUID{d.ID}, WebhookID: w.ID, ProjectID: p.ID},
+			InsertOpts: &river.InsertOpts{MaxAttempts: s.cfg.MaxAttempts()},
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ping webhook %s: %w", webhookID, err)

@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store/storetest"
 )
 
@@ -189,25 +188,6 @@ func TestBatchStatementsKeepUsingThePrimaryKey(t *testing.T) {
 	var after int64
 	require.Eventually(t, func() bool { after = seqScans(); return after >= before }, timeout, tick)
 	require.Equal(t, before, after, "sequential scans of webhook_deliveries and list-index reads during five batches")
-}
-
-// TestWakeNotifiesOncePerCooldown: the first insert notifies, one right after it does
-// not, one a cooldown later does again, and a slot given back (its insert queued no
-// job) lets the very next insert notify.
-func TestWakeNotifiesOncePerCooldown(t *testing.T) {
-	var w wake
-	_, ok := w.claim()
-	require.True(t, ok)
-	_, ok = w.claim()
-	require.False(t, ok, "within the cooldown")
-	time.Sleep(jobs.InsertNotifyCooldown)
-	s, ok := w.claim()
-	require.True(t, ok, "a cooldown later")
-	w.release(s)
-	_, ok = w.claim()
-	require.True(t, ok, "after a release")
-	_, ok = w.claim()
-	require.False(t, ok)
 }
 
 // TestKeyedSessionsNeverPlanASequentialScan: the generic plans of the sender's batch

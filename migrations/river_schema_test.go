@@ -1,0 +1,97 @@
+package migrations_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/migrations"
+	"github.com/taskweave/taskweave/store/storetest"
+)
+
+// TestRiverTablesAreRivers: after every migration from an empty database, River's
+// tables (columns, defaults, constraints, indexes, triggers) are exactly what River's
+// own migrator makes on an empty database. Taskweave writes nothing into River's schema
+// (see docs/operations.md#upgrading-river), so a River upgrade never meets our changes.
+func TestRiverTablesAreRivers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	ours := emptyDB(t)
+	require.NoError(t, migrations.Apply(ctx, ours, log))
+	rivers := emptyDB(t)
+	migrator, err := rivermigrate.New(riverpgxv5.New(rivers), nil)
+	require.NoError(t, err)
+	_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	require.NoError(t, err)
+
+	want, got := riverSchema(t, rivers), riverSchema(t, ours)
+	require.NotEmpty(t, want)
+	require.Contains(t, strings.Join(want, "\n"), "river_job_args_index ON public.river_job USING gin (args)")
+	require.Equal(t, want, got)
+}
+
+// emptyDB creates an empty database, dropped when the test ends.
+func emptyDB(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, storetest.AdminURL())
+	require.NoError(t, err)
+	defer admin.Close(ctx)
+	name := "tw_river_schema_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
+	require.NoError(t, err)
+	cfg, err := pgxpool.ParseConfig(storetest.AdminURL())
+	require.NoError(t, err)
+	cfg.ConnConfig.Database = name
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		pool.Close()
+		admin, err := pgx.Connect(context.Background(), storetest.AdminURL())
+		if err != nil {
+			return
+		}
+		defer admin.Close(context.Background())
+		_, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	return pool
+}
+
+// riverSchema describes every river_* relation: columns with type, default and
+// nullability, constraints, indexes and triggers, one sorted line each.
+func riverSchema(t *testing.T, pool *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `
+		SELECT 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+			|| CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
+			|| coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '')
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+		WHERE n.nspname = 'public' AND c.relname LIKE 'river%' AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+		UNION ALL
+		SELECT 'constraint ' || c.relname || ' ' || con.conname || ' ' || pg_get_constraintdef(con.oid)
+		FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'public' AND c.relname LIKE 'river%'
+		UNION ALL
+		SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename LIKE 'river%'
+		UNION ALL
+		SELECT 'trigger ' || pg_get_triggerdef(tg.oid)
+		FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'public' AND c.relname LIKE 'river%' AND NOT tg.tgisinternal
+		ORDER BY 1`)
+	require.NoError(t, err)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return out
+}
