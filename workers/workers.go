@@ -99,6 +99,11 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		// delivery bench about a tenth of its rate in fetches of a few jobs each, 50 ms
 		// keeps its p50 near 35 ms and p99 under 100 ms.
 		FetchCooldown: 50 * time.Millisecond,
+		// Every worker process registers every worker, so this changes nothing in a
+		// steady state. During a rolling upgrade it keeps an old worker from fetching a
+		// kind that only the new release knows (River would spend an attempt on it and
+		// finally discard it); the job waits for a worker that knows it.
+		FetchOnlyKnownKinds: true,
 		PeriodicJobs: append(periodic,
 			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute), func() (river.JobArgs, *river.InsertOpts) {
 				return RateLimitCleanupArgs{Window: window}, nil
