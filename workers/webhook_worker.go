@@ -122,11 +122,14 @@ func newWebhookMetrics(reg *prometheus.Registry) *webhookMetrics {
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
 		}),
 	}
-	if reg == nil {
-		return m
+	if reg != nil {
+		m.deliveries = register(reg, m.deliveries)
+		m.latency = register(reg, m.latency)
 	}
-	m.deliveries = register(reg, m.deliveries)
-	m.latency = register(reg, m.latency)
+	// Every outcome exists from the start, so "failed deliveries" reads 0, not no data.
+	for _, o := range []webhook.Outcome{webhook.Skipped, webhook.Delivered, webhook.RetryScheduled, webhook.Failed} {
+		m.deliveries.WithLabelValues(o.String())
+	}
 	return m
 }
 

@@ -27,7 +27,7 @@ func NewCollector(pool *pgxpool.Pool, log *slog.Logger) *Collector {
 		jobs: prometheus.NewDesc("taskweave_river_jobs", "River jobs by queue, kind and state.",
 			[]string{"queue", "kind", "state"}, nil),
 		oldest: prometheus.NewDesc("taskweave_river_oldest_available_job_age_seconds",
-			"Age of the oldest available (runnable, not yet started) job by queue and kind.", []string{"queue", "kind"}, nil),
+			"Age of the oldest available (runnable, not yet started) job by queue and kind; 0 when none is waiting.", []string{"queue", "kind"}, nil),
 	}
 }
 
@@ -39,6 +39,10 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector. A failed read is logged and exports nothing,
 // so a database outage shows up as missing series rather than a failed scrape.
+//
+// Every (queue, kind) with a job that is unfinished or finished within the hour gets a
+// series for every state and an age, 0 when it has no such job, so a panel of
+// available or retryable jobs shows 0 rather than no data while the queue is empty.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
@@ -53,17 +57,34 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	defer rows.Close()
+	type queueKind struct{ queue, kind string }
+	counts := map[queueKind]map[string]int64{}
+	ages := map[queueKind]float64{}
 	for rows.Next() {
-		var queue, kind, state string
+		var k queueKind
+		var state string
 		var n int64
 		var age float64
-		if err := rows.Scan(&queue, &kind, &state, &n, &age); err != nil {
+		if err := rows.Scan(&k.queue, &k.kind, &state, &n, &age); err != nil {
 			c.log.Warn("queue metrics scan", "err", err)
 			return
 		}
-		ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(n), queue, kind, state)
-		if state == "available" {
-			ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, max(age, 0), queue, kind)
+		if counts[k] == nil {
+			counts[k] = map[string]int64{}
 		}
+		counts[k][state] = n
+		if state == "available" {
+			ages[k] = max(age, 0)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		c.log.Warn("queue metrics", "err", err)
+		return
+	}
+	for k, byState := range counts {
+		for _, state := range States {
+			ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(byState[state]), k.queue, k.kind, state)
+		}
+		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, ages[k], k.queue, k.kind)
 	}
 }
