@@ -94,10 +94,11 @@ func (r *receiver) handle(c *fasthttp.RequestCtx) {
 	c.SetStatusCode(fasthttp.StatusOK)
 }
 
-// issueIDOf finds the issue id in a delivery body (CONTRACT §11: data.issueId; the
-// body's only "issueId" member) without decoding the whole document: a full
-// json.Unmarshal was most of the receiver's own CPU, which the bench's machine shares
-// with the pipeline it measures. The signature check covers the whole body.
+// issueIDOf finds the issue id in a delivery body (data.issueId, see
+// docs/api-conventions.md#events-and-webhooks; the body's only "issueId" member) without
+// decoding the whole document: a full json.Unmarshal was most of the receiver's own CPU,
+// which the bench's machine shares with the pipeline it measures. The signature check
+// covers the whole body.
 func issueIDOf(body []byte) string {
 	const key = `"issueId":"`
 	i := bytes.Index(body, []byte(key))

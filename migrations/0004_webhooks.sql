@@ -1,10 +1,10 @@
--- Outgoing webhooks and their delivery records (CONTRACT §11).
+-- Outgoing webhooks and their delivery records (docs/api-conventions.md#events-and-webhooks).
 
 CREATE TABLE webhooks (
     id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     project_id uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
     url        varchar(2048) NOT NULL,
-    -- Plaintext: signing needs the raw value (SPEC, secrets at rest).
+    -- Plaintext: signing needs the raw value (docs/api-conventions.md#authentication).
     secret     varchar(64) NOT NULL CHECK (secret <> ''),
     events     text[] NOT NULL CHECK (cardinality(events) >= 1),
     enabled    boolean NOT NULL DEFAULT true,

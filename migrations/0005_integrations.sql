@@ -5,8 +5,8 @@ CREATE TABLE project_integrations (
     id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     project_id     uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
     provider       text NOT NULL CHECK (provider IN ('GITHUB', 'GITLAB')),
-    -- Kept in plaintext: verifying a signature or token needs the raw value (SPEC,
-    -- Authentication point 11).
+    -- Kept in plaintext: verifying a signature or token needs the raw value
+    -- (docs/api-conventions.md#authentication).
     webhook_secret text NOT NULL,
     repo_url       varchar(2048),
     created_at     timestamptz NOT NULL DEFAULT clock_timestamp(),

@@ -1,5 +1,6 @@
 -- Project dashboards with their widgets, and the status id on status-change activity
--- rows (cycle-time reports resolve status categories by id, CONTRACT §12).
+-- rows (cycle-time reports resolve status categories by id,
+-- docs/api-conventions.md#reports).
 
 -- One dashboard per project, created on its first read; the unique constraint makes
 -- concurrent first reads agree on one row (INSERT ... ON CONFLICT DO NOTHING).

@@ -10,7 +10,7 @@ import (
 	"github.com/taskweave/taskweave/domain/auth"
 )
 
-// Config is every setting, read only from the environment (CONTRACT §14).
+// Config is every setting, read only from the environment (README.md#configuration).
 type Config struct {
 	DatabaseURL     string        `env:"TW_DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/taskweave?sslmode=disable"`
 	DatabaseMaxConn int32         `env:"TW_DATABASE_MAX_CONNS, default=0"`
