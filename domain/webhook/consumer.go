@@ -192,7 +192,7 @@ func saveArgs(msgs []Message, only *uuid.UUID) (args []any, heads []string, err 
 	return []any{index, projects, types, heads, webhook, issues}, heads, nil
 }
 
-// Data members of the issue events (CONTRACT §11).
+// Data members of the issue events (docs/api-conventions.md#events-and-webhooks).
 type (
 	issueCreatedData struct {
 		IssueID  uuid.UUID `json:"issueId"`
