@@ -156,17 +156,32 @@ func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}
-	if err := client.Start(ctx); err != nil {
+	// River's own context outlives the signal: cancelling the context given to Start
+	// would cut every running job off at once, as a failed attempt. Shutdown is soft
+	// first (no new fetches, running jobs get workerStopGrace to finish), then hard:
+	// since River 0.44 a job cut off by the hard stop goes back to available with its
+	// attempt and errors untouched, and the next worker runs it again.
+	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}
 	g.Go(func() error {
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), workerStopGrace)
 		defer cancel()
-		return client.Stop(sctx)
+		err := client.Stop(sctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		hctx, hcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer hcancel()
+		return client.StopAndCancel(hctx)
 	})
 	return nil
 }
+
+// workerStopGrace is how long a stopping worker lets its running jobs finish before it
+// cancels them (a webhook attempt times out after 10 s, so 25 s covers one with room).
+const workerStopGrace = 25 * time.Second
 
 func (a *app) webhookConfig() webhook.Config {
 	c := a.cfg
