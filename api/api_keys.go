@@ -80,7 +80,7 @@ func (s *Server) createAPIKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	k, plain, err := s.projects().CreateAPIKey(c.UserContext(), projectActor(c), a, in)
+	k, plain, err := s.projects().CreateAPIKey(c.UserContext(), auditActor(c), a, in)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (s *Server) deleteAPIKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.projects().DeleteAPIKey(c.UserContext(), projectActor(c), a, id); err != nil {
+	if err := s.projects().DeleteAPIKey(c.UserContext(), auditActor(c), a, id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -214,9 +214,7 @@ func (s *Server) putAuditConfig(c *fiber.Ctx) error {
 	if !ok {
 		return unknownAuditLevel(*r.Level)
 	}
-	p, m := principal(c), meta(c)
-	by := audit.Entry{UserID: &p.UserID, UserEmail: p.Email, IPAddress: m.IP, UserAgent: m.UserAgent}
-	if err := audit.SetEnabled(c.UserContext(), s.db.Bun, s.audit, level, *r.Enabled, by); err != nil {
+	if err := audit.SetEnabled(c.UserContext(), s.db.Bun, s.audit, level, *r.Enabled, auditActor(c)); err != nil {
 		return err
 	}
 	c.Status(fiber.StatusOK)

@@ -114,7 +114,6 @@ func (s *Server) getBoard(c *fiber.Ctx) error {
 // boardOpened records BOARD_OPENED (ALL level; Load already read the toggle, so a
 // board read with the level off costs no extra query).
 func (s *Server) boardOpened(c *fiber.Ctx, a *project.Access, b *board.Head) error {
-	p := principal(c)
 	projectID := a.Project.ID
 	details := map[string]any{"projectKey": a.Project.Key, "sprintId": nil}
 	if b != nil {
@@ -124,11 +123,10 @@ func (s *Server) boardOpened(c *fiber.Ctx, a *project.Access, b *board.Head) err
 	if err != nil {
 		return err
 	}
-	userID := p.UserID
+	e := auditActor(c).Entry(audit.BoardOpened, "PROJECT", projectID.String(), string(raw))
+	e.ProjectID = &projectID
 	return store.InTx(c.UserContext(), s.db.Bun, func(ctx context.Context, tx bun.Tx) error {
-		return s.audit.Record(ctx, tx, audit.Entry{Action: audit.BoardOpened, UserID: &userID, UserEmail: p.Email,
-			ProjectID: &projectID, ResourceType: "PROJECT", ResourceID: projectID.String(), Details: string(raw),
-			IPAddress: c.IP(), UserAgent: c.Get(fiber.HeaderUserAgent)})
+		return s.audit.Record(ctx, tx, e)
 	})
 }
 

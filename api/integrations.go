@@ -77,12 +77,6 @@ func (s *Server) toIntegrationResponse(row *store.ProjectIntegration, projectKey
 		WebhookURL: s.integrationWebhookURL(p, projectKey)}
 }
 
-// integrationActor is the caller as the audit log sees them.
-func integrationActor(c *fiber.Ctx) integration.Actor {
-	p := principal(c)
-	return integration.Actor{UserID: p.UserID, Email: p.Email, IP: c.IP(), UserAgent: c.Get(fiber.HeaderUserAgent)}
-}
-
 func (s *Server) listIntegrations(c *fiber.Ctx) error {
 	a, err := s.projectAccess(c, project.Viewer)
 	if err != nil {
@@ -108,7 +102,7 @@ func (s *Server) createIntegration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	row, err := s.integrations().Create(c.UserContext(), integrationActor(c), a.Project.ID, in)
+	row, err := s.integrations().Create(c.UserContext(), auditActor(c), a.Project.ID, in)
 	if err != nil {
 		return err
 	}
@@ -123,7 +117,7 @@ func (s *Server) deleteIntegration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.integrations().Delete(c.UserContext(), integrationActor(c), a.Project.ID, id); err != nil {
+	if err := s.integrations().Delete(c.UserContext(), auditActor(c), a.Project.ID, id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -22,9 +22,7 @@ func issueProject(a *project.Access) issue.Project {
 
 // issueActor is the caller as the issue rules and the audit log see them.
 func issueActor(c *fiber.Ctx, a *project.Access) issue.Actor {
-	p := principal(c)
-	return issue.Actor{ID: p.UserID, Email: p.Email, DisplayName: p.DisplayName, MemberRole: string(a.MemberRole),
-		IP: c.IP(), UserAgent: c.Get(fiber.HeaderUserAgent)}
+	return issue.Actor{Actor: auditActor(c), DisplayName: principal(c).DisplayName, MemberRole: string(a.MemberRole)}
 }
 
 // issueRef reads the :issueKey path segment, an issue key (ABC-12) or a UUID.

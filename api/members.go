@@ -89,7 +89,7 @@ func (s *Server) addMember(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.projects().AddMember(c.UserContext(), projectActor(c), a, userID, role)
+	m, err := s.projects().AddMember(c.UserContext(), auditActor(c), a, userID, role)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (s *Server) changeMemberRole(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.projects().ChangeRole(c.UserContext(), projectActor(c), a, userID, role)
+	m, err := s.projects().ChangeRole(c.UserContext(), auditActor(c), a, userID, role)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (s *Server) removeMember(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.projects().RemoveMember(c.UserContext(), projectActor(c), a, userID); err != nil {
+	if err := s.projects().RemoveMember(c.UserContext(), auditActor(c), a, userID); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/locale"
 )
@@ -119,4 +120,10 @@ func language(c *fiber.Ctx) string {
 // meta is what the audit log keeps about the request.
 func meta(c *fiber.Ctx) auth.Meta {
 	return auth.Meta{IP: c.IP(), UserAgent: c.Get(fiber.HeaderUserAgent)}
+}
+
+// auditActor is the authenticated caller as the audit log records them.
+func auditActor(c *fiber.Ctx) audit.Actor {
+	p, m := principal(c), meta(c)
+	return audit.Actor{UserID: p.UserID, Email: p.Email, IP: m.IP, UserAgent: m.UserAgent}
 }

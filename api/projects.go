@@ -48,11 +48,6 @@ func projectUUIDString(id *uuid.UUID) *string {
 // projects is the project service over the server's database and audit recorder.
 func (s *Server) projects() *project.Service { return project.NewService(s.db.Bun, s.audit) }
 
-// projectActor is the caller as the audit log sees it.
-func projectActor(c *fiber.Ctx) project.Actor {
-	return project.Actor{Principal: principal(c), Meta: meta(c)}
-}
-
 // projectAccessOrAdmin is projectAccess for the calls a system ADMIN may make on any
 // project: the ADMIN passes with whatever role it has (possibly none).
 func (s *Server) projectAccessOrAdmin(c *fiber.Ctx, min project.Role) (*project.Access, error) {
@@ -110,7 +105,7 @@ func (s *Server) createProject(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.projects().Create(c.UserContext(), projectActor(c), in)
+	a, err := s.projects().Create(c.UserContext(), auditActor(c), in)
 	if err != nil {
 		return err
 	}
@@ -168,7 +163,7 @@ func (s *Server) setProjectOrganization(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a, err = s.projects().SetOrganization(c.UserContext(), projectActor(c), a, orgID)
+	a, err = s.projects().SetOrganization(c.UserContext(), auditActor(c), principal(c), a, orgID)
 	if err != nil {
 		return err
 	}

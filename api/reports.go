@@ -76,10 +76,9 @@ func reportSprintID(c *fiber.Ctx, mandatory bool) (*uuid.UUID, error) {
 // job is only inserted when the ALL level is on; a report that fails records nothing.
 func (s *Server) reportViewed(c *fiber.Ctx, a *project.Access, name string, sprintID *uuid.UUID,
 	run func(ctx context.Context, db bun.IDB) error) error {
-	p := principal(c)
-	projectID, userID := a.Project.ID, p.UserID
-	entry := audit.Entry{Action: audit.ReportViewed, UserID: &userID, UserEmail: p.Email, ProjectID: &projectID,
-		ResourceType: "PROJECT", ResourceID: projectID.String(), IPAddress: c.IP(), UserAgent: c.Get(fiber.HeaderUserAgent)}
+	projectID := a.Project.ID
+	entry := auditActor(c).Entry(audit.ReportViewed, "PROJECT", projectID.String(), "")
+	entry.ProjectID = &projectID
 	details := map[string]any{"report": name, "projectKey": a.Project.Key, "sprintId": nil}
 	if sprintID != nil {
 		entry.ResourceType, entry.ResourceID = "SPRINT", sprintID.String()

@@ -16,6 +16,7 @@ import (
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/sso"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
@@ -52,6 +53,8 @@ type Deps struct {
 	Ready func(ctxTimeout time.Duration) error
 	// Attachments is where attachment files are kept.
 	Attachments attachment.Storage
+	// SSO holds the SSO configs and runs the external login flows.
+	SSO *sso.Service
 }
 
 // Server holds the Fiber app and what its handlers need.
@@ -122,6 +125,7 @@ func (s *Server) routes() {
 	v1.Post("/auth/register", s.rateLimited, s.register)
 	v1.Post("/auth/login", s.rateLimited, s.login)
 	v1.Post("/auth/refresh", s.refresh)
+	s.ssoPublicRoutes(v1)
 	s.incomingRoutes(v1)
 
 	v1.Use(s.requireUser)
@@ -153,6 +157,7 @@ func (s *Server) routes() {
 	admin.Post("/users/:id/deactivate", s.deactivateUser)
 	admin.Post("/users/:id/activate", s.activateUser)
 	admin.Delete("/users/:id", s.deleteUser)
+	s.ssoAdminRoutes(admin)
 	s.auditRoutes(v1, admin)
 	s.jobRoutes(admin)
 }

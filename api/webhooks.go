@@ -107,11 +107,6 @@ func webhookProject(a *project.Access) webhook.Project {
 	return webhook.Project{ID: a.Project.ID, Key: a.Project.Key}
 }
 
-func webhookActor(c *fiber.Ctx) webhook.Actor {
-	p, m := principal(c), meta(c)
-	return webhook.Actor{UserID: p.UserID, Email: p.Email, IP: m.IP, UserAgent: m.UserAgent}
-}
-
 func (s *Server) listWebhooks(c *fiber.Ctx) error {
 	a, err := s.projectAccess(c, project.Viewer)
 	if err != nil {
@@ -144,7 +139,7 @@ func (s *Server) createWebhook(c *fiber.Ctx) error {
 	if r.Enabled != nil {
 		in.Enabled = *r.Enabled
 	}
-	w, err := s.webhooks().Create(c.UserContext(), webhookActor(c), webhookProject(a), in)
+	w, err := s.webhooks().Create(c.UserContext(), auditActor(c), webhookProject(a), in)
 	if err != nil {
 		return err
 	}
@@ -172,7 +167,7 @@ func (s *Server) deleteWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.webhooks().Delete(c.UserContext(), webhookActor(c), webhookProject(a), id); err != nil {
+	if err := s.webhooks().Delete(c.UserContext(), auditActor(c), webhookProject(a), id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

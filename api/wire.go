@@ -12,6 +12,7 @@ import (
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/pipeline"
+	"github.com/taskweave/taskweave/domain/sso"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
@@ -32,6 +33,10 @@ type Settings struct {
 	// AttachmentStorage keeps attachment files; nil is the local disk under
 	// AttachmentsDir.
 	AttachmentStorage attachment.Storage
+	// OAuthGitHub and OAuthGoogle are the built-in login providers (TW_OAUTH_*); an
+	// empty client id switches one off.
+	OAuthGitHub sso.GitHub
+	OAuthGoogle sso.Google
 }
 
 // Wire builds the domain services on db and the API over them. inserter is the
@@ -51,6 +56,11 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 	if err != nil {
 		return nil, fmt.Errorf("auth service: %w", err)
 	}
+	single, err := sso.NewService(db.Bun, svc, rec, sso.Options{BaseURL: s.BaseURL, JWTSecret: s.JWTSecret,
+		GitHub: s.OAuthGitHub, Google: s.OAuthGoogle, ProvisionBuiltIn: s.RegistrationEnabled})
+	if err != nil {
+		return nil, fmt.Errorf("sso service: %w", err)
+	}
 	files := s.AttachmentStorage
 	if files == nil {
 		local, err := attachment.NewLocal(s.AttachmentsDir)
@@ -62,6 +72,6 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 	return New(s.Config, Deps{
 		Log: log, DB: db, Auth: svc, Authn: auth.NewAuthenticator(db.Bun, tokens),
 		Limiter: auth.NewLimiter(db.Bun, s.AuthRateLimit, s.AuthRateWindow), Registry: reg, Ready: ready,
-		Bus: bus, Audit: rec, River: inserter, Webhook: s.Webhook.WithDefaults(), Attachments: files,
+		Bus: bus, Audit: rec, River: inserter, Webhook: s.Webhook.WithDefaults(), Attachments: files, SSO: single,
 	}), nil
 }

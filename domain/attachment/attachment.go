@@ -107,7 +107,7 @@ type File struct {
 // issue is locked against deletion meanwhile; when it is gone (issue.ErrNotFound) or the
 // transaction fails for any reason, the stored file is removed again.
 func (s *Service) Record(ctx context.Context, p issue.Project, actor issue.Actor, ref issue.Ref, st Stored, f File) (*store.Attachment, error) {
-	a := &store.Attachment{ID: uuid.New(), UploaderID: actor.ID, Filename: f.Filename, StoredName: st.Name,
+	a := &store.Attachment{ID: uuid.New(), UploaderID: actor.UserID, Filename: f.Filename, StoredName: st.Name,
 		ContentType: f.ContentType, Size: st.Size}
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		subj, err := issue.LoadSubject(ctx, tx, p, ref, true)
@@ -118,7 +118,7 @@ func (s *Service) Record(ctx context.Context, p issue.Project, actor issue.Actor
 		if _, err := tx.NewInsert().Model(a).Returning("created_at, updated_at").Exec(ctx); err != nil {
 			return fmt.Errorf("insert attachment: %w", err)
 		}
-		act := store.IssueActivity{IssueID: subj.IssueID, ActorID: actor.ID, Type: ActivityAdded, NewValue: &a.Filename}
+		act := store.IssueActivity{IssueID: subj.IssueID, ActorID: actor.UserID, Type: ActivityAdded, NewValue: &a.Filename}
 		if _, err := tx.NewInsert().Model(&act).Exec(ctx); err != nil {
 			return fmt.Errorf("insert activity: %w", err)
 		}
@@ -175,7 +175,7 @@ func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor
 		if err != nil {
 			return err
 		}
-		if a.UploaderID != actor.ID && !admin {
+		if a.UploaderID != actor.UserID && !admin {
 			return ErrNotUploader
 		}
 		if _, err := tx.NewDelete().Model((*store.Attachment)(nil)).Where("id = ?", a.ID).Exec(ctx); err != nil {
@@ -185,7 +185,7 @@ func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor
 		if _, err := tx.NewDelete().Table("attachment_orphans").Where("stored_name = ?", a.StoredName).Exec(ctx); err != nil {
 			return fmt.Errorf("delete attachment: %w", err)
 		}
-		act := store.IssueActivity{IssueID: subj.IssueID, ActorID: actor.ID, Type: ActivityRemoved, OldValue: &a.Filename}
+		act := store.IssueActivity{IssueID: subj.IssueID, ActorID: actor.UserID, Type: ActivityRemoved, OldValue: &a.Filename}
 		if _, err := tx.NewInsert().Model(&act).Exec(ctx); err != nil {
 			return fmt.Errorf("insert activity: %w", err)
 		}
@@ -221,7 +221,7 @@ func load(ctx context.Context, db bun.IDB, issueID, id uuid.UUID, lock bool) (*s
 
 // by is the actor as events name them.
 func by(a issue.Actor) issue.By {
-	id := a.ID
+	id := a.UserID
 	return issue.By{ID: &id, Email: a.Email, IP: a.IP, UserAgent: a.UserAgent}
 }
 

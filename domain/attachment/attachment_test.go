@@ -16,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/attachment"
+	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/workflow"
@@ -49,7 +50,7 @@ func newFixture(t *testing.T) *fixture {
 	f.actor = f.user(t)
 	f.p.Key = "A" + tag
 	require.NoError(t, db.Bun.NewRaw("INSERT INTO projects (key, name, owner_id) VALUES (?, ?, ?) RETURNING id",
-		f.p.Key, "Project "+tag, f.actor.ID).Scan(ctx, &f.p.ID))
+		f.p.Key, "Project "+tag, f.actor.UserID).Scan(ctx, &f.p.ID))
 	wf, err := workflow.CreateDefault(ctx, db.Bun, f.p.ID)
 	require.NoError(t, err)
 	var status uuid.UUID
@@ -58,15 +59,15 @@ func newFixture(t *testing.T) *fixture {
 		WITH n AS (UPDATE projects SET issue_seq = issue_seq + 1 WHERE id = ? RETURNING key, issue_seq)
 		INSERT INTO issues (project_id, number, key, title, status_id, reporter_id)
 		SELECT ?, n.issue_seq, n.key || '-' || n.issue_seq, 'An issue', ?, ? FROM n RETURNING id`,
-		f.p.ID, f.p.ID, status, f.actor.ID).Scan(ctx, &f.ref.ID))
+		f.p.ID, f.p.ID, status, f.actor.UserID).Scan(ctx, &f.ref.ID))
 	return f
 }
 
 // user inserts a user and returns it as an actor.
 func (f *fixture) user(t *testing.T) issue.Actor {
 	t.Helper()
-	a := issue.Actor{Email: "at-" + uuid.NewString() + "@example.com"}
-	require.NoError(t, f.db.NewRaw("INSERT INTO users (email, display_name) VALUES (?, 'U') RETURNING id", a.Email).Scan(f.ctx, &a.ID))
+	a := issue.Actor{Actor: audit.Actor{Email: "at-" + uuid.NewString() + "@example.com"}}
+	require.NoError(t, f.db.NewRaw("INSERT INTO users (email, display_name) VALUES (?, 'U') RETURNING id", a.Email).Scan(f.ctx, &a.UserID))
 	return a
 }
 
@@ -154,7 +155,7 @@ func TestRecordAndDelete(t *testing.T) {
 	require.Equal(t, a.ID, added.AttachmentID)
 	require.Equal(t, f.ref.ID, added.IssueID)
 	require.Equal(t, f.p.Key+"-1", added.IssueKey)
-	require.Equal(t, f.actor.ID, *added.By.ID)
+	require.Equal(t, f.actor.UserID, *added.By.ID)
 	require.EqualValues(t, 4, added.Size)
 
 	other := f.user(t)

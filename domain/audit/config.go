@@ -59,7 +59,7 @@ type configChange struct {
 // and switching it on is the first thing recorded. SECURITY entries are recorded
 // whatever the SECURITY toggle says (see Recorder.Job), so storing SECURITY=false has no
 // effect on recording; it is kept so the admin reads back what was set.
-func SetEnabled(ctx context.Context, db bun.IDB, rec *Recorder, level Level, on bool, by Entry) error {
+func SetEnabled(ctx context.Context, db bun.IDB, rec *Recorder, level Level, on bool, by Actor) error {
 	return store.InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		// The row lock serializes concurrent changes of one level, so each records the
 		// previous value it really replaced.
@@ -78,10 +78,10 @@ func SetEnabled(ctx context.Context, db bun.IDB, rec *Recorder, level Level, on 
 		if err != nil {
 			return fmt.Errorf("audit config change details: %w", err)
 		}
-		by.Action, by.Details = AuditConfigChange, string(details)
+		e := by.Entry(AuditConfigChange, "", "", string(details))
 		recordFirst := level == LevelOf(AuditConfigChange) && !on
 		if recordFirst {
-			if err := rec.Record(ctx, tx, by); err != nil {
+			if err := rec.Record(ctx, tx, e); err != nil {
 				return err
 			}
 		}
@@ -92,6 +92,6 @@ func SetEnabled(ctx context.Context, db bun.IDB, rec *Recorder, level Level, on 
 		if recordFirst {
 			return nil
 		}
-		return rec.Record(ctx, tx, by)
+		return rec.Record(ctx, tx, e)
 	})
 }

@@ -76,6 +76,6 @@ func byActor(a *issue.Actor) issue.By {
 	if a == nil {
 		return issue.By{}
 	}
-	id := a.ID
+	id := a.UserID
 	return issue.By{ID: &id, Email: a.Email, IP: a.IP, UserAgent: a.UserAgent}
 }

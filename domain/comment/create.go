@@ -30,7 +30,7 @@ func (s *Service) Create(ctx context.Context, p issue.Project, author *issue.Act
 		var authorID *uuid.UUID
 		exclude := uuid.Nil
 		if author != nil {
-			id := author.ID
+			id := author.UserID
 			authorID, exclude = &id, id
 		}
 		out = &View{}
@@ -45,7 +45,7 @@ func (s *Service) Create(ctx context.Context, p issue.Project, author *issue.Act
 		// Activity skips system comments (the entry's actor is required;
 		// docs/api-conventions.md#comments-activity-and-attachments).
 		if author != nil {
-			act := store.IssueActivity{IssueID: iss.IssueID, ActorID: author.ID, Type: ActivityComment, CommentID: &out.ID,
+			act := store.IssueActivity{IssueID: iss.IssueID, ActorID: author.UserID, Type: ActivityComment, CommentID: &out.ID,
 				NewValue: excerpt(clean)}
 			if _, err := tx.NewInsert().Model(&act).Exec(ctx); err != nil {
 				return fmt.Errorf("insert comment activity: %w", err)

@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/store"
 )
@@ -48,7 +47,7 @@ func (s *Service) Edit(ctx context.Context, p issue.Project, actor issue.Actor, 
 		if err != nil {
 			return err
 		}
-		if c.AuthorID == nil || *c.AuthorID != actor.ID {
+		if c.AuthorID == nil || *c.AuthorID != actor.UserID {
 			return ErrNotAuthor
 		}
 		out = &View{}
@@ -82,7 +81,7 @@ func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor
 		if err != nil {
 			return err
 		}
-		if !admin && (c.AuthorID == nil || *c.AuthorID != actor.ID) {
+		if !admin && (c.AuthorID == nil || *c.AuthorID != actor.UserID) {
 			return ErrNotAuthorOrAdmin
 		}
 		if _, err := tx.NewRaw(`UPDATE comments SET deleted_at = t.at, updated_at = t.at FROM clock_timestamp() AS t(at)
@@ -103,12 +102,9 @@ func (s *Service) record(ctx context.Context, tx bun.Tx, action string, p issue.
 	if s.audit == nil {
 		return nil
 	}
-	by := byActor(&actor)
-	projectID := p.ID
-	params, err := s.audit.EventJobs(ctx, tx, audit.Entry{
-		Action: action, UserID: by.ID, UserEmail: by.Email, ProjectID: &projectID,
-		ResourceType: "COMMENT", ResourceID: id.String(), IPAddress: by.IP, UserAgent: by.UserAgent,
-	}, auditDetails(iss.IssueKey, iss.IssueID))
+	e := actor.Entry(action, "COMMENT", id.String(), "")
+	e.ProjectID = &p.ID
+	params, err := s.audit.EventJobs(ctx, tx, e, auditDetails(iss.IssueKey, iss.IssueID))
 	if err != nil {
 		return err
 	}

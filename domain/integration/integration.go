@@ -69,17 +69,11 @@ func NewService(db bun.IDB, bus *event.Bus, rec *audit.Recorder) *Service {
 	return &Service{db: db, bus: bus, audit: rec}
 }
 
-// Actor is who changes an integration and from where, for the audit log.
-type Actor struct {
-	UserID    uuid.UUID
-	Email     string
-	IP        string
-	UserAgent string
-}
-
-func (a Actor) entry(action string, projectID, id uuid.UUID, p Provider) audit.Entry {
-	return audit.Entry{Action: action, UserID: &a.UserID, UserEmail: a.Email, ProjectID: &projectID,
-		ResourceType: "INTEGRATION", ResourceID: id.String(), Details: string(p), IPAddress: a.IP, UserAgent: a.UserAgent}
+// entry is the audit entry of action by a on integration id of the project.
+func entry(a audit.Actor, action string, projectID, id uuid.UUID, p Provider) audit.Entry {
+	e := a.Entry(action, "INTEGRATION", id.String(), string(p))
+	e.ProjectID = &projectID
+	return e
 }
 
 // List returns the project's integrations in creation order.
@@ -99,7 +93,7 @@ type NewIntegration struct {
 
 // Create adds the project's integration with p and a fresh secret; one per provider.
 // The secret is returned in the row (plaintext: verification needs it).
-func (s *Service) Create(ctx context.Context, by Actor, projectID uuid.UUID, in NewIntegration) (*store.ProjectIntegration, error) {
+func (s *Service) Create(ctx context.Context, by audit.Actor, projectID uuid.UUID, in NewIntegration) (*store.ProjectIntegration, error) {
 	secret, err := newSecret()
 	if err != nil {
 		return nil, err
@@ -112,7 +106,7 @@ func (s *Service) Create(ctx context.Context, by Actor, projectID uuid.UUID, in 
 			}
 			return err
 		}
-		return s.audit.Record(ctx, tx, by.entry(ActionCreated, projectID, row.ID, in.Provider))
+		return s.audit.Record(ctx, tx, entry(by, ActionCreated, projectID, row.ID, in.Provider))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create %s integration: %w", in.Provider, err)
@@ -122,7 +116,7 @@ func (s *Service) Create(ctx context.Context, by Actor, projectID uuid.UUID, in 
 
 // Delete removes an integration of the project; one of another project is not found.
 // Payloads already received stay and are still parsed.
-func (s *Service) Delete(ctx context.Context, by Actor, projectID, id uuid.UUID) error {
+func (s *Service) Delete(ctx context.Context, by audit.Actor, projectID, id uuid.UUID) error {
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var provider string
 		err := tx.NewDelete().Model((*store.ProjectIntegration)(nil)).
@@ -133,7 +127,7 @@ func (s *Service) Delete(ctx context.Context, by Actor, projectID, id uuid.UUID)
 			}
 			return err
 		}
-		return s.audit.Record(ctx, tx, by.entry(ActionDeleted, projectID, id, Provider(provider)))
+		return s.audit.Record(ctx, tx, entry(by, ActionDeleted, projectID, id, Provider(provider)))
 	})
 	if err != nil {
 		return fmt.Errorf("delete integration %s: %w", id, err)

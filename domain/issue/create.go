@@ -35,7 +35,7 @@ func (s *Service) Create(ctx context.Context, p Project, actor Actor, in NewIssu
 	v := &View{
 		Issue: store.Issue{
 			ID: uuid.New(), ProjectID: p.ID, Title: in.Title, Description: in.Description, Type: in.Type,
-			Priority: in.Priority, StoryPoints: in.StoryPoints, AssigneeID: in.AssigneeID, ReporterID: actor.ID,
+			Priority: in.Priority, StoryPoints: in.StoryPoints, AssigneeID: in.AssigneeID, ReporterID: actor.UserID,
 			ParentID: in.ParentID, DueDate: in.DueDate, SprintID: in.SprintID,
 		},
 		ProjectKey: p.Key, ReporterName: actor.DisplayName,

@@ -50,7 +50,7 @@ type By struct {
 }
 
 func byActor(a Actor) By {
-	id := a.ID
+	id := a.UserID
 	return By{ID: &id, Email: a.Email, IP: a.IP, UserAgent: a.UserAgent}
 }
 

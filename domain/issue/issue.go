@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -77,15 +78,13 @@ type Project struct {
 	WorkflowID *uuid.UUID
 }
 
-// Actor is who makes a change. MemberRole is the explicit project role ("" = none) that
-// workflow role guards look at; IP and UserAgent go to the audit log.
+// Actor is who makes a change: the audit log's identity (user, e-mail, IP, user agent),
+// the display name, and MemberRole, the explicit project role ("" = none) that workflow
+// role guards look at.
 type Actor struct {
-	ID          uuid.UUID
-	Email       string
+	audit.Actor
 	DisplayName string
 	MemberRole  string
-	IP          string
-	UserAgent   string
 }
 
 // NewIssue is a validated create request.

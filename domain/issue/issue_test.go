@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
+	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/workflow"
@@ -37,18 +38,19 @@ func setup(t *testing.T, db *store.DB) *bundle {
 	ctx := context.Background()
 	b := &bundle{ctx: ctx, db: db}
 	user := func(name string) issue.Actor {
-		a := issue.Actor{ID: uuid.New(), Email: strings.ToLower(name) + "-" + uuid.NewString()[:8] + "@example.com", DisplayName: name}
-		_, err := db.Pool.Exec(ctx, "INSERT INTO users (id, email, display_name) VALUES ($1, $2, $3)", a.ID, a.Email, a.DisplayName)
+		a := issue.Actor{Actor: audit.Actor{UserID: uuid.New(), Email: strings.ToLower(name) + "-" + uuid.NewString()[:8] + "@example.com"},
+			DisplayName: name}
+		_, err := db.Pool.Exec(ctx, "INSERT INTO users (id, email, display_name) VALUES ($1, $2, $3)", a.UserID, a.Email, a.DisplayName)
 		require.NoError(t, err)
 		return a
 	}
 	b.owner, b.member = user("Owner"), user("Member")
 	b.owner.MemberRole, b.member.MemberRole = "ADMIN", "MEMBER"
 	b.project = issue.Project{ID: uuid.New(), Key: "D" + strings.ToUpper(strings.ReplaceAll(uuid.NewString(), "-", "")[:7])}
-	_, err := db.Pool.Exec(ctx, "INSERT INTO projects (id, key, name, owner_id) VALUES ($1, $2, 'P', $3)", b.project.ID, b.project.Key, b.owner.ID)
+	_, err := db.Pool.Exec(ctx, "INSERT INTO projects (id, key, name, owner_id) VALUES ($1, $2, 'P', $3)", b.project.ID, b.project.Key, b.owner.UserID)
 	require.NoError(t, err)
 	_, err = db.Pool.Exec(ctx, "INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, 'ADMIN'), ($1, $3, 'MEMBER')",
-		b.project.ID, b.owner.ID, b.member.ID)
+		b.project.ID, b.owner.UserID, b.member.UserID)
 	require.NoError(t, err)
 	wf, err := workflow.CreateDefault(ctx, db.Bun, b.project.ID)
 	require.NoError(t, err)
@@ -184,12 +186,12 @@ func TestUpdateEvents(t *testing.T) {
 
 	title, prio, points := "After", issue.PriorityHigh, 5
 	_, err = svc.Update(b.ctx, b.project, b.member, issue.Ref{Key: v.Key}, issue.Patch{Title: &title, Priority: &prio,
-		StoryPoints: &points, AssigneeID: &b.member.ID, StatusID: &b.prog})
+		StoryPoints: &points, AssigneeID: &b.member.UserID, StatusID: &b.prog})
 	require.NoError(t, err)
 	require.Len(t, events, 5)
 	st := events[0].(issue.StatusChanged)
 	require.Equal(t, issue.Subject{ProjectID: b.project.ID, ProjectKey: b.project.Key, IssueID: v.ID, IssueKey: v.Key, Title: "After"}, st.Subject)
-	require.Equal(t, b.member.ID, *st.By.ID)
+	require.Equal(t, b.member.UserID, *st.By.ID)
 	require.Equal(t, b.member.Email, st.By.Email)
 	require.Equal(t, []any{b.todo, "To Do", b.prog, "In Progress", "IN_PROGRESS"},
 		[]any{st.OldStatusID, st.OldStatusName, st.NewStatusID, st.NewStatusName, st.NewStatusCategory})
@@ -202,7 +204,7 @@ func TestUpdateEvents(t *testing.T) {
 	require.Equal(t, []string{"MEDIUM", "HIGH", "HIGH"}, []string{fields["priority"].OldValue, fields["priority"].NewValue, fields["priority"].NewRaw})
 	require.Equal(t, []string{"", "5"}, []string{fields["storyPoints"].OldValue, fields["storyPoints"].NewValue})
 	a := fields["assignee"]
-	require.Equal(t, []string{"", "Member", "", b.member.ID.String()}, []string{a.OldValue, a.NewValue, a.OldRaw, a.NewRaw})
+	require.Equal(t, []string{"", "Member", "", b.member.UserID.String()}, []string{a.OldValue, a.NewValue, a.OldRaw, a.NewRaw})
 
 	events = nil
 	require.NoError(t, svc.Delete(b.ctx, b.project, b.owner, issue.Ref{ID: v.ID}))
@@ -232,7 +234,7 @@ func TestIssueCountsFollowWrites(t *testing.T) {
 	require.Equal(t, 3, kept())
 	_, err = b.db.Pool.Exec(b.ctx, `INSERT INTO issues (project_id, number, key, title, status_id, reporter_id)
 		SELECT $1, 100 + g, $2 || '-' || (100 + g), 'Bulk', $3, $4 FROM generate_series(1, 40) AS g`,
-		b.project.ID, b.project.Key, b.todo, b.owner.ID)
+		b.project.ID, b.project.Key, b.todo, b.owner.UserID)
 	require.NoError(t, err)
 	require.Equal(t, 43, kept())
 	require.NoError(t, svc.Delete(b.ctx, b.project, b.owner, issue.Ref{ID: parent.ID}))

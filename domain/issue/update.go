@@ -277,7 +277,7 @@ func (s *Service) record(ctx context.Context, tx bun.Tx, p Project, actor Actor,
 	var acts []store.IssueActivity
 	var events []event.Event
 	if status != nil {
-		acts = append(acts, store.IssueActivity{IssueID: cur.ID, ActorID: actor.ID, Type: "STATUS_CHANGED",
+		acts = append(acts, store.IssueActivity{IssueID: cur.ID, ActorID: actor.UserID, Type: "STATUS_CHANGED",
 			OldValue: &cur.StatusName, NewValue: &status.Name, NewStatusID: &status.ID})
 		events = append(events, StatusChanged{Subject: subject, By: by,
 			OldStatusID: cur.StatusID, OldStatusName: cur.StatusName, OldStatusCategory: cur.StatusCategory,
@@ -285,7 +285,7 @@ func (s *Service) record(ctx context.Context, tx bun.Tx, p Project, actor Actor,
 	}
 	for _, c := range changes {
 		if c.activity != "" {
-			acts = append(acts, store.IssueActivity{IssueID: cur.ID, ActorID: actor.ID, Type: c.activity,
+			acts = append(acts, store.IssueActivity{IssueID: cur.ID, ActorID: actor.UserID, Type: c.activity,
 				OldValue: nonEmpty(c.old), NewValue: nonEmpty(c.new)})
 		}
 		events = append(events, FieldChanged{Subject: subject, By: by, Field: c.field,

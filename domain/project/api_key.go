@@ -31,7 +31,7 @@ func APIKeys(ctx context.Context, db bun.IDB, projectID uuid.UUID) ([]store.Proj
 
 // CreateAPIKey issues a key that acts with the actor's rights inside the project. Only
 // the hash and a 12-character prefix are stored; the plaintext is returned only here.
-func (s *Service) CreateAPIKey(ctx context.Context, by Actor, a *Access, in NewAPIKey) (*store.ProjectAPIKey, string, error) {
+func (s *Service) CreateAPIKey(ctx context.Context, by audit.Actor, a *Access, in NewAPIKey) (*store.ProjectAPIKey, string, error) {
 	plain, err := auth.NewAPIKey()
 	if err != nil {
 		return nil, "", err
@@ -43,7 +43,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, by Actor, a *Access, in NewA
 		if _, err := tx.NewInsert().Model(k).Returning("*").Exec(ctx); err != nil {
 			return err
 		}
-		return s.audit.Record(ctx, tx, by.entry(audit.APIKeyCreated, projectID, "API_KEY", k.ID.String(), ""))
+		return s.audit.Record(ctx, tx, entry(by, audit.APIKeyCreated, projectID, "API_KEY", k.ID.String(), ""))
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("create API key in %s: %w", a.Project.Key, err)
@@ -52,7 +52,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, by Actor, a *Access, in NewA
 }
 
 // DeleteAPIKey revokes a key of the project; a key of another project is not found.
-func (s *Service) DeleteAPIKey(ctx context.Context, by Actor, a *Access, keyID uuid.UUID) error {
+func (s *Service) DeleteAPIKey(ctx context.Context, by audit.Actor, a *Access, keyID uuid.UUID) error {
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewDelete().Model((*store.ProjectAPIKey)(nil)).Where("id = ? AND project_id = ?", keyID, a.Project.ID).Exec(ctx)
 		if err != nil {
@@ -61,7 +61,7 @@ func (s *Service) DeleteAPIKey(ctx context.Context, by Actor, a *Access, keyID u
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrAPIKeyNotFound
 		}
-		return s.audit.Record(ctx, tx, by.entry(audit.APIKeyDeleted, a.Project.ID, "API_KEY", keyID.String(), ""))
+		return s.audit.Record(ctx, tx, entry(by, audit.APIKeyDeleted, a.Project.ID, "API_KEY", keyID.String(), ""))
 	})
 	if err != nil {
 		return fmt.Errorf("delete API key in %s: %w", a.Project.Key, err)

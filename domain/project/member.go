@@ -70,7 +70,7 @@ func liveUser(ctx context.Context, tx bun.IDB, id uuid.UUID) (*store.User, error
 
 // AddMember gives a user an explicit role in the project. The owner already counts as a
 // member.
-func (s *Service) AddMember(ctx context.Context, by Actor, a *Access, userID uuid.UUID, role Role) (*MemberView, error) {
+func (s *Service) AddMember(ctx context.Context, by audit.Actor, a *Access, userID uuid.UUID, role Role) (*MemberView, error) {
 	var out MemberView
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		u, err := liveUser(ctx, tx, userID)
@@ -89,7 +89,7 @@ func (s *Service) AddMember(ctx context.Context, by Actor, a *Access, userID uui
 			return ErrAlreadyMember
 		}
 		out = MemberView{User: *u, Role: role}
-		return s.audit.Record(ctx, tx, by.entry(ActionMemberAdded, a.Project.ID, "USER", userID.String(), memberDetails(userID, role)))
+		return s.audit.Record(ctx, tx, entry(by, ActionMemberAdded, a.Project.ID, "USER", userID.String(), memberDetails(userID, role)))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("add member to %s: %w", a.Project.Key, err)
@@ -99,7 +99,7 @@ func (s *Service) AddMember(ctx context.Context, by Actor, a *Access, userID uui
 
 // ChangeRole changes an explicit member's role. Nobody changes their own role, and the
 // owner stays ADMIN.
-func (s *Service) ChangeRole(ctx context.Context, by Actor, a *Access, userID uuid.UUID, role Role) (*MemberView, error) {
+func (s *Service) ChangeRole(ctx context.Context, by audit.Actor, a *Access, userID uuid.UUID, role Role) (*MemberView, error) {
 	if userID == by.UserID {
 		return nil, ErrOwnRole
 	}
@@ -120,7 +120,7 @@ func (s *Service) ChangeRole(ctx context.Context, by Actor, a *Access, userID uu
 			return err
 		}
 		out.Role = role
-		return s.audit.Record(ctx, tx, by.entry(audit.RoleChanged, a.Project.ID, "USER", userID.String(), memberDetails(userID, role)))
+		return s.audit.Record(ctx, tx, entry(by, audit.RoleChanged, a.Project.ID, "USER", userID.String(), memberDetails(userID, role)))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("change role in %s: %w", a.Project.Key, err)
@@ -129,7 +129,7 @@ func (s *Service) ChangeRole(ctx context.Context, by Actor, a *Access, userID uu
 }
 
 // RemoveMember deletes an explicit membership; the owner cannot be removed.
-func (s *Service) RemoveMember(ctx context.Context, by Actor, a *Access, userID uuid.UUID) error {
+func (s *Service) RemoveMember(ctx context.Context, by audit.Actor, a *Access, userID uuid.UUID) error {
 	if userID == a.Project.OwnerID {
 		return ErrOwnerProtected
 	}
@@ -143,7 +143,7 @@ func (s *Service) RemoveMember(ctx context.Context, by Actor, a *Access, userID 
 			}
 			return err
 		}
-		return s.audit.Record(ctx, tx, by.entry(ActionMemberRemoved, a.Project.ID, "USER", userID.String(), memberDetails(userID, Role(role))))
+		return s.audit.Record(ctx, tx, entry(by, ActionMemberRemoved, a.Project.ID, "USER", userID.String(), memberDetails(userID, Role(role))))
 	})
 	if err != nil {
 		return fmt.Errorf("remove member from %s: %w", a.Project.Key, err)

@@ -42,15 +42,11 @@ type Service struct {
 // NewService builds a Service.
 func NewService(db bun.IDB, rec *audit.Recorder) *Service { return &Service{db: db, audit: rec} }
 
-// Actor is who makes a change and from where, for the audit log.
-type Actor struct {
-	*auth.Principal
-	Meta auth.Meta
-}
-
-func (a Actor) entry(action string, projectID uuid.UUID, resourceType, resourceID, details string) audit.Entry {
-	return audit.Entry{Action: action, UserID: &a.UserID, UserEmail: a.Email, ProjectID: &projectID,
-		ResourceType: resourceType, ResourceID: resourceID, Details: details, IPAddress: a.Meta.IP, UserAgent: a.Meta.UserAgent}
+// entry is the audit entry of action by a on one resource of the project.
+func entry(a audit.Actor, action string, projectID uuid.UUID, resourceType, resourceID, details string) audit.Entry {
+	e := a.Entry(action, resourceType, resourceID, details)
+	e.ProjectID = &projectID
+	return e
 }
 
 // NewProject is a validated create request.
@@ -62,7 +58,7 @@ type NewProject struct {
 
 // Create makes a project owned by the actor: the project row, the owner's ADMIN
 // membership and the default workflow commit together.
-func (s *Service) Create(ctx context.Context, by Actor, in NewProject) (*Access, error) {
+func (s *Service) Create(ctx context.Context, by audit.Actor, in NewProject) (*Access, error) {
 	p := store.Project{Key: in.Key, Name: in.Name, Description: in.Description, OwnerID: by.UserID}
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(&p).Returning("*").Exec(ctx); err != nil {
@@ -109,17 +105,17 @@ func ListFor(ctx context.Context, db bun.IDB, uid uuid.UUID) ([]Access, error) {
 }
 
 // SetOrganization assigns the project to an organization, or to none when orgID is nil.
-// The actor must be a project ADMIN or a system ADMIN, and an OWNER or ADMIN of the
-// target organization unless a system ADMIN. The reply carries the actor's new
-// effective role, which the organization may have raised.
-func (s *Service) SetOrganization(ctx context.Context, by Actor, a *Access, orgID *uuid.UUID) (*Access, error) {
-	if !a.Role.AtLeast(Admin) && !by.IsAdmin() {
+// The actor (p is its principal) must be a project ADMIN or a system ADMIN, and an OWNER
+// or ADMIN of the target organization unless a system ADMIN. The reply carries the
+// actor's new effective role, which the organization may have raised.
+func (s *Service) SetOrganization(ctx context.Context, by audit.Actor, p *auth.Principal, a *Access, orgID *uuid.UUID) (*Access, error) {
+	if !a.Role.AtLeast(Admin) && !p.IsAdmin() {
 		return nil, fmt.Errorf("%w: project admin required", ErrForbidden)
 	}
 	var out *Access
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if orgID != nil {
-			org, err := organization.Load(ctx, tx, *orgID, by.Principal)
+			org, err := organization.Load(ctx, tx, *orgID, p)
 			if err != nil {
 				return err
 			}
@@ -132,7 +128,7 @@ func (s *Service) SetOrganization(ctx context.Context, by Actor, a *Access, orgI
 			return err
 		}
 		var err error
-		out, err = Load(ctx, tx, a.Project.Key, by.Principal)
+		out, err = Load(ctx, tx, a.Project.Key, p)
 		return err
 	})
 	if err != nil {

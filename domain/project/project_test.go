@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
+	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/store"
@@ -39,12 +40,12 @@ func TestCreateAndList(t *testing.T) {
 	svc := project.NewService(tx, nil)
 	owner, member, orgMember, stranger := newUser(t, ctx, tx), newUser(t, ctx, tx), newUser(t, ctx, tx), newUser(t, ctx, tx)
 
-	a, err := svc.Create(ctx, project.Actor{Principal: owner}, project.NewProject{Key: "ALPHA", Name: "Alpha"})
+	a, err := svc.Create(ctx, audit.Actor{UserID: owner.UserID, Email: owner.Email}, project.NewProject{Key: "ALPHA", Name: "Alpha"})
 	require.NoError(t, err)
 	require.Equal(t, project.Admin, a.Role)
 	require.NotNil(t, a.Project.WorkflowID)
 
-	_, err = svc.Create(ctx, project.Actor{Principal: stranger}, project.NewProject{Key: "ALPHA", Name: "Again"})
+	_, err = svc.Create(ctx, audit.Actor{UserID: stranger.UserID, Email: stranger.Email}, project.NewProject{Key: "ALPHA", Name: "Again"})
 	require.ErrorIs(t, err, project.ErrDuplicateKey)
 
 	_, err = tx.NewInsert().Model(&store.ProjectMember{ProjectID: a.Project.ID, UserID: member.UserID, Role: "MEMBER"}).Exec(ctx)

@@ -97,7 +97,7 @@ func (s *Service) Complete(ctx context.Context, p issue.Project, actor issue.Act
 			return fmt.Errorf("sprint %s issues: %w", id, err)
 		}
 		at := s.now().UTC()
-		issueBy := issue.By{ID: &actor.ID, Email: actor.Email, IP: actor.IP, UserAgent: actor.UserAgent}
+		issueBy := issue.By{ID: &actor.UserID, Email: actor.Email, IP: actor.IP, UserAgent: actor.UserAgent}
 		completed := 0
 		all := make([]uuid.UUID, len(rows))
 		var moved []uuid.UUID
@@ -112,7 +112,7 @@ func (s *Service) Complete(ctx context.Context, p issue.Project, actor issue.Act
 				continue
 			}
 			moved = append(moved, r.ID)
-			acts = append(acts, store.IssueActivity{IssueID: r.ID, ActorID: actor.ID, Type: "SPRINT_CHANGED", OldValue: &sp.Name})
+			acts = append(acts, store.IssueActivity{IssueID: r.ID, ActorID: actor.UserID, Type: "SPRINT_CHANGED", OldValue: &sp.Name})
 			events = append(events, issue.FieldChanged{
 				Subject: issue.Subject{ProjectID: p.ID, ProjectKey: p.Key, IssueID: r.ID, IssueKey: r.Key, Title: r.Title},
 				By:      issueBy, Field: issue.FieldSprint, OldValue: sp.Name, OldRaw: sp.ID.String(), At: at})
@@ -146,6 +146,6 @@ func subject(p issue.Project, sp *store.Sprint) Subject {
 }
 
 func by(a issue.Actor) By {
-	id := a.ID
+	id := a.UserID
 	return By{ID: &id, Email: a.Email, IP: a.IP, UserAgent: a.UserAgent}
 }

@@ -63,22 +63,15 @@ type Project struct {
 	Key string
 }
 
-// Actor is who administers, for the audit log.
-type Actor struct {
-	UserID    uuid.UUID
-	Email     string
-	IP        string
-	UserAgent string
-}
-
-func (a Actor) entry(action string, p Project, id uuid.UUID, details any) (audit.Entry, error) {
+// entry is the audit entry of action by a on webhook id of p.
+func entry(a audit.Actor, action string, p Project, id uuid.UUID, details any) (audit.Entry, error) {
 	raw, err := json.Marshal(details)
 	if err != nil {
 		return audit.Entry{}, fmt.Errorf("audit details: %w", err)
 	}
-	uid, pid := a.UserID, p.ID
-	return audit.Entry{Action: action, UserID: &uid, UserEmail: a.Email, ProjectID: &pid, ResourceType: "WEBHOOK",
-		ResourceID: id.String(), Details: string(raw), IPAddress: a.IP, UserAgent: a.UserAgent}, nil
+	e := a.Entry(action, "WEBHOOK", id.String(), string(raw))
+	e.ProjectID = &p.ID
+	return e, nil
 }
 
 // NewWebhook is a validated create request; an empty Secret is generated.
@@ -108,7 +101,7 @@ func (s *Service) List(ctx context.Context, projectID uuid.UUID) ([]store.Webhoo
 
 // Create checks the URL, saves the webhook and returns it with its secret, which is
 // shown this once.
-func (s *Service) Create(ctx context.Context, by Actor, p Project, in NewWebhook) (*store.Webhook, error) {
+func (s *Service) Create(ctx context.Context, by audit.Actor, p Project, in NewWebhook) (*store.Webhook, error) {
 	if err := s.checker.Check(ctx, in.URL); err != nil {
 		return nil, err
 	}
@@ -121,7 +114,7 @@ func (s *Service) Create(ctx context.Context, by Actor, p Project, in NewWebhook
 		if _, err := tx.NewInsert().Model(w).Returning("*").Exec(ctx); err != nil {
 			return err
 		}
-		e, err := by.entry(AuditCreated, p, w.ID, map[string]any{"url": w.URL, "events": w.Events, "enabled": w.Enabled})
+		e, err := entry(by, AuditCreated, p, w.ID, map[string]any{"url": w.URL, "events": w.Events, "enabled": w.Enabled})
 		if err != nil {
 			return err
 		}
@@ -163,7 +156,7 @@ func (s *Service) Update(ctx context.Context, p Project, id uuid.UUID, in Change
 
 // Delete removes a webhook of the project with its delivery records. Jobs already
 // queued find no record and do nothing.
-func (s *Service) Delete(ctx context.Context, by Actor, p Project, id uuid.UUID) error {
+func (s *Service) Delete(ctx context.Context, by audit.Actor, p Project, id uuid.UUID) error {
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var url string
 		err := tx.NewDelete().Model((*store.Webhook)(nil)).Where("id = ? AND project_id = ?", id, p.ID).
@@ -174,7 +167,7 @@ func (s *Service) Delete(ctx context.Context, by Actor, p Project, id uuid.UUID)
 		if err != nil {
 			return err
 		}
-		e, err := by.entry(AuditDeleted, p, id, map[string]any{"url": url})
+		e, err := entry(by, AuditDeleted, p, id, map[string]any{"url": url})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,18 @@
+package api
+
+import "github.com/gofiber/fiber/v2"
+
+// ssoPublicRoutes registers what a signed-out browser calls: the login page's provider
+// list and the code exchange under /api/v1 (before requireUser).
+func (s *Server) ssoPublicRoutes(v1 fiber.Router) {
+	v1.Get("/admin/sso/public", s.publicSSOProviders)
+}
+
+// ssoAdminRoutes registers the SSO config endpoints on the /admin group (system ADMIN).
+func (s *Server) ssoAdminRoutes(admin fiber.Router) {
+	admin.Get("/sso", s.listSSOConfigs)
+	admin.Post("/sso", s.createSSOConfig)
+	admin.Get("/sso/:id", s.getSSOConfig)
+	admin.Put("/sso/:id", s.updateSSOConfig)
+	admin.Delete("/sso/:id", s.deleteSSOConfig)
+}
