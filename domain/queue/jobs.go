@@ -88,12 +88,16 @@ type Filter struct {
 	IssueKey   string
 }
 
-// Actor is the support staff member behind a retry or cancel, for the audit entry.
+// Actor is the support staff member behind a job or queue operation, for the audit
+// entry.
 type Actor struct {
 	UserID    uuid.UUID
 	Email     string
 	IP        string
 	UserAgent string
+	// Via names the tool the request came through ("river-ui"); the audit details
+	// carry it when set.
+	Via string
 }
 
 // Service reads River's tables for the job views and changes jobs through River's own
@@ -317,23 +321,8 @@ func (s *Service) change(ctx context.Context, actor Actor, id int64, action, ver
 	op func(context.Context, *sql.Tx, int64) (*rivertype.JobRow, error)) (*Job, error) {
 	var out *Job
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		before, err := s.river.JobGetTx(ctx, tx.Tx, id)
+		after, err := s.changeTx(ctx, tx, actor, id, action, verb, op)
 		if err != nil {
-			return jobError(verb, id, err)
-		}
-		after, err := op(ctx, tx.Tx, id)
-		if err != nil {
-			return jobError(verb, id, err)
-		}
-		details, err := json.Marshal(map[string]string{"kind": after.Kind, "queue": after.Queue,
-			"stateBefore": string(before.State), "stateAfter": string(after.State)})
-		if err != nil {
-			return err
-		}
-		uid := actor.UserID
-		if err := s.audit.Record(ctx, tx, audit.Entry{Action: action, UserID: &uid, UserEmail: actor.Email,
-			ResourceType: ResourceJob, ResourceID: fmt.Sprint(id), Details: string(details),
-			IPAddress: actor.IP, UserAgent: actor.UserAgent}); err != nil {
 			return err
 		}
 		out = fromRow(after)
@@ -345,9 +334,31 @@ func (s *Service) change(ctx context.Context, actor Actor, id int64, action, ver
 	return out, nil
 }
 
+// changeTx is change's work on the caller's transaction.
+func (s *Service) changeTx(ctx context.Context, tx bun.Tx, actor Actor, id int64, action, verb string,
+	op func(context.Context, *sql.Tx, int64) (*rivertype.JobRow, error)) (*rivertype.JobRow, error) {
+	before, err := s.river.JobGetTx(ctx, tx.Tx, id)
+	if err != nil {
+		return nil, jobError(verb, id, err)
+	}
+	after, err := op(ctx, tx.Tx, id)
+	if err != nil {
+		return nil, jobError(verb, id, err)
+	}
+	err = s.record(ctx, tx, actor, action, ResourceJob, fmt.Sprint(id), map[string]any{"kind": after.Kind,
+		"queue": after.Queue, "stateBefore": string(before.State), "stateAfter": string(after.State)})
+	if err != nil {
+		return nil, err
+	}
+	return after, nil
+}
+
 func jobError(op string, id int64, err error) error {
 	if errors.Is(err, rivertype.ErrNotFound) {
 		return ErrJobNotFound
+	}
+	if errors.Is(err, rivertype.ErrJobRunning) {
+		return ErrJobRunning
 	}
 	return fmt.Errorf("%s job %d: %w", op, id, store.Translate(err))
 }
