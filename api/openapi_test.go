@@ -76,6 +76,13 @@ func TestOpenAPIRoutesMatchDocument(t *testing.T) {
 		if r.Path == "/swagger-ui/*" {
 			continue
 		}
+		// River UI's pages, assets and read API are served by riverui's own handler under
+		// this wildcard: its API, not ours. The document describes the entry point
+		// /admin/river/ and the mutating calls Taskweave answers itself;
+		// TestRiverUIListsJobsForAdmins checks the rest is served.
+		if r.Path == "/admin/river/*" && r.Method == http.MethodGet {
+			continue
+		}
 		path := openAPIPath(r.Path)
 		registered[r.Method+" "+path] = true
 		item := doc.Paths.Value(path)

@@ -29,9 +29,13 @@ import (
 //go:embed ops/*.html ops/ops.css
 var opsFiles embed.FS
 
-// opsCookie holds the access JWT of an ops session. Its Path keeps it off every other
-// route, so it never authenticates an API call.
+// opsCookie holds the access JWT of an ops session, for the ops page and River UI
+// (/admin/river/). Its Path (opsCookiePath) keeps it off every other route, /api/v1
+// included, so it never authenticates an API call.
 const opsCookie = "tw_ops"
+
+// opsCookiePath is the ops session cookie's Path: /admin/ops/ and /admin/river/ both.
+const opsCookiePath = "/admin"
 
 var (
 	opsCSS = func() string {
@@ -222,7 +226,7 @@ func (s *Server) opsLogin(c *fiber.Ctx) error {
 			Message: "Only system administrators may see job operations."})
 	}
 	c.Cookie(&fiber.Cookie{
-		Name: opsCookie, Value: pair.AccessToken, Path: "/admin/ops",
+		Name: opsCookie, Value: pair.AccessToken, Path: opsCookiePath,
 		MaxAge: int(pair.ExpiresIn.Seconds()), Expires: time.Now().Add(pair.ExpiresIn),
 		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: strings.HasPrefix(s.cfg.BaseURL, "https://"),
 	})
@@ -234,7 +238,7 @@ func (s *Server) opsLogout(c *fiber.Ctx) error {
 		return s.opsRender(c, fiber.StatusForbidden, "error", opsData{Title: "Forbidden", Message: "Cross-site form posts are refused."})
 	}
 	c.Cookie(&fiber.Cookie{
-		Name: opsCookie, Value: "", Path: "/admin/ops", MaxAge: -1, Expires: time.Unix(0, 0),
+		Name: opsCookie, Value: "", Path: opsCookiePath, MaxAge: -1, Expires: time.Unix(0, 0),
 		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: strings.HasPrefix(s.cfg.BaseURL, "https://"),
 	})
 	return c.Redirect("/admin/ops/", fiber.StatusSeeOther)

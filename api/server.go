@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -53,6 +54,9 @@ type Deps struct {
 	Ready func(ctxTimeout time.Duration) error
 	// Attachments is where attachment files are kept.
 	Attachments attachment.Storage
+	// RiverUI is River UI's handler (NewRiverUI), mounted at /admin/river/; nil: not
+	// mounted.
+	RiverUI http.Handler
 	// SSO holds the SSO configs and runs the external login flows.
 	SSO *sso.Service
 }
@@ -119,6 +123,7 @@ func (s *Server) routes() {
 	s.operationalRoutes(app)
 	s.docsRoutes(app)
 	s.opsRoutes(app)
+	s.riverUIRoutes(app)
 	s.stompRoutes(app)
 
 	v1 := app.Group("/api/v1", s.authenticate)

@@ -69,9 +69,14 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 		}
 		files = local
 	}
+	ui, err := NewRiverUI(db, log)
+	if err != nil {
+		return nil, err
+	}
 	return New(s.Config, Deps{
 		Log: log, DB: db, Auth: svc, Authn: auth.NewAuthenticator(db.Bun, tokens),
 		Limiter: auth.NewLimiter(db.Bun, s.AuthRateLimit, s.AuthRateWindow), Registry: reg, Ready: ready,
 		Bus: bus, Audit: rec, River: inserter, Webhook: s.Webhook.WithDefaults(), Attachments: files, SSO: single,
+		RiverUI: ui,
 	}), nil
 }
