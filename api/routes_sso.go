@@ -3,9 +3,14 @@ package api
 import "github.com/gofiber/fiber/v2"
 
 // ssoPublicRoutes registers what a signed-out browser calls: the login page's provider
-// list and the code exchange under /api/v1 (before requireUser).
+// list and the code exchange under /api/v1 (before requireUser), and the flow's paths
+// outside /api/v1, where the web client links and providers send the browser back.
 func (s *Server) ssoPublicRoutes(v1 fiber.Router) {
 	v1.Get("/admin/sso/public", s.publicSSOProviders)
+	v1.Post("/auth/sso/exchange", s.rateLimited, s.exchangeSSO)
+	s.App.Get("/oauth2/authorization/:registrationId", s.startSSO)
+	s.App.Get("/login/oauth2/authorization/:registrationId", s.startSSO)
+	s.App.Get("/login/oauth2/code/:registrationId", s.ssoCallback)
 }
 
 // ssoAdminRoutes registers the SSO config endpoints on the /admin group (system ADMIN).

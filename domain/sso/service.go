@@ -72,13 +72,15 @@ type Options struct {
 
 // Service holds the SSO configs and runs the login flows.
 type Service struct {
-	db     *bun.DB
-	auth   *auth.Service
-	audit  *audit.Recorder
-	box    *SecretBox
-	opts   Options
-	client *http.Client
-	now    func() time.Time
+	db        *bun.DB
+	auth      *auth.Service
+	audit     *audit.Recorder
+	box       *SecretBox
+	state     *stateSigner
+	opts      Options
+	client    *http.Client
+	discovery *discoveryCache
+	now       func() time.Time
 }
 
 // NewService wires SSO on the account service, which issues the token pairs.
@@ -111,7 +113,10 @@ func NewService(db *bun.DB, accounts *auth.Service, rec *audit.Recorder, opts Op
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
-	return &Service{db: db, auth: accounts, audit: rec, box: box, opts: opts, client: client, now: time.Now}, nil
+	s := &Service{db: db, auth: accounts, audit: rec, box: box, state: newStateSigner(opts.JWTSecret), opts: opts,
+		client: client, now: time.Now}
+	s.discovery = newDiscoveryCache(client, opts.DiscoveryTTL, func() time.Time { return s.now() })
+	return s, nil
 }
 
 // wrap adds context to unexpected errors, leaving sentinels recognisable.

@@ -1,0 +1,293 @@
+package sso
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/store"
+)
+
+// CodeTTL is how long the one-time code of a finished login can be exchanged.
+const CodeTTL = 60 * time.Second
+
+// Start is a begun login: send the browser to RedirectURL and keep Binding in a cookie
+// the callback reads back, so a callback only completes in the browser that began it
+// (a link with someone else's code and state cannot sign a victim in).
+type Start struct {
+	RedirectURL string
+	Binding     string
+}
+
+// Begin starts a login with registration: a fresh signed state, PKCE and nonce. The
+// registration is resolved from Postgres now, so a config created or changed on any
+// replica applies to this request.
+func (s *Service) Begin(ctx context.Context, registration string) (Start, error) {
+	p, err := s.resolve(ctx, registration)
+	if err != nil {
+		return Start{}, err
+	}
+	state, f, err := s.state.issue(p.id, s.now())
+	if err != nil {
+		return Start{}, err
+	}
+	return Start{RedirectURL: s.authCodeURL(p, state, f), Binding: f.ID}, nil
+}
+
+// Callback is what the provider sent back to /login/oauth2/code/{registration}.
+type Callback struct {
+	Code  string
+	State string
+	// Error is the provider's error parameter (access_denied when the user declined).
+	Error string
+	// Binding is the state cookie's value.
+	Binding string
+}
+
+// Finish completes a login: checks the state, redeems the code, finds or creates the
+// local user and stores a one-time code for the web client, which it returns. Every
+// refusal is a *FlowError.
+func (s *Service) Finish(ctx context.Context, registration string, cb Callback, meta auth.Meta) (string, error) {
+	f, err := s.state.check(cb.State, s.now())
+	if err != nil {
+		return "", flowError(ReasonInvalidState, err)
+	}
+	if f.Registration != registration || cb.Binding == "" || cb.Binding != f.ID {
+		return "", flowError(ReasonInvalidState, errors.New("state belongs to another flow or browser"))
+	}
+	if cb.Error != "" {
+		if cb.Error == "access_denied" {
+			return "", flowError(ReasonAccessDenied, nil)
+		}
+		return "", flowError(ReasonProviderError, fmt.Errorf("provider error %q", cb.Error))
+	}
+	if cb.Code == "" {
+		return "", flowError(ReasonProviderError, errors.New("no code in the callback"))
+	}
+	p, err := s.resolve(ctx, registration)
+	if err != nil {
+		return "", err
+	}
+	who, err := s.identify(ctx, p, cb.Code, f)
+	if err != nil {
+		return "", err
+	}
+	code, err := newLoginCode()
+	if err != nil {
+		return "", err
+	}
+	var refused *FlowError
+	var refusedUser *store.User
+	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		u, err := s.localUser(ctx, tx, p, who, meta)
+		if errors.As(err, &refused) {
+			refusedUser = u
+			return nil // recorded below, in a transaction of its own
+		}
+		if err != nil {
+			return err
+		}
+		// Expired codes are swept here, by the index on expires_at, rather than by a job.
+		if _, err := tx.NewDelete().Table("sso_login_codes").Where("expires_at < now()").Exec(ctx); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO sso_login_codes (code_hash, user_id, provider, expires_at)
+			VALUES (?, ?, ?, now() + make_interval(secs => ?))`, auth.HashToken(code), u.ID, p.id, CodeTTL.Seconds())
+		return err
+	})
+	if err != nil {
+		return "", wrap("finish sso login", store.Translate(err))
+	}
+	if refused != nil {
+		return "", s.recordRefusal(ctx, p, who, refusedUser, refused, meta)
+	}
+	return code, nil
+}
+
+// localUser finds the user for an external identity: by (provider, subject), else by a
+// verified e-mail (linking the identity when the user has none yet), else a new account
+// in the default organization when the registration provisions. A refusal of a known
+// user (deactivated) returns that user with the *FlowError.
+func (s *Service) localUser(ctx context.Context, tx bun.Tx, p *provider, who identity, meta auth.Meta) (*store.User, error) {
+	var u store.User
+	err := tx.NewSelect().Model(&u).Where("oauth_provider = ? AND oauth_subject = ?", p.id, who.Subject).For("UPDATE").Scan(ctx)
+	if err == nil {
+		return &u, usable(&u)
+	}
+	if !errors.Is(store.Translate(err), store.ErrNotFound) {
+		return nil, err
+	}
+	email := strings.ToLower(strings.TrimSpace(who.Email))
+	if email == "" || !who.EmailVerified {
+		return nil, flowError(ReasonEmailNotVerified, nil)
+	}
+	err = tx.NewSelect().Model(&u).Where("email = ?", email).For("UPDATE").Scan(ctx)
+	if err == nil {
+		if err := usable(&u); err != nil {
+			return &u, err
+		}
+		if u.OAuthProvider == nil {
+			if _, err := tx.NewUpdate().Table("users").Set("oauth_provider = ?, oauth_subject = ?, updated_at = now()", p.id, who.Subject).
+				Where("id = ?", u.ID).Exec(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return &u, nil
+	}
+	if !errors.Is(store.Translate(err), store.ErrNotFound) {
+		return nil, err
+	}
+	if !p.autoProvision {
+		return nil, flowError(ReasonProvisioningDisabled, nil)
+	}
+	return s.provision(ctx, tx, p, who, email, meta)
+}
+
+// usable refuses deactivated and deleted accounts.
+func usable(u *store.User) error {
+	if !u.Active || u.DeletedAt != nil {
+		return flowError(ReasonAccountDisabled, nil)
+	}
+	return nil
+}
+
+// provision creates a MEMBER account without a password, linked to the identity, in
+// the default organization as MEMBER, and records USER_REGISTERED.
+func (s *Service) provision(ctx context.Context, tx bun.Tx, p *provider, who identity, email string, meta auth.Meta) (*store.User, error) {
+	u := store.User{Email: email, DisplayName: displayName(who, email), OAuthProvider: &p.id, OAuthSubject: &who.Subject,
+		SystemRole: auth.RoleMember, Active: true}
+	var org uuid.UUID
+	err := tx.NewSelect().Table("organizations").Column("id").Where("slug = 'default'").Scan(ctx, &org)
+	switch {
+	case err == nil:
+		u.OrgID = &org
+	case !errors.Is(store.Translate(err), store.ErrNotFound):
+		return nil, err
+	}
+	if who.Picture != "" && utf8.RuneCountInString(who.Picture) <= 512 {
+		u.AvatarURL = &who.Picture
+	}
+	if _, err := tx.NewInsert().Model(&u).Returning("*").Exec(ctx); err != nil {
+		return nil, err
+	}
+	if u.OrgID != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO organization_members (org_id, user_id, role) VALUES (?, ?, 'MEMBER') ON CONFLICT DO NOTHING",
+			*u.OrgID, u.ID); err != nil {
+			return nil, err
+		}
+	}
+	return &u, s.audit.Record(ctx, tx, audit.Entry{Action: audit.UserRegistered, UserID: &u.ID, UserEmail: u.Email,
+		ResourceType: "USER", ResourceID: u.ID.String(), Details: details(p.id, ""), IPAddress: meta.IP, UserAgent: meta.UserAgent})
+}
+
+// displayName is the provider's name for the user, else the e-mail's local part.
+func displayName(who identity, email string) string {
+	name := strings.TrimSpace(who.Name)
+	if name == "" {
+		name, _, _ = strings.Cut(email, "@")
+	}
+	if utf8.RuneCountInString(name) > 255 {
+		name = string([]rune(name)[:255])
+	}
+	return name
+}
+
+// recordRefusal audits a refused login of a known identity as LOGIN_FAILED, then
+// returns the refusal.
+func (s *Service) recordRefusal(ctx context.Context, p *provider, who identity, u *store.User, refused *FlowError, meta auth.Meta) error {
+	e := audit.Entry{Action: audit.LoginFailed, UserEmail: strings.ToLower(who.Email), ResourceType: "USER",
+		Details: details(p.id, refused.Reason), IPAddress: meta.IP, UserAgent: meta.UserAgent}
+	if u != nil {
+		e.UserID, e.UserEmail, e.ResourceID = &u.ID, u.Email, u.ID.String()
+	}
+	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error { return s.audit.Record(ctx, tx, e) })
+	if err != nil {
+		return wrap("record refused sso login", err)
+	}
+	return refused
+}
+
+// details is the audit rows' JSON: the registration id and, for refusals, the reason.
+func details(provider, reason string) string {
+	m := map[string]string{"provider": provider}
+	if reason != "" {
+		m["reason"] = reason
+	}
+	raw, _ := json.Marshal(m)
+	return string(raw)
+}
+
+// newLoginCode is 32 random bytes, URL-safe base64.
+func newLoginCode() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("login code: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// ResultURL is where a flow ends in the web client: {base}/auth/sso/callback with the
+// one-time code, or with error=<reason>.
+func (s *Service) ResultURL(code string, err error) string {
+	v := url.Values{}
+	if err != nil {
+		v.Set("error", ReasonOf(err))
+	} else {
+		v.Set("code", code)
+	}
+	return s.opts.BaseURL + "/auth/sso/callback?" + v.Encode()
+}
+
+// Exchange trades a one-time code for the login token pair and records OAUTH_LOGIN.
+// The code is deleted by the statement that checks it, so it works once even when two
+// requests race; an expired, used or unknown code, or one whose user has since been
+// deactivated, is ErrInvalidCode.
+func (s *Service) Exchange(ctx context.Context, code string, meta auth.Meta) (auth.TokenPair, error) {
+	var row struct {
+		UserID   string `bun:"user_id"`
+		Provider string `bun:"provider"`
+	}
+	err := s.db.NewRaw("DELETE FROM sso_login_codes WHERE code_hash = ? AND expires_at > now() RETURNING user_id, provider",
+		auth.HashToken(code)).Scan(ctx, &row)
+	if err != nil {
+		if errors.Is(store.Translate(err), store.ErrNotFound) {
+			return auth.TokenPair{}, ErrInvalidCode
+		}
+		return auth.TokenPair{}, wrap("exchange sso code", store.Translate(err))
+	}
+	var pair auth.TokenPair
+	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		var u store.User
+		if err := tx.NewSelect().Model(&u).Where("id = ?", row.UserID).Scan(ctx); err != nil {
+			return err
+		}
+		if !u.Active || u.DeletedAt != nil {
+			return ErrInvalidCode
+		}
+		var err error
+		if pair, err = s.auth.IssuePairTx(ctx, tx, u.ID); err != nil {
+			return err
+		}
+		return s.audit.Record(ctx, tx, audit.Entry{Action: audit.OAuthLogin, UserID: &u.ID, UserEmail: u.Email,
+			ResourceType: "USER", ResourceID: u.ID.String(), Details: details(row.Provider, ""), IPAddress: meta.IP, UserAgent: meta.UserAgent})
+	})
+	if err != nil {
+		if errors.Is(err, ErrInvalidCode) {
+			return auth.TokenPair{}, ErrInvalidCode
+		}
+		return auth.TokenPair{}, wrap("exchange sso code", store.Translate(err))
+	}
+	return pair, nil
+}
