@@ -175,11 +175,7 @@ func (s *Server) getJob(c *fiber.Ctx) error {
 }
 
 // jobActor is the audit identity of a retry or cancel.
-func jobActor(c *fiber.Ctx) queue.Actor {
-	p := principal(c)
-	m := meta(c)
-	return queue.Actor{UserID: p.UserID, Email: p.Email, IP: m.IP, UserAgent: m.UserAgent}
-}
+func jobActor(c *fiber.Ctx) queue.Actor { return queue.Actor{Actor: auditActor(c)} }
 
 func (s *Server) retryJob(c *fiber.Ctx) error {
 	id, err := parseJobID(c)

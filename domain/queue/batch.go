@@ -11,7 +11,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/uptrace/bun"
 
-	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -127,8 +126,5 @@ func (s *Service) record(ctx context.Context, tx bun.Tx, actor Actor, action, re
 	if err != nil {
 		return err
 	}
-	uid := actor.UserID
-	return s.audit.Record(ctx, tx, audit.Entry{Action: action, UserID: &uid, UserEmail: actor.Email,
-		ResourceType: resourceType, ResourceID: resourceID, Details: string(raw),
-		IPAddress: actor.IP, UserAgent: actor.UserAgent})
+	return s.audit.Record(ctx, tx, actor.Entry(action, resourceType, resourceID, string(raw)))
 }

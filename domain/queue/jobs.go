@@ -91,10 +91,7 @@ type Filter struct {
 // Actor is the support staff member behind a job or queue operation, for the audit
 // entry.
 type Actor struct {
-	UserID    uuid.UUID
-	Email     string
-	IP        string
-	UserAgent string
+	audit.Actor
 	// Via names the tool the request came through ("river-ui"); the audit details
 	// carry it when set.
 	Via string
