@@ -165,6 +165,7 @@ func (s *Server) routes() {
 	s.ssoAdminRoutes(admin)
 	s.auditRoutes(v1, admin)
 	s.jobRoutes(admin)
+	s.automationRoutes(v1, admin)
 }
 
 // Bus is the event bus the handlers emit on; the load generator emits on it directly.

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// AutomationRule is a row of automation_rules: a trigger, a condition tree (its groups
+// and conditions) and ordered actions, of one project or (ProjectID nil) of every one.
+type AutomationRule struct {
+	bun.BaseModel `bun:"table:automation_rules"`
+
+	ID             uuid.UUID  `bun:"id,pk,type:uuid,default:gen_random_uuid()"`
+	ProjectID      *uuid.UUID `bun:"project_id,type:uuid"`
+	Scope          string     `bun:"scope"`
+	Name           string     `bun:"name"`
+	TriggerType    string     `bun:"trigger_type"`
+	TriggerPayload *string    `bun:"trigger_payload"`
+	Enabled        bool       `bun:"enabled"`
+	CreatedBy      *uuid.UUID `bun:"created_by,type:uuid"`
+	CreatedAt      time.Time  `bun:"created_at,nullzero,default:clock_timestamp()"`
+}
+
+// AutomationGroup is a row of automation_groups: an AND/OR node of a rule's condition
+// tree; the root has no parent.
+type AutomationGroup struct {
+	bun.BaseModel `bun:"table:automation_groups"`
+
+	ID            uuid.UUID  `bun:"id,pk,type:uuid"`
+	RuleID        uuid.UUID  `bun:"rule_id,type:uuid"`
+	ParentGroupID *uuid.UUID `bun:"parent_group_id,type:uuid"`
+	Logic         string     `bun:"logic"`
+	Ordinal       int        `bun:"ordinal,notnull"`
+}
+
+// AutomationCondition is a row of automation_conditions: one test of a group.
+type AutomationCondition struct {
+	bun.BaseModel `bun:"table:automation_conditions"`
+
+	ID       uuid.UUID         `bun:"id,pk,type:uuid"`
+	RuleID   uuid.UUID         `bun:"rule_id,type:uuid"`
+	GroupID  uuid.UUID         `bun:"group_id,type:uuid"`
+	Ordinal  int               `bun:"ordinal,notnull"`
+	Type     string            `bun:"type"`
+	Operator string            `bun:"operator"`
+	Params   map[string]string `bun:"params,type:jsonb"`
+}
+
+// AutomationAction is a row of automation_actions: one step, run in Position order.
+type AutomationAction struct {
+	bun.BaseModel `bun:"table:automation_actions"`
+
+	ID       uuid.UUID         `bun:"id,pk,type:uuid"`
+	RuleID   uuid.UUID         `bun:"rule_id,type:uuid"`
+	Position int               `bun:"position,notnull"`
+	Ordinal  int               `bun:"ordinal,notnull"`
+	Type     string            `bun:"type"`
+	Params   map[string]string `bun:"params,type:jsonb"`
+}
+
+// AutomationExecution is a row of automation_executions: one rule evaluated for one
+// triggering event, unique per (EventID, RuleID).
+type AutomationExecution struct {
+	bun.BaseModel `bun:"table:automation_executions"`
+
+	ID         uuid.UUID  `bun:"id,pk,type:uuid,default:gen_random_uuid()"`
+	RuleID     uuid.UUID  `bun:"rule_id,type:uuid"`
+	EventID    uuid.UUID  `bun:"event_id,type:uuid"`
+	ProjectID  *uuid.UUID `bun:"project_id,type:uuid"`
+	IssueID    *uuid.UUID `bun:"issue_id,type:uuid"`
+	EventType  string     `bun:"event_type"`
+	Status     string     `bun:"status"`
+	Detail     *string    `bun:"detail"`
+	ChainDepth int        `bun:"chain_depth,notnull"`
+	EventAt    *time.Time `bun:"event_at"`
+	CreatedAt  time.Time  `bun:"created_at,nullzero,default:clock_timestamp()"`
+}
