@@ -23,6 +23,8 @@ const (
 	QueueNotifications = "notifications"
 	// QueueMail sends e-mails, so a slow SMTP relay never delays in-app notifications.
 	QueueMail = "mail"
+	// QueueAutomation evaluates automation rules and runs their actions.
+	QueueAutomation = "automation"
 )
 
 // InsertNotifyCooldown is the least time between two notifications of inserted jobs
@@ -33,7 +35,8 @@ const (
 const InsertNotifyCooldown = 5 * time.Millisecond
 
 // Queues lists every queue a worker process serves.
-var Queues = []string{QueueDefault, QueueAudit, QueueWebhooks, QueueIntegrations, QueueNotifications, QueueMail}
+var Queues = []string{QueueDefault, QueueAudit, QueueWebhooks, QueueIntegrations, QueueNotifications, QueueMail,
+	QueueAutomation}
 
 // AuditRecord writes one audit row. The id is chosen when the job is inserted, so a
 // retried job never writes the row twice.

@@ -15,7 +15,7 @@ const EventCreated = "comment.created"
 
 // Created is published when a comment is created (docs/design.md#event-flow). Consumers:
 // audit (COMMENT_CREATED), webhooks (comment.created), notifications (COMMENT_MENTION,
-// COMMENT_ADDED); automation (COMMENT_ADDED) later. By.ID is nil for a system comment.
+// COMMENT_ADDED) and automation (COMMENT_ADDED). By.ID is nil for a system comment.
 type Created struct {
 	issue.Subject
 	issue.By
@@ -25,6 +25,9 @@ type Created struct {
 	// was created, without duplicates and without the author.
 	Mentioned []uuid.UUID `json:"mentioned"`
 	At        time.Time   `json:"at"`
+	// Automated is set on a comment an automation rule's CREATE_COMMENT wrote: it
+	// triggers no COMMENT_ADDED rule, so rules cannot comment in a loop.
+	Automated bool `json:"automated,omitempty"`
 }
 
 // EventName implements event.Event.

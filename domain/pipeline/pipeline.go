@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/automation"
 	"github.com/taskweave/taskweave/domain/comment"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/issue"
@@ -42,10 +43,14 @@ type Pipeline struct {
 //   - realtime (status changes only): a NOTIFY on the transaction that every API
 //     replica's STOMP hub relays to /topic/projects/{key} after commit;
 //   - webhook: the delivery records and webhook.deliver jobs of every subscribed
-//     webhook, in one statement for all the transaction's events.
+//     webhook, in one statement for all the transaction's events;
+//   - automation (created, status, priority and assignee changes): an
+//     automation.evaluate job when the project has an enabled rule for the trigger.
 //
-// Sprint start and completion reach audit, realtime and webhook; a new comment reaches
-// audit, notify and webhook; an added attachment reaches webhook.
+// Sprint start and completion reach audit, realtime, webhook and automation (a job per
+// issue of the sprint); a new comment reaches audit, notify, webhook and automation
+// (unless an automation rule wrote it); an added attachment reaches webhook. A rule
+// that fired (automation.Fired) reaches audit.
 func New(inserter *river.Client[*sql.Tx], cfg Config) *Pipeline {
 	bus := event.NewBus(inserter)
 	rec := audit.NewRecorder(bus)
@@ -56,6 +61,7 @@ func New(inserter *river.Client[*sql.Tx], cfg Config) *Pipeline {
 	notify.RegisterConsumers(bus)
 	realtime.Register(bus)
 	webhook.RegisterConsumers(bus, cfg.Webhook.WithDefaults())
+	automation.RegisterConsumers(bus, rec)
 
 	return &Pipeline{Bus: bus, Audit: rec}
 }

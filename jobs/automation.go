@@ -1,0 +1,52 @@
+package jobs
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+)
+
+// AutomationEvaluate evaluates the automation rules of one triggering event for one
+// issue: inserted by the automation consumer in the transaction of the change, one per
+// event (one per issue of a started or completed sprint). Support staff find an issue's
+// evaluations by args projectId / issueId in /admin/jobs.
+type AutomationEvaluate struct {
+	// EventID names the triggering event; with the rule id it is the unique key of an
+	// execution, so a retried job never applies a rule twice.
+	EventID   uuid.UUID `json:"eventId"`
+	Trigger   string    `json:"trigger"`
+	ProjectID uuid.UUID `json:"projectId"`
+	IssueID   uuid.UUID `json:"issueId"`
+	// Extras are what the trigger's filters compare: toStatusId for STATUS_CHANGED,
+	// priority for PRIORITY_CHANGED.
+	Extras map[string]string `json:"extras,omitempty"`
+	// ChainDepth is 0 for a change a person made, n+1 for a change an action of a
+	// depth-n evaluation made.
+	ChainDepth int `json:"chainDepth"`
+	// EventAt is when the change was published, for the event-to-execution latency.
+	EventAt time.Time `json:"eventAt"`
+}
+
+// Kind implements river.JobArgs.
+func (AutomationEvaluate) Kind() string { return "automation.evaluate" }
+
+// InsertOpts puts evaluations on their own queue, so a burst of rule work never delays
+// notifications or webhooks. An infrastructure failure retries with River's backoff.
+func (AutomationEvaluate) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueAutomation, MaxAttempts: 10}
+}
+
+// AutomationCleanup deletes executions older than the retention period
+// (TW_AUTOMATION_RETENTION).
+type AutomationCleanup struct {
+	Retention time.Duration `json:"retention"`
+}
+
+// Kind implements river.JobArgs.
+func (AutomationCleanup) Kind() string { return "automation.cleanup" }
+
+// InsertOpts runs cleanup on the automation queue.
+func (AutomationCleanup) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueAutomation}
+}
