@@ -470,7 +470,7 @@ func TestAttachmentPathTraversal(t *testing.T) {
 func TestAttachmentAddedWebhook(t *testing.T) {
 	t.Parallel()
 	f := atFixtureOn(t, shared(t))
-	hook, _ := whCreate(t, f.h, f.key, f.owner.Access, map[string]any{"url": "http://203.0.113.10/hook", "events": []string{"attachment.added"}})
+	hook, _ := whCreate(t, f.h, f.key, f.owner.Access, map[string]any{"url": "http://[3ffe::10]/hook", "events": []string{"attachment.added"}})
 	a := f.uploaded(t, f.member.Access, "Plan ü.txt", "", "x")
 
 	var eventType, payload, deliveryID string

@@ -16,7 +16,7 @@ func TestCommentThroughTheAPINotifies(t *testing.T) {
 	f := ntFixture(t, nil)
 	h := f.h
 	_, key := ntIssue(t, f, f.owner, "Talk", nil) // reporter: owner, no assignee
-	hook := h.Do("POST", f.path("/webhooks"), map[string]any{"url": "http://203.0.113.10/hook",
+	hook := h.Do("POST", f.path("/webhooks"), map[string]any{"url": "http://[3ffe::10]/hook",
 		"events": []string{"comment.created"}}, f.owner.Access)
 	require.Equal(t, http.StatusCreated, hook.Status, "%s", hook.Body)
 

@@ -67,7 +67,7 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 	transition := h.Do("POST", base+"/workflow/transitions", map[string]any{"fromStatusId": nil, "toStatusId": status}, owner.Access).JSON(t)
 	require.NotEmpty(t, transition["id"])
 	sprint := h.Do("POST", base+"/sprints", map[string]any{"name": "Matrix"}, owner.Access).JSON(t)
-	hook := h.Do("POST", base+"/webhooks", map[string]any{"url": "http://203.0.113.10/hook", "events": []string{"issue.created"}}, owner.Access).JSON(t)["webhook"].(map[string]any)
+	hook := h.Do("POST", base+"/webhooks", map[string]any{"url": "http://[3ffe::10]/hook", "events": []string{"issue.created"}}, owner.Access).JSON(t)["webhook"].(map[string]any)
 	ping := h.Do("POST", base+"/webhooks/"+hook["id"].(string)+"/test", nil, owner.Access).JSON(t)
 	reportSprintID := reportMatrixSprint(t, h, key)
 	dashWidget := h.Do("POST", base+"/dashboard/widgets", map[string]any{"type": "VELOCITY"}, owner.Access).JSON(t)
@@ -119,7 +119,7 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 
 		{"GET", "/webhooks", base + "/webhooks", nil, "VIEWER", 200},
 		{"POST", "/webhooks", base + "/webhooks", func() any {
-			return map[string]any{"url": "http://203.0.113.10/hook", "events": []string{"issue.created"}}
+			return map[string]any{"url": "http://[3ffe::10]/hook", "events": []string{"issue.created"}}
 		}, "ADMIN", 201},
 		{"PUT", "/webhooks/:webhookId", base + "/webhooks/" + hook["id"].(string), func() any { return map[string]any{"enabled": true} }, "ADMIN", 200},
 		{"DELETE", "/webhooks/:webhookId", base + "/webhooks/" + random, nil, "ADMIN", 404},

@@ -10,9 +10,10 @@ import (
 	"github.com/taskweave/taskweave/api/apitest"
 )
 
-// whPublicURL is a public address literal: it passes the private-address check without
-// any DNS lookup (TEST-NET-3, never actually called by these tests).
-const whPublicURL = "http://203.0.113.10/hook"
+// whPublicURL is a public address literal: it passes the address check without any DNS
+// lookup and is never actually called by these tests (3ffe::/16, the 6bone's space,
+// returned to IANA in 2006 and unallocated since: global unicast, routed nowhere).
+const whPublicURL = "http://[3ffe::10]/hook"
 
 func TestWebhookCRUD(t *testing.T) {
 	t.Parallel()
@@ -59,13 +60,13 @@ func TestWebhookCRUD(t *testing.T) {
 	require.Equal(t, []any{"issue.assigned"}, up["events"])
 	require.Equal(t, false, up["enabled"])
 	require.NotContains(t, string(r.Body), secret)
-	r = h.Do("PUT", base+"/"+id, map[string]any{"url": "https://203.0.113.11/other"}, f.owner.Access)
+	r = h.Do("PUT", base+"/"+id, map[string]any{"url": "https://[3ffe::11]/other"}, f.owner.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-	require.Equal(t, "https://203.0.113.11/other", r.JSON(t)["url"])
+	require.Equal(t, "https://[3ffe::11]/other", r.JSON(t)["url"])
 	require.Equal(t, []any{"issue.assigned"}, r.JSON(t)["events"])
 
 	// Validation.
-	long := "https://203.0.113.10/" + strings.Repeat("a", 2048)
+	long := "https://[3ffe::10]/" + strings.Repeat("a", 2048)
 	for _, c := range []struct {
 		body           any
 		code, reason   string
@@ -81,12 +82,16 @@ func TestWebhookCRUD(t *testing.T) {
 		{map[string]any{"url": long, "events": []string{"issue.created"}}, "VALIDATION_ERROR", "", "url", "POST", base},
 		{map[string]any{"url": "  ", "events": []string{"issue.created"}}, "VALIDATION_ERROR", "", "url", "POST", base},
 		{map[string]any{"url": whPublicURL, "events": []string{"issue.created"}, "secret": strings.Repeat("s", 65)}, "VALIDATION_ERROR", "", "secret", "POST", base},
-		{map[string]any{"url": "ftp://203.0.113.10/x", "events": []string{"issue.created"}}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "POST", base},
+		{map[string]any{"url": "ftp://[3ffe::10]/x", "events": []string{"issue.created"}}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "POST", base},
 		{map[string]any{"url": "no url at all", "events": []string{"issue.created"}}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "POST", base},
 		{map[string]any{"url": "http:///path", "events": []string{"issue.created"}}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "POST", base},
 		{"[]", "BAD_REQUEST", "MALFORMED_JSON", "", "POST", base},
 		{map[string]any{"events": []string{}}, "VALIDATION_ERROR", "", "events", "PUT", base + "/" + id},
 		{map[string]any{"url": "http://10.1.2.3/"}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "PUT", base + "/" + id},
+		{map[string]any{"url": "http://[64:ff9b::a9fe:a9fe]/latest"}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "PUT", base + "/" + id},
+		{map[string]any{"url": "http://0x7f000001:8080/"}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "PUT", base + "/" + id},
+		{map[string]any{"url": "http://100.100.100.200/"}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "PUT", base + "/" + id},
+		{map[string]any{"url": "http://203.0.113.10/", "events": []string{"issue.created"}}, "BAD_REQUEST", "WEBHOOK_URL_REJECTED", "", "POST", base},
 		{map[string]any{"enabled": true}, "BAD_REQUEST", "INVALID_UUID", "", "PUT", base + "/nope"},
 	} {
 		r := h.Do(c.method, c.target, c.body, f.owner.Access)
@@ -97,7 +102,7 @@ func TestWebhookCRUD(t *testing.T) {
 	}
 	r = h.Do("GET", base+"/"+id+"/deliveries", nil, f.owner.Access)
 	require.Equal(t, http.StatusOK, r.Status)
-	require.Equal(t, "https://203.0.113.11/other", h.Do("GET", base, nil, f.owner.Access).Array(t)[0].(map[string]any)["url"],
+	require.Equal(t, "https://[3ffe::11]/other", h.Do("GET", base, nil, f.owner.Access).Array(t)[0].(map[string]any)["url"],
 		"a refused update changes nothing")
 
 	// Roles: MEMBER and VIEWER read only; outsiders nothing.

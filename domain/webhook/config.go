@@ -7,6 +7,9 @@ import "time"
 type Config struct {
 	// AllowPrivate lets webhooks target loopback and private addresses (tests, dev).
 	AllowPrivate bool
+	// Resolver looks webhook hosts up, at save and at dial time; nil means
+	// net.DefaultResolver (tests give a fake one).
+	Resolver Resolver
 	// RetryDelays are the waits after failed attempt 1, 2, ...; the attempt after the
 	// last delay is final. Default 60s, 300s.
 	RetryDelays []time.Duration

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -110,21 +109,12 @@ func NewSender(pool *pgxpool.Pool, cfg Config) *Sender {
 // many receivers' connections, HTTP/1.1, cfg.Timeout per attempt (dialing included), no
 // proxy (a proxy would dial on our behalf and bypass the address check), no redirects
 // (fasthttp's Do never follows one), the URL's path sent as configured, and unless
-// cfg.AllowPrivate the dialer refuses non-public addresses.
+// cfg.AllowPrivate the dialer refuses non-public addresses (guardedDialer).
 func newClient(cfg Config) *fasthttp.Client {
-	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
-	if !cfg.AllowPrivate {
-		dialer.Control = dialControl
-	}
+	dialer := newGuardedDialer(cfg)
 	return &fasthttp.Client{
 		// Dialing counts against the attempt's deadline (what is left of it is timeout).
-		DialTimeout: func(addr string, timeout time.Duration) (net.Conn, error) {
-			d := *dialer
-			if timeout > 0 {
-				d.Timeout = min(timeout, d.Timeout)
-			}
-			return d.Dial("tcp", addr)
-		},
+		DialTimeout:              dialer.dial,
 		NoDefaultUserAgentHeader: true,
 		// More than a worker's concurrent sends at the default concurrency (50 jobs of
 		// up to 10 deliveries); beyond that a send waits for a connection, within the

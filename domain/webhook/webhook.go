@@ -54,7 +54,7 @@ type Service struct {
 // NewService builds a Service. cfg gives the URL rule and the attempts of explicit sends.
 func NewService(db *bun.DB, bus *event.Bus, rec *audit.Recorder, cfg Config) *Service {
 	cfg = cfg.WithDefaults()
-	return &Service{db: db, bus: bus, audit: rec, checker: Checker{AllowPrivate: cfg.AllowPrivate}, cfg: cfg}
+	return &Service{db: db, bus: bus, audit: rec, checker: Checker{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver}, cfg: cfg}
 }
 
 // Project is the project a call works in.
