@@ -18,6 +18,7 @@ import (
 	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/domain/pipeline"
 	"github.com/taskweave/taskweave/domain/queue"
+	"github.com/taskweave/taskweave/domain/sso"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/migrations"
@@ -79,6 +80,9 @@ func (a *app) server() (*api.Server, error) {
 		JWTSecret: c.JWTSecret, AccessTokenTTL: c.AccessTokenTTL, RefreshTokenTTL: c.RefreshTokenTTL,
 		RegistrationEnabled: c.RegistrationEnabled, AuthRateLimit: c.AuthRateLimit, AuthRateWindow: c.AuthRateWindow,
 		Webhook: a.webhookConfig(),
+		OAuthGitHub: sso.GitHub{ClientID: c.OAuthGitHubClientID, ClientSecret: c.OAuthGitHubClientSecret,
+			AuthURL: c.OAuthGitHubAuthURL, TokenURL: c.OAuthGitHubTokenURL, APIURL: c.OAuthGitHubAPIURL},
+		OAuthGoogle: sso.Google{ClientID: c.OAuthGoogleClientID, ClientSecret: c.OAuthGoogleClientSecret, Issuer: c.OAuthGoogleIssuer},
 	}, a.log, a.db, a.registry, inserter, a.ready)
 }
 

@@ -32,6 +32,11 @@ type Config struct {
 	OAuthGitHubClientSecret string `env:"TW_OAUTH_GITHUB_CLIENT_SECRET"`
 	OAuthGoogleClientID     string `env:"TW_OAUTH_GOOGLE_CLIENT_ID"`
 	OAuthGoogleClientSecret string `env:"TW_OAUTH_GOOGLE_CLIENT_SECRET"`
+	// The built-in providers' addresses, for GitHub Enterprise or a local fake.
+	OAuthGitHubAuthURL  string `env:"TW_OAUTH_GITHUB_AUTH_URL, default=https://github.com/login/oauth/authorize"`
+	OAuthGitHubTokenURL string `env:"TW_OAUTH_GITHUB_TOKEN_URL, default=https://github.com/login/oauth/access_token"`
+	OAuthGitHubAPIURL   string `env:"TW_OAUTH_GITHUB_API_URL, default=https://api.github.com"`
+	OAuthGoogleIssuer   string `env:"TW_OAUTH_GOOGLE_ISSUER, default=https://accounts.google.com"`
 
 	WebhookAllowPrivate bool            `env:"TW_WEBHOOK_ALLOW_PRIVATE, default=false"`
 	WebhookRetryDelays  []time.Duration `env:"TW_WEBHOOK_RETRY_DELAYS, default=60s,300s"`
@@ -65,6 +70,12 @@ func loadConfig(ctx context.Context, lookup envconfig.Lookuper) (*Config, error)
 	}
 	if cfg.AuthRateLimit < 1 || cfg.AuthRateWindow <= 0 {
 		return nil, fmt.Errorf("TW_AUTH_RATE_LIMIT must be at least 1 and TW_AUTH_RATE_WINDOW positive")
+	}
+	if (cfg.OAuthGitHubClientID == "") != (cfg.OAuthGitHubClientSecret == "") {
+		return nil, fmt.Errorf("TW_OAUTH_GITHUB_CLIENT_ID and TW_OAUTH_GITHUB_CLIENT_SECRET are set together or not at all")
+	}
+	if (cfg.OAuthGoogleClientID == "") != (cfg.OAuthGoogleClientSecret == "") {
+		return nil, fmt.Errorf("TW_OAUTH_GOOGLE_CLIENT_ID and TW_OAUTH_GOOGLE_CLIENT_SECRET are set together or not at all")
 	}
 	return &cfg, nil
 }
