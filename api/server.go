@@ -132,6 +132,7 @@ func (s *Server) routes() {
 	v1.Post("/auth/refresh", s.refresh)
 	s.ssoPublicRoutes(v1)
 	s.incomingRoutes(v1)
+	s.serviceDeskPublicRoutes(v1)
 
 	v1.Use(s.requireUser)
 	v1.Post("/auth/logout", s.logout)
@@ -156,6 +157,7 @@ func (s *Server) routes() {
 	s.commentRoutes(v1)
 	s.attachmentRoutes(v1)
 	s.notificationRoutes(v1)
+	s.serviceDeskRoutes(v1)
 
 	admin := v1.Group("/admin", s.requireAdmin)
 	admin.Get("/users", s.listUsers)

@@ -13,6 +13,9 @@ const (
 	NotifyStatusChanged = "status_changed"
 	// NotifyCommented: comment CommentID was added, mentioning Mentioned.
 	NotifyCommented = "commented"
+	// NotifyDirect: a notification of type Type for each of Recipients (the service
+	// desk's SLA reports and incidents), rendered with Args.
+	NotifyDirect = "direct"
 )
 
 // NotifyEvent is one domain event the notification worker turns into notifications
@@ -34,6 +37,11 @@ type NotifyEvent struct {
 	// stay small.
 	Excerpt   string      `json:"excerpt,omitempty"`
 	Mentioned []uuid.UUID `json:"mentioned,omitempty"`
+	// Type, Recipients and Args are NotifyDirect's: the notification type, who gets
+	// it, and the values its text names besides the issue (severity, policy, minutes).
+	Type       string            `json:"type,omitempty"`
+	Recipients []uuid.UUID       `json:"recipients,omitempty"`
+	Args       map[string]string `json:"args,omitempty"`
 }
 
 // Kind implements river.JobArgs.

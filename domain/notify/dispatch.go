@@ -184,6 +184,12 @@ func recipients(ev jobs.NotifyEvent, reporter uuid.UUID, assignee *uuid.UUID) []
 		if assignee != nil {
 			add(*assignee, TypeCommentAdded)
 		}
+	case jobs.NotifyDirect:
+		if KnownType(ev.Type) {
+			for _, u := range ev.Recipients {
+				add(u, ev.Type)
+			}
+		}
 	}
 	return out
 }
@@ -255,6 +261,9 @@ func actorName(lang string, actor *uuid.UUID, people map[uuid.UUID]person) strin
 func render(lang, typ string, ev jobs.NotifyEvent, actor string) (title, body string) {
 	args := []string{"actor", actor, "issueKey", ev.IssueKey, "issueTitle", ev.IssueTitle,
 		"oldStatus", ev.OldStatus, "newStatus", ev.NewStatus, "excerpt", ev.Excerpt}
+	for k, v := range ev.Args {
+		args = append(args, k, v)
+	}
 	return truncate(locale.T(lang, "notification."+typ+".title", args...), maxTitleRunes),
 		truncate(locale.T(lang, "notification."+typ+".body", args...), maxBodyRunes)
 }

@@ -16,7 +16,7 @@ import (
 // unknown ones raw.
 var Types = []string{
 	"COMMENT_MENTION", "ISSUE_ASSIGNED", "AUTOMATION", "SLA_BREACHED",
-	"COMMENT_ADDED", "STATUS_CHANGED", "SLA_ESCALATED", "INCIDENT",
+	"COMMENT_ADDED", "STATUS_CHANGED", "SLA_ESCALATED", "INCIDENT", "SLA_RESPONSE_BREACHED",
 }
 
 // KnownType reports whether t is a notification type.

@@ -1,0 +1,30 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/taskweave/taskweave/domain/servicedesk"
+)
+
+// serviceDeskPublicRoutes registers the PUBLIC ticket form, rate limited per client
+// address; it comes before requireUser.
+func (s *Server) serviceDeskPublicRoutes(r fiber.Router) {
+	m := servicedesk.NewMetrics(s.deps.Registry)
+	r.Post("/projects/:key/service-desk/tickets", s.ticketRateLimited, s.submitTicket(m))
+}
+
+// serviceDeskRoutes registers the desk, its tickets, SLA policies and escalation rules
+// under /projects/:key/service-desk, and the incidents under /projects/:key/incidents.
+func (s *Server) serviceDeskRoutes(r fiber.Router) {
+	r.Post("/projects/:key/service-desk/enable", s.enableServiceDesk)
+	r.Get("/projects/:key/service-desk", s.getServiceDesk)
+	r.Get("/projects/:key/service-desk/tickets", s.listTickets)
+	r.Post("/projects/:key/service-desk/sla-policies", s.createSLAPolicy)
+	r.Get("/projects/:key/service-desk/sla-policies", s.listSLAPolicies)
+	r.Delete("/projects/:key/service-desk/sla-policies/:id", s.deleteSLAPolicy)
+	r.Post("/projects/:key/service-desk/sla-policies/:id/escalation-rules", s.createEscalationRule)
+
+	r.Post("/projects/:key/incidents", s.createIncident)
+	r.Get("/projects/:key/incidents", s.listIncidents)
+	r.Patch("/projects/:key/incidents/:id", s.resolveIncident)
+}

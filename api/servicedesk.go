@@ -1,0 +1,367 @@
+package api
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/domain/servicedesk"
+	"github.com/taskweave/taskweave/store"
+)
+
+// ticketListPageSize is GET …/service-desk/tickets' default size
+// (docs/api-conventions.md#pages).
+const ticketListPageSize = 50
+
+// serviceDesk is the desk service over the server's database, bus and audit log.
+func (s *Server) serviceDesk() *servicedesk.Service {
+	return servicedesk.NewService(s.db, s.bus, s.audit)
+}
+
+func deskProject(a *project.Access) servicedesk.Project {
+	return servicedesk.Project{ID: a.Project.ID, Key: a.Project.Key, WorkflowID: a.Project.WorkflowID}
+}
+
+// serviceDeskResponse is ServiceDesk in api/openapi/91-servicedesk.yaml.
+type serviceDeskResponse struct {
+	ID           uuid.UUID `json:"id"`
+	ProjectID    uuid.UUID `json:"projectId"`
+	EmailAddress *string   `json:"emailAddress"`
+	Enabled      bool      `json:"enabled"`
+}
+
+func toServiceDeskResponse(d *store.ServiceDesk) serviceDeskResponse {
+	return serviceDeskResponse{ID: d.ID, ProjectID: d.ProjectID, EmailAddress: d.EmailAddress, Enabled: d.Enabled}
+}
+
+// ticketReceipt is TicketReceipt: the public submission's reply.
+type ticketReceipt struct {
+	TicketID uuid.UUID `json:"ticketId"`
+	IssueKey string    `json:"issueKey"`
+	Status   string    `json:"status"`
+}
+
+// ticketItem is TicketItem: IssueResponse plus the status name as `status`, where it
+// came from and its SLA state.
+type ticketItem struct {
+	issueResponse
+	Status      string  `json:"status"`
+	SenderEmail *string `json:"senderEmail"`
+	Channel     string  `json:"channel"`
+	SLADueAt    *string `json:"slaDueAt"`
+	Breached    bool    `json:"breached"`
+}
+
+// slaPolicyResponse is SlaPolicy.
+type slaPolicyResponse struct {
+	ID                uuid.UUID                `json:"id"`
+	ServiceDeskID     uuid.UUID                `json:"serviceDeskId"`
+	Name              string                   `json:"name"`
+	Priority          string                   `json:"priority"`
+	ResponseMinutes   int                      `json:"responseMinutes"`
+	ResolutionMinutes int                      `json:"resolutionMinutes"`
+	EscalationRules   []escalationRuleResponse `json:"escalationRules"`
+}
+
+// escalationRuleResponse is EscalationRule.
+type escalationRuleResponse struct {
+	ID                   uuid.UUID   `json:"id"`
+	SLAPolicyID          uuid.UUID   `json:"slaPolicyId"`
+	EscalateAfterMinutes int         `json:"escalateAfterMinutes"`
+	AssigneeID           *uuid.UUID  `json:"assigneeId"`
+	NotifyUserIDs        []uuid.UUID `json:"notifyUserIds"`
+}
+
+func toEscalationRuleResponse(r *store.EscalationRule) escalationRuleResponse {
+	ids := r.NotifyUserIDs
+	if ids == nil {
+		ids = []uuid.UUID{}
+	}
+	return escalationRuleResponse{ID: r.ID, SLAPolicyID: r.SLAPolicyID, EscalateAfterMinutes: r.EscalateAfterMinutes,
+		AssigneeID: r.AssigneeID, NotifyUserIDs: ids}
+}
+
+func toSLAPolicyResponse(p *servicedesk.Policy) slaPolicyResponse {
+	out := slaPolicyResponse{ID: p.ID, ServiceDeskID: p.ServiceDeskID, Name: p.Name, Priority: p.Priority,
+		ResponseMinutes: p.ResponseMinutes, ResolutionMinutes: p.ResolutionMinutes,
+		EscalationRules: make([]escalationRuleResponse, len(p.Rules))}
+	for i := range p.Rules {
+		out.EscalationRules[i] = toEscalationRuleResponse(&p.Rules[i])
+	}
+	return out
+}
+
+// ticketRateLimited limits public ticket submissions per client address, with the
+// login limit's size and window (TW_AUTH_RATE_LIMIT, TW_AUTH_RATE_WINDOW) but a bucket
+// of its own, so a busy form never locks a client out of logging in.
+func (s *Server) ticketRateLimited(c *fiber.Ctx) error {
+	if err := s.limiter.Hit(c.UserContext(), "ticket:"+c.IP()); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
+func (s *Server) enableServiceDesk(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		EmailAddress *string `json:"emailAddress"`
+	}
+	if err := decodeOptionalJSON(c.Body(), &body); err != nil {
+		return err
+	}
+	if body.EmailAddress != nil {
+		e := strings.TrimSpace(*body.EmailAddress)
+		var f fields
+		f.email("emailAddress", e)
+		if err := f.err(); err != nil {
+			return err
+		}
+		body.EmailAddress = &e
+	}
+	d, err := s.serviceDesk().Enable(c.UserContext(), auditActor(c), deskProject(a), body.EmailAddress)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toServiceDeskResponse(d))
+}
+
+func (s *Server) getServiceDesk(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	d, err := s.serviceDesk().Desk(c.UserContext(), deskProject(a))
+	if err != nil {
+		return err
+	}
+	return c.JSON(toServiceDeskResponse(d))
+}
+
+// parseTicket reads the public submission: title required (not blank, ≤ 255),
+// description optional (≤ 5000, default ""), senderEmail optional but a valid address
+// when sent.
+func parseTicket(body []byte) (servicedesk.NewTicket, error) {
+	var r struct {
+		Title       *string `json:"title"`
+		Description *string `json:"description"`
+		SenderEmail *string `json:"senderEmail"`
+	}
+	if err := decodeJSON(body, &r); err != nil {
+		return servicedesk.NewTicket{}, err
+	}
+	if r.Title == nil {
+		return servicedesk.NewTicket{}, required("title")
+	}
+	in := servicedesk.NewTicket{Title: strings.TrimSpace(*r.Title), Channel: servicedesk.ChannelWeb}
+	var f fields
+	f.text("title", in.Title, true, servicedesk.MaxTitle)
+	if r.Description != nil {
+		f.text("description", *r.Description, false, servicedesk.MaxDescription)
+		in.Description = *r.Description
+	}
+	if r.SenderEmail != nil {
+		e := strings.TrimSpace(*r.SenderEmail)
+		f.email("senderEmail", e)
+		in.SenderEmail = &e
+	}
+	return in, f.err()
+}
+
+// submitTicket is the PUBLIC ticket form; tickets counts WEB tickets.
+func (s *Server) submitTicket(tickets *servicedesk.Metrics) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		in, err := parseTicket(c.Body())
+		if err != nil {
+			return err
+		}
+		m := meta(c)
+		in.IP, in.UserAgent = m.IP, m.UserAgent
+		r, err := s.serviceDesk().Submit(c.UserContext(), c.Params("key"), in)
+		if err != nil {
+			return err
+		}
+		tickets.Tickets.WithLabelValues(servicedesk.ChannelWeb).Inc()
+		return c.Status(fiber.StatusCreated).JSON(ticketReceipt{TicketID: r.TicketID, IssueKey: r.IssueKey, Status: "RECEIVED"})
+	}
+}
+
+func (s *Server) listTickets(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	pr, err := parsePage(c, ticketListPageSize)
+	if err != nil {
+		return err
+	}
+	items, err := s.serviceDesk().Tickets(c.UserContext(), deskProject(a), pr.Offset(), pr.Size)
+	if err != nil {
+		return err
+	}
+	out := make([]ticketItem, len(items))
+	for i, t := range items {
+		out[i] = ticketItem{issueResponse: toIssueResponse(t.View), Status: t.StatusName, SenderEmail: t.SenderEmail,
+			Channel: t.Channel, SLADueAt: instantPtr(t.SLADueAt), Breached: t.Breached}
+	}
+	return c.JSON(out)
+}
+
+// minutes checks a required whole number of minutes, 1 to servicedesk.MaxMinutes.
+func (f *fields) minutes(field string, v int) {
+	if v < 1 || v > servicedesk.MaxMinutes {
+		f.add(field, "RANGE", "field.RANGE", "min", "1", "max", strconv.Itoa(servicedesk.MaxMinutes))
+	}
+}
+
+// parsePolicy reads an SLA policy: every member required; an unknown priority is
+// BAD_REQUEST, a blank or long name and minutes out of range VALIDATION_ERRORs.
+func parsePolicy(body []byte) (servicedesk.NewPolicy, error) {
+	var r struct {
+		Name              *string `json:"name"`
+		Priority          *string `json:"priority"`
+		ResponseMinutes   *int    `json:"responseMinutes"`
+		ResolutionMinutes *int    `json:"resolutionMinutes"`
+	}
+	if err := decodeJSON(body, &r); err != nil {
+		return servicedesk.NewPolicy{}, err
+	}
+	switch {
+	case r.Name == nil:
+		return servicedesk.NewPolicy{}, required("name")
+	case r.Priority == nil:
+		return servicedesk.NewPolicy{}, required("priority")
+	case r.ResponseMinutes == nil:
+		return servicedesk.NewPolicy{}, required("responseMinutes")
+	case r.ResolutionMinutes == nil:
+		return servicedesk.NewPolicy{}, required("resolutionMinutes")
+	}
+	if !issue.Valid(issue.Priorities, *r.Priority) {
+		return servicedesk.NewPolicy{}, badRequest("INVALID_ENUM", "field", "priority", "values", strings.Join(issue.Priorities, ", "))
+	}
+	in := servicedesk.NewPolicy{Name: strings.TrimSpace(*r.Name), Priority: *r.Priority,
+		ResponseMinutes: *r.ResponseMinutes, ResolutionMinutes: *r.ResolutionMinutes}
+	var f fields
+	f.text("name", in.Name, true, servicedesk.MaxPolicyName)
+	f.minutes("responseMinutes", in.ResponseMinutes)
+	f.minutes("resolutionMinutes", in.ResolutionMinutes)
+	return in, f.err()
+}
+
+func (s *Server) createSLAPolicy(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	in, err := parsePolicy(c.Body())
+	if err != nil {
+		return err
+	}
+	p, err := s.serviceDesk().CreatePolicy(c.UserContext(), auditActor(c), deskProject(a), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toSLAPolicyResponse(p))
+}
+
+func (s *Server) listSLAPolicies(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	ps, err := s.serviceDesk().Policies(c.UserContext(), deskProject(a))
+	if err != nil {
+		return err
+	}
+	out := make([]slaPolicyResponse, len(ps))
+	for i := range ps {
+		out[i] = toSLAPolicyResponse(&ps[i])
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) deleteSLAPolicy(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.serviceDesk().DeletePolicy(c.UserContext(), auditActor(c), deskProject(a), id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// parseEscalationRule reads an escalation rule: escalateAfterMinutes required,
+// assigneeId optional, notifyUserIds optional (absent = none; repeated ids count once).
+func parseEscalationRule(body []byte) (servicedesk.NewRule, error) {
+	var r struct {
+		EscalateAfterMinutes *int     `json:"escalateAfterMinutes"`
+		AssigneeID           *string  `json:"assigneeId"`
+		NotifyUserIDs        []string `json:"notifyUserIds"`
+	}
+	if err := decodeJSON(body, &r); err != nil {
+		return servicedesk.NewRule{}, err
+	}
+	if r.EscalateAfterMinutes == nil {
+		return servicedesk.NewRule{}, required("escalateAfterMinutes")
+	}
+	in := servicedesk.NewRule{EscalateAfterMinutes: *r.EscalateAfterMinutes}
+	var err error
+	if in.AssigneeID, err = optionalID("assigneeId", r.AssigneeID); err != nil {
+		return in, err
+	}
+	if in.NotifyUserIDs, err = parseIDs("notifyUserIds", r.NotifyUserIDs); err != nil {
+		return in, err
+	}
+	in.NotifyUserIDs = uniqueIDs(in.NotifyUserIDs)
+	var f fields
+	f.minutes("escalateAfterMinutes", in.EscalateAfterMinutes)
+	if len(in.NotifyUserIDs) > servicedesk.MaxNotifyUsers {
+		f.add("notifyUserIds", "SIZE", "field.TOO_MANY", "max", strconv.Itoa(servicedesk.MaxNotifyUsers))
+	}
+	return in, f.err()
+}
+
+func (s *Server) createEscalationRule(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	in, err := parseEscalationRule(c.Body())
+	if err != nil {
+		return err
+	}
+	r, err := s.serviceDesk().AddEscalationRule(c.UserContext(), auditActor(c), deskProject(a), id, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toEscalationRuleResponse(r))
+}
+
+// uniqueIDs keeps the first occurrence of each id, in order: a recipient listed twice
+// is notified once.
+func uniqueIDs(ids []uuid.UUID) []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(ids))
+	seen := make(map[uuid.UUID]bool, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}

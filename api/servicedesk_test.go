@@ -1,0 +1,420 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
+)
+
+// deskFixture is an issueFixture whose project has an enabled desk.
+type deskFixture struct {
+	*issueFixture
+	deskID string
+}
+
+func deskFixtureOn(t *testing.T, h *apitest.Harness) *deskFixture {
+	t.Helper()
+	f := issueFixtureOn(t, h)
+	r := h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": nil}, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	return &deskFixture{issueFixture: f, deskID: r.JSON(t)["id"].(string)}
+}
+
+// ticket submits a ticket without credentials and returns the receipt.
+func (f *deskFixture) ticket(t *testing.T, body map[string]any) map[string]any {
+	t.Helper()
+	r := f.h.Do("POST", f.path("/service-desk/tickets"), body, "")
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	return r.JSON(t)
+}
+
+// policy creates an SLA policy as the owner and returns it.
+func (f *deskFixture) policy(t *testing.T, priority string, response, resolution int) map[string]any {
+	t.Helper()
+	r := f.h.Do("POST", f.path("/service-desk/sla-policies"), map[string]any{"name": priority + " SLA", "priority": priority,
+		"responseMinutes": response, "resolutionMinutes": resolution}, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	return r.JSON(t)
+}
+
+func TestServiceDeskEnable(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	f := issueFixtureOn(t, h)
+
+	issueProblem(t, h.Do("GET", f.path("/service-desk"), nil, f.owner.Access), 404, "NOT_FOUND", "SERVICE_DESK_NOT_FOUND")
+	issueProblem(t, h.Do("POST", f.path("/service-desk/enable"), map[string]any{}, f.member.Access), 403, "FORBIDDEN", "")
+	issueProblem(t, h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": "not an address"}, f.owner.Access),
+		400, "VALIDATION_ERROR", "")
+
+	addr := "help-" + strings.ToLower(f.key) + "@example.com"
+	r := h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": addr}, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	desk := r.JSON(t)
+	require.Equal(t, f.projectID.String(), desk["projectId"])
+	require.Equal(t, addr, desk["emailAddress"])
+	require.Equal(t, true, desk["enabled"])
+
+	// Any role reads it; outsiders do not.
+	got := h.Do("GET", f.path("/service-desk"), nil, f.viewer.Access)
+	require.Equal(t, http.StatusOK, got.Status)
+	require.Equal(t, desk, got.JSON(t))
+	issueProblem(t, h.Do("GET", f.path("/service-desk"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+
+	// Enabling again keeps the desk, re-enables it and replaces the address (an empty
+	// body clears it).
+	_, err := h.DB.Pool.Exec(context.Background(), "UPDATE service_desks SET enabled = false WHERE id = $1", desk["id"])
+	require.NoError(t, err)
+	again := h.Do("POST", f.path("/service-desk/enable"), nil, f.owner.Access).JSON(t)
+	require.Equal(t, desk["id"], again["id"])
+	require.Equal(t, true, again["enabled"])
+	require.Nil(t, again["emailAddress"])
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM service_desks WHERE project_id = $1", f.projectID))
+
+	// An address is one desk's, compared case-insensitively.
+	require.Equal(t, http.StatusOK, h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": addr}, f.owner.Access).Status)
+	other := issueFixtureOn(t, h)
+	issueProblem(t, h.Do("POST", other.path("/service-desk/enable"), map[string]any{"emailAddress": strings.ToUpper(addr)}, other.owner.Access),
+		409, "CONFLICT", "DESK_EMAIL_TAKEN")
+}
+
+func TestTicketSubmission(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := issueFixtureOn(t, h)
+	body := map[string]any{"title": "Printer on fire", "description": "Third floor.", "senderEmail": "Ann@Example.com"}
+
+	// Without a desk (or project) the form is not found.
+	issueProblem(t, h.Do("POST", f.path("/service-desk/tickets"), body, ""), 404, "NOT_FOUND", "SERVICE_DESK_NOT_FOUND")
+	issueProblem(t, h.Do("POST", "/api/v1/projects/NOPE9/service-desk/tickets", body, ""), 404, "NOT_FOUND", "SERVICE_DESK_NOT_FOUND")
+	require.Equal(t, http.StatusOK, h.Do("POST", f.path("/service-desk/enable"), nil, f.owner.Access).Status)
+	df := &deskFixture{issueFixture: f}
+
+	issueFixtureAudit(t, h, true)
+	receipt := df.ticket(t, body)
+	require.Equal(t, "RECEIVED", receipt["status"])
+	key := receipt["issueKey"].(string)
+	require.True(t, strings.HasPrefix(key, f.key+"-"), key)
+	id := receipt["ticketId"].(string)
+
+	iss := f.get(t, key)
+	require.Equal(t, id, iss["id"])
+	require.Equal(t, "TASK", iss["type"])
+	require.Equal(t, "MEDIUM", iss["priority"])
+	require.Equal(t, f.owner.ID.String(), iss["reporterId"])
+	require.Equal(t, "**From:** Ann@Example.com\n\nThird floor.", iss["description"])
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM service_desk_tickets WHERE issue_id = $1 AND channel = 'WEB' AND sender_email = 'Ann@Example.com'", id))
+	// Created like any issue: the audit job of ISSUE_CREATED commits with the ticket.
+	require.Equal(t, []string{"ISSUE_CREATED"}, issueAuditJobs(t, h, id))
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM river_job AS j, service_desk_tickets AS t WHERE t.issue_id = $1
+		AND j.args->>'resourceId' = $1::text AND j.xmin = t.xmin`, id))
+	require.Equal(t, 1.0, metricVec(t, h, "taskweave_servicedesk_tickets_total", "WEB"))
+
+	anon := df.ticket(t, map[string]any{"title": "No name"})
+	require.Equal(t, "**From:** anonymous\n\n", f.get(t, anon["issueKey"].(string))["description"])
+
+	for _, tc := range []struct {
+		body         any
+		code, reason string
+		field        string
+		status       int
+	}{
+		{map[string]any{}, "BAD_REQUEST", "MISSING_FIELD", "", 400},
+		{`{"title":`, "BAD_REQUEST", "MALFORMED_JSON", "", 400},
+		{map[string]any{"title": 7}, "BAD_REQUEST", "WRONG_TYPE", "", 400},
+		{map[string]any{"title": "  "}, "VALIDATION_ERROR", "", "title", 400},
+		{map[string]any{"title": strings.Repeat("x", 256)}, "VALIDATION_ERROR", "", "title", 400},
+		{map[string]any{"title": "ok", "description": strings.Repeat("x", 5001)}, "VALIDATION_ERROR", "", "description", 400},
+		{map[string]any{"title": "ok", "senderEmail": "nobody"}, "VALIDATION_ERROR", "", "senderEmail", 400},
+		{map[string]any{"title": "ok", "senderEmail": strings.Repeat("a", 250) + "@x.com"}, "VALIDATION_ERROR", "", "senderEmail", 400},
+	} {
+		r := h.Do("POST", f.path("/service-desk/tickets"), tc.body, "")
+		issueProblem(t, r, tc.status, tc.code, tc.reason)
+		if tc.field != "" {
+			require.Contains(t, r.JSON(t)["details"], tc.field, "%s", r.Body)
+		}
+	}
+	require.Equal(t, 2, h.Count("SELECT count(*) FROM service_desk_tickets"))
+	// A description of exactly 5000 characters is fine.
+	df.ticket(t, map[string]any{"title": "Long", "description": strings.Repeat("y", 5000)})
+}
+
+// metricVec reads one labelled counter of the harness's API registry.
+func metricVec(t *testing.T, h *apitest.Harness, name, label string) float64 {
+	t.Helper()
+	mfs, err := h.Registry.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == label {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("metric %s{%s} not found", name, label)
+	return 0
+}
+
+func TestTicketRateLimit(t *testing.T) {
+	t.Parallel()
+	base := apitest.New(t, apitest.Options{})
+	f := issueFixtureOn(t, base)
+	require.Equal(t, http.StatusOK, base.Do("POST", f.path("/service-desk/enable"), nil, f.owner.Access).Status)
+	h := apitest.New(t, apitest.Options{DB: base.DB, Configure: limited(2, time.Minute)})
+	from := func(ip string) []string { return []string{"X-Forwarded-For", ip} }
+	body := map[string]any{"title": "Help"}
+	require.Equal(t, http.StatusCreated, h.Do("POST", f.path("/service-desk/tickets"), body, "", from("10.7.0.1")...).Status)
+	require.Equal(t, http.StatusCreated, h.Do("POST", f.path("/service-desk/tickets"), body, "", from("10.7.0.1")...).Status)
+	r := h.Do("POST", f.path("/service-desk/tickets"), body, "", from("10.7.0.1")...)
+	issueProblem(t, r, 429, "RATE_LIMITED", "")
+	require.NotEmpty(t, r.Header.Get("Retry-After"))
+	// Another address has its own window, and logging in is not counted against tickets.
+	require.Equal(t, http.StatusCreated, h.Do("POST", f.path("/service-desk/tickets"), body, "", from("10.7.0.2")...).Status)
+	login := map[string]any{"email": "x@example.com", "password": "whatever1"}
+	require.Equal(t, http.StatusForbidden, h.Do("POST", "/api/v1/auth/login", login, "", from("10.7.0.1")...).Status)
+	require.Equal(t, 3, h.Count("SELECT count(*) FROM service_desk_tickets"))
+}
+
+func TestTicketList(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	f := deskFixtureOn(t, h)
+	issueProblem(t, h.Do("GET", f.path("/service-desk/tickets"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+
+	plain := f.create(t, map[string]any{"title": "Not a ticket"})
+	first := f.ticket(t, map[string]any{"title": "First", "senderEmail": "a@example.com"})
+	second := f.ticket(t, map[string]any{"title": "Second"})
+	third := f.ticket(t, map[string]any{"title": "Third"})
+	f.policy(t, "HIGH", 30, 60)
+
+	// Tickets only, newest first, with the status name and where they came from.
+	list := h.Do("GET", f.path("/service-desk/tickets"), nil, f.viewer.Access)
+	require.Equal(t, http.StatusOK, list.Status, "%s", list.Body)
+	items := list.Array(t)
+	require.Len(t, items, 3)
+	keys := []string{}
+	for _, it := range items {
+		keys = append(keys, it.(map[string]any)["key"].(string))
+		require.NotEqual(t, plain["key"], it.(map[string]any)["key"])
+	}
+	require.Equal(t, []string{third["issueKey"].(string), second["issueKey"].(string), first["issueKey"].(string)}, keys)
+	last := items[2].(map[string]any)
+	require.Equal(t, "To Do", last["status"])
+	require.Equal(t, "TODO", last["statusCategory"])
+	require.Equal(t, "a@example.com", last["senderEmail"])
+	require.Equal(t, "WEB", last["channel"])
+	require.Nil(t, last["slaDueAt"])
+	require.Equal(t, false, last["breached"])
+	require.Contains(t, last, "slaStartTime")
+	require.Equal(t, []any{}, last["labels"])
+
+	// Paging picks the slice.
+	page := h.Do("GET", f.path("/service-desk/tickets?page=1&size=2"), nil, f.owner.Access).Array(t)
+	require.Len(t, page, 1)
+	require.Equal(t, first["issueKey"], page[0].(map[string]any)["key"])
+	issueProblem(t, h.Do("GET", f.path("/service-desk/tickets?size=0"), nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
+
+	// A HIGH ticket in progress gets a due time from the HIGH policy; one started two
+	// hours ago is breached.
+	f.patch(t, first["ticketId"].(string), map[string]any{"priority": "HIGH", "statusId": f.prog})
+	f.patch(t, second["ticketId"].(string), map[string]any{"priority": "HIGH", "statusId": f.prog})
+	_, err := h.DB.Pool.Exec(context.Background(), "UPDATE issues SET sla_start_time = now() - interval '2 hours' WHERE id = $1", second["ticketId"])
+	require.NoError(t, err)
+	byKey := map[string]map[string]any{}
+	for _, it := range h.Do("GET", f.path("/service-desk/tickets"), nil, f.owner.Access).Array(t) {
+		m := it.(map[string]any)
+		byKey[m["key"].(string)] = m
+	}
+	a := byKey[first["issueKey"].(string)]
+	start, err := time.Parse(time.RFC3339Nano, a["slaStartTime"].(string))
+	require.NoError(t, err)
+	due, err := time.Parse(time.RFC3339Nano, a["slaDueAt"].(string))
+	require.NoError(t, err)
+	require.Equal(t, 60*time.Minute, due.Sub(start))
+	require.Equal(t, false, a["breached"])
+	require.Equal(t, true, byKey[second["issueKey"].(string)]["breached"])
+	require.Nil(t, byKey[third["issueKey"].(string)]["slaDueAt"])
+}
+
+func TestSLAPolicies(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	f := issueFixtureOn(t, h)
+	body := map[string]any{"name": "Gold", "priority": "HIGH", "responseMinutes": 15, "resolutionMinutes": 240}
+	issueProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), body, f.owner.Access), 404, "NOT_FOUND", "SERVICE_DESK_NOT_FOUND")
+	issueProblem(t, h.Do("GET", f.path("/service-desk/sla-policies"), nil, f.owner.Access), 404, "NOT_FOUND", "SERVICE_DESK_NOT_FOUND")
+	require.Equal(t, http.StatusOK, h.Do("POST", f.path("/service-desk/enable"), nil, f.owner.Access).Status)
+	df := &deskFixture{issueFixture: f}
+
+	issueProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), body, f.member.Access), 403, "FORBIDDEN", "")
+	for _, tc := range []struct {
+		change       map[string]any
+		code, reason string
+	}{
+		{map[string]any{"priority": "URGENT"}, "BAD_REQUEST", "INVALID_ENUM"},
+		{map[string]any{"priority": nil}, "BAD_REQUEST", "MISSING_FIELD"},
+		{map[string]any{"resolutionMinutes": "60"}, "BAD_REQUEST", "WRONG_TYPE"},
+		{map[string]any{"name": " "}, "VALIDATION_ERROR", ""},
+		{map[string]any{"name": strings.Repeat("n", 101)}, "VALIDATION_ERROR", ""},
+		{map[string]any{"responseMinutes": 0}, "VALIDATION_ERROR", ""},
+		{map[string]any{"resolutionMinutes": 1_000_001}, "VALIDATION_ERROR", ""},
+	} {
+		b := map[string]any{}
+		for k, v := range body {
+			b[k] = v
+		}
+		for k, v := range tc.change {
+			b[k] = v
+		}
+		issueProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), b, f.owner.Access), 400, tc.code, tc.reason)
+	}
+
+	r := h.Do("POST", f.path("/service-desk/sla-policies"), body, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	gold := r.JSON(t)
+	require.Equal(t, "Gold", gold["name"])
+	require.Equal(t, "HIGH", gold["priority"])
+	require.Equal(t, 15.0, gold["responseMinutes"])
+	require.Equal(t, 240.0, gold["resolutionMinutes"])
+	require.Equal(t, []any{}, gold["escalationRules"])
+	require.NotEmpty(t, gold["serviceDeskId"])
+	issueProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), body, f.owner.Access), 409, "CONFLICT", "SLA_POLICY_EXISTS")
+	low := df.policy(t, "LOW", 60, 2880)
+
+	// Escalation rules: members only, ids checked, repeated recipients once.
+	rules := f.path("/service-desk/sla-policies/" + gold["id"].(string) + "/escalation-rules")
+	issueProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 60}, f.member.Access), 403, "FORBIDDEN", "")
+	issueProblem(t, h.Do("POST", rules, map[string]any{}, f.owner.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
+	issueProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 0}, f.owner.Access), 400, "VALIDATION_ERROR", "")
+	issueProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 5, "assigneeId": "nope"}, f.owner.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	issueProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 5, "notifyUserIds": []string{f.outsider.ID.String()}}, f.owner.Access),
+		404, "NOT_FOUND", "USER_NOT_MEMBER")
+	issueProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 5, "assigneeId": f.outsider.ID}, f.owner.Access),
+		404, "NOT_FOUND", "USER_NOT_MEMBER")
+	r = h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 120, "assigneeId": f.member.ID,
+		"notifyUserIds": []string{f.viewer.ID.String(), f.owner.ID.String(), f.viewer.ID.String()}}, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	rule := r.JSON(t)
+	require.Equal(t, gold["id"], rule["slaPolicyId"])
+	require.Equal(t, 120.0, rule["escalateAfterMinutes"])
+	require.Equal(t, f.member.ID.String(), rule["assigneeId"])
+	require.Equal(t, []any{f.viewer.ID.String(), f.owner.ID.String()}, rule["notifyUserIds"])
+	bare := h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 30}, f.owner.Access).JSON(t)
+	require.Nil(t, bare["assigneeId"])
+	require.Equal(t, []any{}, bare["notifyUserIds"])
+
+	list := h.Do("GET", f.path("/service-desk/sla-policies"), nil, f.viewer.Access).Array(t)
+	require.Len(t, list, 2)
+	require.Equal(t, gold["id"], list[0].(map[string]any)["id"])
+	require.Len(t, list[0].(map[string]any)["escalationRules"], 2)
+	require.Equal(t, low["id"], list[1].(map[string]any)["id"])
+
+	// Another project's desk does not see this one's policies.
+	other := deskFixtureOn(t, h)
+	issueProblem(t, h.Do("DELETE", other.path("/service-desk/sla-policies/"+gold["id"].(string)), nil, other.owner.Access),
+		404, "NOT_FOUND", "SLA_POLICY_NOT_FOUND")
+	issueProblem(t, h.Do("POST", other.path("/service-desk/sla-policies/"+gold["id"].(string)+"/escalation-rules"),
+		map[string]any{"escalateAfterMinutes": 5}, other.owner.Access), 404, "NOT_FOUND", "SLA_POLICY_NOT_FOUND")
+	issueProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/"+uuid.NewString()), nil, f.owner.Access),
+		404, "NOT_FOUND", "SLA_POLICY_NOT_FOUND")
+	issueProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/x"), nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+
+	// Deleting a policy takes its rules and breach records with it.
+	iss := f.create(t, map[string]any{"title": "Breached", "priority": "HIGH"})
+	_, err := h.DB.Pool.Exec(context.Background(), `INSERT INTO sla_reports (issue_id, sla_policy_id, kind, reported_at)
+		VALUES ($1, $2, 'RESOLUTION', now())`, iss["id"], gold["id"])
+	require.NoError(t, err)
+	issueProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/"+gold["id"].(string)), nil, f.member.Access), 403, "FORBIDDEN", "")
+	require.Equal(t, http.StatusNoContent, h.Do("DELETE", f.path("/service-desk/sla-policies/"+gold["id"].(string)), nil, f.owner.Access).Status)
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM escalation_rules WHERE sla_policy_id = $1", gold["id"]))
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM sla_reports WHERE sla_policy_id = $1", gold["id"]))
+	require.Len(t, h.Do("GET", f.path("/service-desk/sla-policies"), nil, f.owner.Access).Array(t), 1)
+	issueProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/"+gold["id"].(string)), nil, f.owner.Access),
+		404, "NOT_FOUND", "SLA_POLICY_NOT_FOUND")
+}
+
+func TestIncidents(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	f := issueFixtureOn(t, h)
+	iss := f.create(t, map[string]any{"title": "Checkout down"})
+	id := iss["id"].(string)
+
+	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": id, "severity": "P1"}, f.viewer.Access), 403, "FORBIDDEN", "")
+	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": id, "severity": "P5"}, f.member.Access),
+		400, "BAD_REQUEST", "INVALID_ENUM")
+	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"severity": "P1"}, f.member.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
+	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": "x", "severity": "P1"}, f.member.Access),
+		400, "BAD_REQUEST", "INVALID_UUID")
+	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": id, "severity": "P1", "onCallAssigneeId": f.outsider.ID},
+		f.member.Access), 404, "NOT_FOUND", "USER_NOT_MEMBER")
+	other := issueFixtureOn(t, h)
+	foreign := other.create(t, map[string]any{"title": "Elsewhere"})
+	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": foreign["id"], "severity": "P1"}, f.member.Access),
+		404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+
+	// The listed users get one INCIDENT notification each (job inserted with the
+	// incident); the caller, listed too, gets none when the job runs.
+	r := h.Do("POST", f.path("/incidents"), map[string]any{"issueId": id, "severity": "P1", "onCallAssigneeId": f.member.ID,
+		"notifyUserIds": []string{f.owner.ID.String(), f.viewer.ID.String(), f.member.ID.String()}}, f.member.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	inc := r.JSON(t)
+	require.Equal(t, id, inc["issueId"])
+	require.Equal(t, iss["key"], inc["issueKey"])
+	require.Equal(t, "P1", inc["severity"])
+	require.Equal(t, f.member.ID.String(), inc["onCallAssigneeId"])
+	require.Nil(t, inc["postmortemBody"])
+	require.Nil(t, inc["resolvedAt"])
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM river_job AS j, incidents AS i WHERE i.id = $1 AND j.kind = 'notify.event'
+		AND j.args->>'event' = 'direct' AND j.args->>'type' = 'INCIDENT' AND j.xmin = i.xmin
+		AND jsonb_array_length(j.args->'recipients') = 3`, inc["id"]))
+	quiet := h.Do("POST", f.path("/incidents"), map[string]any{"issueId": id, "severity": "P3", "onCallAssigneeId": nil}, f.owner.Access)
+	require.Equal(t, http.StatusCreated, quiet.Status, "%s", quiet.Body)
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM river_job WHERE kind = 'notify.event' AND args->>'type' = 'INCIDENT' AND args->>'issueId' = $1", id))
+
+	list := h.Do("GET", f.path("/incidents"), nil, f.viewer.Access).Array(t)
+	require.Len(t, list, 2)
+	require.Equal(t, quiet.JSON(t)["id"], list[0].(map[string]any)["id"])
+	require.Len(t, h.Do("GET", other.path("/incidents"), nil, other.owner.Access).Array(t), 0)
+
+	incPath := f.path("/incidents/" + inc["id"].(string))
+	issueProblem(t, h.Do("PATCH", other.path("/incidents/"+inc["id"].(string)), map[string]any{"postmortemBody": nil}, other.owner.Access),
+		404, "NOT_FOUND", "INCIDENT_NOT_FOUND")
+	issueProblem(t, h.Do("PATCH", incPath, map[string]any{"postmortemBody": nil}, f.viewer.Access), 403, "FORBIDDEN", "")
+	issueProblem(t, h.Do("PATCH", incPath, map[string]any{"postmortemBody": "  "}, f.member.Access), 400, "VALIDATION_ERROR", "")
+
+	// With a postmortem: stored, and a system comment on the issue says so.
+	require.Equal(t, http.StatusNoContent, h.Do("PATCH", incPath, map[string]any{"postmortemBody": "Cache stampede; added jitter."}, f.member.Access).Status)
+	comments := h.Do("GET", f.path("/issues/"+iss["key"].(string)+"/comments"), nil, f.owner.Access).JSON(t)["content"].([]any)
+	require.Len(t, comments, 1)
+	c := comments[0].(map[string]any)
+	require.Nil(t, c["authorId"])
+	require.Contains(t, c["body"], "Postmortem")
+	require.Contains(t, c["body"], "Cache stampede; added jitter.")
+	issueProblem(t, h.Do("PATCH", incPath, map[string]any{"postmortemBody": "again"}, f.member.Access), 409, "CONFLICT", "INCIDENT_RESOLVED")
+
+	// Without one: resolved, no comment.
+	quietPath := f.path("/incidents/" + quiet.JSON(t)["id"].(string))
+	require.Equal(t, http.StatusNoContent, h.Do("PATCH", quietPath, nil, f.member.Access).Status)
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM comments WHERE issue_id = $1", id))
+	byID := map[string]map[string]any{}
+	for _, it := range h.Do("GET", f.path("/incidents"), nil, f.owner.Access).Array(t) {
+		byID[it.(map[string]any)["id"].(string)] = it.(map[string]any)
+	}
+	require.Equal(t, "Cache stampede; added jitter.", byID[inc["id"].(string)]["postmortemBody"])
+	require.NotNil(t, byID[inc["id"].(string)]["resolvedAt"])
+	require.Nil(t, byID[quiet.JSON(t)["id"].(string)]["postmortemBody"])
+	require.NotNil(t, byID[quiet.JSON(t)["id"].(string)]["resolvedAt"])
+}

@@ -1,0 +1,127 @@
+package servicedesk
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the desk's Prometheus series. The API counts WEB tickets, the worker
+// everything else; `taskweave all` runs both on one registry, so NewMetrics reuses
+// series another caller registered there. Every label value starts at 0, so a
+// dashboard panel shows 0 rather than no data before the first event.
+type Metrics struct {
+	Tickets      *prometheus.CounterVec
+	Breaches     *prometheus.CounterVec
+	Escalations  prometheus.Counter
+	ScanSeconds  prometheus.Histogram
+	Scans        *prometheus.CounterVec
+	Polls        *prometheus.CounterVec
+	Messages     *prometheus.CounterVec
+	MailFailures *prometheus.CounterVec
+}
+
+// Label values of the desk's metrics.
+const (
+	OutcomeOK    = "ok"
+	OutcomeError = "error"
+
+	MessageTicket    = "ticket"
+	MessageComment   = "comment"
+	MessageDuplicate = "duplicate"
+	MessageSkipped   = "skipped"
+
+	FailureNoText         = "no_text"
+	FailureTooLarge       = "too_large"
+	FailureUnknownAddress = "unknown_address"
+	FailureMalformed      = "malformed"
+
+	BreachResolution = "resolution"
+	BreachResponse   = "response"
+)
+
+// NewMetrics registers (or finds) the desk's series on reg; nil reg gives unregistered
+// series, for tests and tools.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Tickets: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "taskweave_servicedesk_tickets_total", Help: "Service-desk tickets created, by channel (WEB, EMAIL).",
+		}, []string{"channel"}),
+		Breaches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "taskweave_sla_breaches_total", Help: "SLA breaches reported by the breach monitor, by kind (resolution, response).",
+		}, []string{"kind"}),
+		Escalations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "taskweave_sla_escalations_total", Help: "SLA escalations reported by the breach monitor.",
+		}),
+		ScanSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "taskweave_sla_scan_duration_seconds", Help: "Duration of one breach monitor scan.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .2, .5, 1, 2.5, 5, 10, 30},
+		}),
+		Scans: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "taskweave_sla_scans_total", Help: "Breach monitor scans, by outcome (ok, error).",
+		}, []string{"outcome"}),
+		Polls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "taskweave_mail_ingest_polls_total", Help: "Polls of the IMAP mailbox, by outcome (ok, error).",
+		}, []string{"outcome"}),
+		Messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "taskweave_mail_ingest_messages_total",
+			Help: "Incoming e-mails handled, by outcome (ticket, comment, duplicate, skipped).",
+		}, []string{"outcome"}),
+		MailFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "taskweave_mail_ingest_failures_total",
+			Help: "Incoming e-mails skipped as unusable, by reason (no_text, too_large, unknown_address, malformed).",
+		}, []string{"reason"}),
+	}
+	if reg != nil {
+		m.Tickets = register(reg, m.Tickets)
+		m.Breaches = register(reg, m.Breaches)
+		m.Escalations = register(reg, m.Escalations)
+		m.ScanSeconds = register(reg, m.ScanSeconds)
+		m.Scans = register(reg, m.Scans)
+		m.Polls = register(reg, m.Polls)
+		m.Messages = register(reg, m.Messages)
+		m.MailFailures = register(reg, m.MailFailures)
+	}
+	for _, c := range []string{ChannelWeb, ChannelEmail} {
+		m.Tickets.WithLabelValues(c)
+	}
+	for _, k := range []string{BreachResolution, BreachResponse} {
+		m.Breaches.WithLabelValues(k)
+	}
+	for _, o := range []string{OutcomeOK, OutcomeError} {
+		m.Scans.WithLabelValues(o)
+		m.Polls.WithLabelValues(o)
+	}
+	for _, o := range []string{MessageTicket, MessageComment, MessageDuplicate, MessageSkipped} {
+		m.Messages.WithLabelValues(o)
+	}
+	for _, r := range []string{FailureNoText, FailureTooLarge, FailureUnknownAddress, FailureMalformed} {
+		m.MailFailures.WithLabelValues(r)
+	}
+	return m
+}
+
+// register registers c on reg, or returns the equal collector registered before.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err)
+	}
+	return c
+}
+
+// observeScan records one scan's duration and outcome.
+func (m *Metrics) observeScan(start time.Time, err error) {
+	m.ScanSeconds.Observe(time.Since(start).Seconds())
+	if err != nil {
+		m.Scans.WithLabelValues(OutcomeError).Inc()
+		return
+	}
+	m.Scans.WithLabelValues(OutcomeOK).Inc()
+}

@@ -1,0 +1,186 @@
+package servicedesk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/store"
+)
+
+// NewTicket is a validated ticket: from the public form (WEB) or an e-mail (EMAIL).
+type NewTicket struct {
+	Title       string
+	Description string
+	// SenderEmail is nil for an anonymous submission.
+	SenderEmail *string
+	Channel     string
+	// IP and UserAgent of the submitting request, for the audit log ("" for e-mail).
+	IP        string
+	UserAgent string
+}
+
+// Receipt is what the submitter learns: the ticket (its issue's id) and the issue key.
+type Receipt struct {
+	TicketID uuid.UUID
+	IssueKey string
+	// ProjectKey and Title name the ticket in an acknowledgement.
+	ProjectKey string
+	Title      string
+}
+
+// target is an enabled desk with what creating a ticket on it needs: its project and
+// the project owner, who reports every ticket.
+type target struct {
+	DeskID     uuid.UUID  `bun:"desk_id"`
+	ProjectID  uuid.UUID  `bun:"project_id"`
+	Key        string     `bun:"key"`
+	WorkflowID *uuid.UUID `bun:"workflow_id"`
+	OwnerID    uuid.UUID  `bun:"owner_id"`
+	OwnerEmail string     `bun:"owner_email"`
+	OwnerName  string     `bun:"owner_name"`
+}
+
+// loadTarget reads the enabled desk that cond (on desks d and projects p) selects, or
+// ErrDeskNotFound.
+func loadTarget(ctx context.Context, db bun.IDB, cond string, arg any) (*target, error) {
+	t := new(target)
+	err := db.NewRaw(`SELECT d.id AS desk_id, p.id AS project_id, p.key, p.workflow_id, p.owner_id,
+			u.email AS owner_email, u.display_name AS owner_name
+		FROM service_desks AS d
+		JOIN projects AS p ON p.id = d.project_id
+		JOIN users AS u ON u.id = p.owner_id
+		WHERE d.enabled AND `+cond, arg).Scan(ctx, t)
+	if err != nil {
+		if errors.Is(store.Translate(err), store.ErrNotFound) {
+			return nil, ErrDeskNotFound
+		}
+		return nil, fmt.Errorf("load service desk: %w", err)
+	}
+	return t, nil
+}
+
+// Submit creates a ticket on the enabled desk of the project with that key: a TASK
+// issue reported by the project owner whose description names the sender, and its
+// ticket row, in one transaction with the issue's events (webhooks, audit, automation,
+// notifications see an issue created like any other). No such project, or no enabled
+// desk, is ErrDeskNotFound.
+func (s *Service) Submit(ctx context.Context, projectKey string, in NewTicket) (*Receipt, error) {
+	var r *Receipt
+	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		t, err := loadTarget(ctx, tx, "p.key = ?", projectKey)
+		if err != nil {
+			return err
+		}
+		r, err = s.submit(ctx, tx, t, in)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// TicketDescription is a ticket's issue description: who sent it, a blank line, the
+// text (docs/api-conventions.md#service-desk).
+func TicketDescription(sender *string, text string) string {
+	from := "anonymous"
+	if sender != nil {
+		from = *sender
+	}
+	return "**From:** " + from + "\n\n" + text
+}
+
+// submit creates the ticket on t within tx.
+func (s *Service) submit(ctx context.Context, tx bun.Tx, t *target, in NewTicket) (*Receipt, error) {
+	desc := TicketDescription(in.SenderEmail, in.Description)
+	reporter := issue.Actor{
+		Actor:       audit.Actor{UserID: t.OwnerID, Email: t.OwnerEmail, IP: in.IP, UserAgent: in.UserAgent},
+		DisplayName: t.OwnerName,
+	}
+	p := Project{ID: t.ProjectID, Key: t.Key, WorkflowID: t.WorkflowID}
+	v, err := s.issues.WithTx(tx).Create(ctx, p.issueProject(), reporter, issue.NewIssue{
+		Title: in.Title, Description: &desc, Type: issue.TypeTask, Priority: issue.PriorityMedium,
+	})
+	if err != nil {
+		return nil, err
+	}
+	row := &store.ServiceDeskTicket{IssueID: v.ID, ServiceDeskID: t.DeskID, SenderEmail: in.SenderEmail,
+		Channel: in.Channel, ResponseOpen: true}
+	if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert ticket: %w", err)
+	}
+	return &Receipt{TicketID: v.ID, IssueKey: v.Key, ProjectKey: t.Key, Title: v.Title}, nil
+}
+
+// TicketItem is a ticket as the ticket list shows it: its issue, where it came from,
+// and its SLA state.
+type TicketItem struct {
+	*issue.View
+	SenderEmail *string
+	Channel     string
+	// SLADueAt is when the resolution time of the issue's policy runs out: nil while the
+	// timer is not running or no policy covers the issue's priority.
+	SLADueAt *time.Time
+	// Breached: SLADueAt has passed, or a resolution or response breach of the ticket
+	// has been reported (it stays breached after it is resolved).
+	Breached bool
+}
+
+// ticketRow is one ticket of the list before its issue is read.
+type ticketRow struct {
+	IssueID     uuid.UUID  `bun:"issue_id"`
+	SenderEmail *string    `bun:"sender_email"`
+	Channel     string     `bun:"channel"`
+	SLADueAt    *time.Time `bun:"sla_due_at"`
+	Breached    bool       `bun:"breached"`
+}
+
+// Tickets returns one slice of p's tickets, newest first, with their SLA state at the
+// service's clock: two queries (tickets, then their issues and labels) whatever the
+// slice holds. A project without a desk is ErrDeskNotFound.
+func (s *Service) Tickets(ctx context.Context, p Project, offset, limit int) ([]TicketItem, error) {
+	d, err := deskOf(ctx, s.db, p.ID, false)
+	if err != nil {
+		return nil, err
+	}
+	var rows []ticketRow
+	err = s.db.NewRaw(`SELECT t.issue_id, t.sender_email, t.channel, due.at AS sla_due_at,
+			(due.at IS NOT NULL AND due.at <= ?)
+			OR EXISTS (SELECT 1 FROM sla_reports AS r WHERE r.issue_id = t.issue_id AND r.kind IN ('RESOLUTION', 'RESPONSE'))
+			AS breached
+		FROM service_desk_tickets AS t
+		JOIN issues AS i ON i.id = t.issue_id
+		LEFT JOIN sla_policies AS sp ON sp.service_desk_id = t.service_desk_id AND sp.priority = i.priority
+		CROSS JOIN LATERAL (SELECT i.sla_start_time + make_interval(mins => sp.resolution_minutes) AS at) AS due
+		WHERE t.service_desk_id = ?
+		ORDER BY t.created_at DESC, t.issue_id DESC
+		LIMIT ? OFFSET ?`, s.now().UTC(), d.ID, limit, offset).Scan(ctx, &rows)
+	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+		return nil, fmt.Errorf("list tickets: %w", err)
+	}
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.IssueID
+	}
+	views, err := issue.Views(ctx, s.db, p.issueProject(), ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TicketItem, 0, len(rows))
+	for _, r := range rows {
+		v, ok := views[r.IssueID]
+		if !ok {
+			continue // deleted between the two reads
+		}
+		out = append(out, TicketItem{View: v, SenderEmail: r.SenderEmail, Channel: r.Channel, SLADueAt: r.SLADueAt,
+			Breached: r.Breached})
+	}
+	return out, nil
+}

@@ -1,0 +1,76 @@
+package store
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// ServiceDesk is a project's desk (at most one per project). EmailAddress routes
+// incoming e-mail to it and belongs to one desk at most.
+type ServiceDesk struct {
+	bun.BaseModel `bun:"table:service_desks,alias:d"`
+
+	ID           uuid.UUID `bun:"id,pk,type:uuid,default:gen_random_uuid()"`
+	ProjectID    uuid.UUID `bun:"project_id,type:uuid"`
+	EmailAddress *string   `bun:"email_address"`
+	Enabled      bool      `bun:"enabled"`
+	CreatedAt    time.Time `bun:"created_at,nullzero,default:clock_timestamp()"`
+	UpdatedAt    time.Time `bun:"updated_at,nullzero,default:clock_timestamp()"`
+}
+
+// ServiceDeskTicket marks an issue as a ticket and keeps where it came from (WEB or
+// EMAIL). ResponseOpen is the breach monitor's: true while the first-response clock
+// still needs looking at.
+type ServiceDeskTicket struct {
+	bun.BaseModel `bun:"table:service_desk_tickets,alias:t"`
+
+	IssueID       uuid.UUID `bun:"issue_id,pk,type:uuid"`
+	ServiceDeskID uuid.UUID `bun:"service_desk_id,type:uuid"`
+	SenderEmail   *string   `bun:"sender_email"`
+	Channel       string    `bun:"channel"`
+	ResponseOpen  bool      `bun:"response_open"`
+	CreatedAt     time.Time `bun:"created_at,nullzero,default:clock_timestamp()"`
+}
+
+// SLAPolicy is a desk's service level for one priority, in minutes.
+type SLAPolicy struct {
+	bun.BaseModel `bun:"table:sla_policies,alias:sp"`
+
+	ID                uuid.UUID `bun:"id,pk,type:uuid,default:gen_random_uuid()"`
+	ServiceDeskID     uuid.UUID `bun:"service_desk_id,type:uuid"`
+	Name              string    `bun:"name"`
+	Priority          string    `bun:"priority"`
+	ResponseMinutes   int       `bun:"response_minutes"`
+	ResolutionMinutes int       `bun:"resolution_minutes"`
+	CreatedAt         time.Time `bun:"created_at,nullzero,default:clock_timestamp()"`
+}
+
+// EscalationRule says who is notified (and who gets the issue) once an issue has been
+// under its policy's timer for EscalateAfterMinutes.
+type EscalationRule struct {
+	bun.BaseModel `bun:"table:escalation_rules,alias:er"`
+
+	ID                   uuid.UUID   `bun:"id,pk,type:uuid,default:gen_random_uuid()"`
+	SLAPolicyID          uuid.UUID   `bun:"sla_policy_id,type:uuid"`
+	EscalateAfterMinutes int         `bun:"escalate_after_minutes"`
+	AssigneeID           *uuid.UUID  `bun:"assignee_id,type:uuid"`
+	NotifyUserIDs        []uuid.UUID `bun:"notify_user_ids,type:uuid[],array"`
+	CreatedAt            time.Time   `bun:"created_at,nullzero,default:clock_timestamp()"`
+}
+
+// Incident is a severity-ranked disruption tracked on one issue of the project.
+type Incident struct {
+	bun.BaseModel `bun:"table:incidents,alias:inc"`
+
+	ID               uuid.UUID  `bun:"id,pk,type:uuid,default:gen_random_uuid()"`
+	ProjectID        uuid.UUID  `bun:"project_id,type:uuid"`
+	IssueID          uuid.UUID  `bun:"issue_id,type:uuid"`
+	Severity         string     `bun:"severity"`
+	OnCallAssigneeID *uuid.UUID `bun:"on_call_assignee_id,type:uuid"`
+	PostmortemBody   *string    `bun:"postmortem_body"`
+	ResolvedAt       *time.Time `bun:"resolved_at"`
+	CreatedBy        *uuid.UUID `bun:"created_by,type:uuid"`
+	CreatedAt        time.Time  `bun:"created_at,nullzero,default:clock_timestamp()"`
+}
