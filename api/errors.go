@@ -75,10 +75,10 @@ type errorMapping struct {
 // (errors_<group>.go), consulted in order.
 var errorTables = [][]errorMapping{coreErrors, projectErrors, workflowErrors, issueErrors,
 	webhookErrors, integrationErrors, auditErrors, jobErrors, sprintErrors, reportErrors,
-	commentErrors, attachmentErrors, notificationErrors, ssoErrors, automationErrors, serviceDeskErrors}
+	commentErrors, attachmentErrors, notificationErrors, ssoErrors, automationErrors, serviceDeskErrors, customFieldErrors}
 
 // errorMappers handle domain error structs that carry data for the message.
-var errorMappers = []func(error) *Error{guardError, automationInvalid}
+var errorMappers = []func(error) *Error{guardError, automationInvalid, customFieldValueError}
 
 // coreErrors maps the account and store sentinels.
 var coreErrors = []errorMapping{

@@ -150,6 +150,7 @@ func (s *Server) routes() {
 	s.projectRoutes(v1)
 	s.workflowRoutes(v1)
 	s.issueRoutes(v1)
+	s.customFieldRoutes(v1)
 	s.webhookRoutes(v1)
 	s.integrationRoutes(v1)
 	s.sprintRoutes(v1)

@@ -37,6 +37,11 @@ type Config struct {
 	Mail MailConfig
 	// BaseURL is the public address links in e-mails point to (TW_BASE_URL).
 	BaseURL string
+	// ServiceDesk is the SLA breach monitor's and the e-mail ingestion's configuration.
+	ServiceDesk ServiceDeskConfig
+	// AutomationRetention is how long automation executions are kept
+	// (TW_AUTOMATION_RETENTION); zero is automation.DefaultRetention.
+	AutomationRetention time.Duration
 }
 
 // MailConfig is the SMTP relay e-mails go through (TW_SMTP_ADDR, TW_SMTP_FROM).
@@ -73,6 +78,8 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	periodic := addWebhookWorkers(ws, cfg, d)
 	periodic = append(periodic, addIntegrationWorkers(ws, cfg, d)...)
 	periodic = append(periodic, addNotificationWorkers(ws, cfg, d)...)
+	periodic = append(periodic, addServiceDeskWorkers(ws, cfg, d)...)
+	periodic = append(periodic, addAutomationWorkers(ws, cfg, d)...)
 
 	queues := map[string]river.QueueConfig{}
 	for _, q := range jobs.Queues {

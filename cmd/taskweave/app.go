@@ -156,6 +156,8 @@ func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 		Webhook:         a.webhookConfig(),
 		Mail:            workers.MailConfig{Addr: a.cfg.SMTPAddr, From: a.cfg.SMTPFrom},
 		BaseURL:         a.cfg.BaseURL,
+		// Executions older than this are deleted by the periodic cleanup.
+		AutomationRetention: a.cfg.AutomationRetention,
 	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry, Bus: bus})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)

@@ -43,6 +43,8 @@ type Config struct {
 	WebhookHeaderPrefix string          `env:"TW_WEBHOOK_HEADER_PREFIX, default=X-Taskweave"`
 	WebhookRetention    time.Duration   `env:"TW_WEBHOOK_RETENTION, default=720h"`
 	SLAInterval         time.Duration   `env:"TW_SLA_INTERVAL, default=60s"`
+	// AutomationRetention: automation executions older than this are deleted.
+	AutomationRetention time.Duration `env:"TW_AUTOMATION_RETENTION, default=2160h"`
 
 	MailIngestEnabled bool          `env:"TW_MAIL_INGEST_ENABLED, default=false"`
 	IMAPAddr          string        `env:"TW_IMAP_ADDR"`

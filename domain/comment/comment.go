@@ -1,6 +1,7 @@
 package comment
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -60,12 +61,33 @@ type Service struct {
 	bus   *event.Bus
 	audit *audit.Recorder
 	now   func() time.Time
+	// tx, when set (ForAutomation), is the caller's transaction comments are created in.
+	tx *bun.Tx
+	// automated marks the Created events of an automation rule's comments.
+	automated bool
 }
 
 // NewService builds a Service; it holds no state of its own, so building one per
 // request costs nothing.
 func NewService(db *store.DB, bus *event.Bus, rec *audit.Recorder) *Service {
 	return &Service{db: db.Bun, bus: bus, audit: rec, now: time.Now}
+}
+
+// ForAutomation returns a Service that creates comments inside tx, an automation rule's
+// transaction, and marks their Created events Automated: they reach audit, webhooks and
+// notifications as any comment does, but trigger no COMMENT_ADDED rule.
+func (s *Service) ForAutomation(tx bun.Tx) *Service {
+	c := *s
+	c.tx, c.automated = &tx, true
+	return &c
+}
+
+// inTx runs fn in the caller's transaction (ForAutomation), else in a new one.
+func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	if s.tx != nil {
+		return fn(ctx, *s.tx)
+	}
+	return store.InTx(ctx, s.db, fn)
 }
 
 // viewColumns are the columns of a View, on comments aliased c and their author u.

@@ -22,7 +22,7 @@ func (s *Service) Create(ctx context.Context, p issue.Project, author *issue.Act
 		return nil, ErrEmpty
 	}
 	var out *View
-	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		iss, err := issue.LoadSubject(ctx, tx, p, ref, false)
 		if err != nil {
 			return err
@@ -56,7 +56,7 @@ func (s *Service) Create(ctx context.Context, p issue.Project, author *issue.Act
 			return err
 		}
 		return s.bus.Emit(ctx, tx, Created{Subject: iss, By: byActor(author), CommentID: out.ID, Body: clean,
-			Mentioned: mentioned, At: out.CreatedAt.UTC()})
+			Mentioned: mentioned, At: out.CreatedAt.UTC(), Automated: s.automated})
 	})
 	if err != nil {
 		return nil, err

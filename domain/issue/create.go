@@ -41,7 +41,7 @@ func (s *Service) Create(ctx context.Context, p Project, actor Actor, in NewIssu
 		ProjectKey: p.Key, ReporterName: actor.DisplayName,
 		Labels: []LabelRef{}, FixVersions: []VersionRef{}, AffectsVersions: []VersionRef{},
 	}
-	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		status, err := workflow.DefaultStatus(ctx, tx, p.WorkflowID)
 		if err != nil {
 			return err

@@ -22,12 +22,31 @@ type Service struct {
 	pool *pgxpool.Pool
 	bus  *event.Bus
 	now  func() time.Time
+	// tx, when set (WithTx), is the caller's transaction every change runs in.
+	tx *bun.Tx
 }
 
 // NewService builds a Service. It holds no state of its own, so building one per request
 // costs nothing.
 func NewService(db *store.DB, bus *event.Bus) *Service {
 	return &Service{db: db.Bun, pool: db.Pool, bus: bus, now: time.Now}
+}
+
+// WithTx returns a Service whose changes run inside tx, the caller's transaction,
+// instead of one of their own: an automation rule's actions commit (or roll back) with
+// the rule's execution row.
+func (s *Service) WithTx(tx bun.Tx) *Service {
+	c := *s
+	c.tx = &tx
+	return &c
+}
+
+// inTx runs fn in the caller's transaction (WithTx), else in a new one.
+func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	if s.tx != nil {
+		return fn(ctx, *s.tx)
+	}
+	return store.InTx(ctx, s.db, fn)
 }
 
 // Ref names an issue in a path: its UUID, or its key (ABC-12).

@@ -30,7 +30,7 @@ type change struct {
 // one transaction. A refused status change leaves everything as it was.
 func (s *Service) Update(ctx context.Context, p Project, actor Actor, ref Ref, in Patch) (*View, error) {
 	var out *View
-	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		cur, err := loadView(ctx, tx, p, ref, true)
 		if err != nil {
 			return err

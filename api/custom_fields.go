@@ -1,0 +1,385 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/customfield"
+	"github.com/taskweave/taskweave/domain/project"
+)
+
+// customFieldResponse is CustomField in api/openapi/93-custom-fields.yaml: options are
+// filled for DROPDOWN fields, `[]` for the others.
+type customFieldResponse struct {
+	ID        uuid.UUID                   `json:"id"`
+	Name      string                      `json:"name"`
+	Type      string                      `json:"type"`
+	Required  bool                        `json:"required"`
+	SortOrder int                         `json:"sortOrder"`
+	Options   []customFieldOptionResponse `json:"options"`
+}
+
+// customFieldOptionResponse is CustomFieldOption in api/openapi/93-custom-fields.yaml.
+type customFieldOptionResponse struct {
+	ID        uuid.UUID `json:"id"`
+	Label     string    `json:"label"`
+	SortOrder int       `json:"sortOrder"`
+}
+
+func toCustomFieldResponse(d *customfield.Definition) customFieldResponse {
+	out := customFieldResponse{ID: d.ID, Name: d.Name, Type: d.Type, Required: d.Required, SortOrder: d.SortOrder,
+		Options: make([]customFieldOptionResponse, len(d.Options))}
+	for i := range d.Options {
+		out.Options[i] = toCustomFieldOptionResponse(&d.Options[i])
+	}
+	return out
+}
+
+func toCustomFieldOptionResponse(o *customfield.Option) customFieldOptionResponse {
+	return customFieldOptionResponse{ID: o.ID, Label: o.Label, SortOrder: o.SortOrder}
+}
+
+// customFieldRequest is the body of POST and PUT …/custom-fields[/{id}]. On PUT the
+// type is ignored (a field's type never changes) and absent members stay unchanged.
+type customFieldRequest struct {
+	Name      *string `json:"name"`
+	Type      *string `json:"type"`
+	Required  *bool   `json:"required"`
+	SortOrder *int64  `json:"sortOrder"`
+}
+
+// customFieldOptionRequest is the body of POST and PUT …/options[/{optionId}].
+type customFieldOptionRequest struct {
+	Label     *string `json:"label"`
+	SortOrder *int64  `json:"sortOrder"`
+}
+
+// customFieldOrderRequest is one entry of PUT …/custom-fields/reorder.
+type customFieldOrderRequest struct {
+	ID        *string `json:"id"`
+	SortOrder *int64  `json:"sortOrder"`
+}
+
+// sortOrder checks a present sortOrder: it is stored in an integer column.
+func (f *fields) sortOrder(field string, v *int64) *int {
+	if v == nil {
+		return nil
+	}
+	if *v < math.MinInt32 || *v > math.MaxInt32 {
+		f.add(field, "RANGE", "field.RANGE", "min", strconv.Itoa(math.MinInt32), "max", strconv.Itoa(math.MaxInt32))
+		return nil
+	}
+	n := int(*v)
+	return &n
+}
+
+// trimmedName checks a present name or label (not blank, at most max characters) and
+// returns it trimmed.
+func (f *fields) trimmedName(field string, v *string, max int) *string {
+	if v == nil {
+		return nil
+	}
+	f.text(field, *v, true, max)
+	s := strings.TrimSpace(*v)
+	return &s
+}
+
+func parseNewCustomField(body []byte) (customfield.NewField, error) {
+	var r customFieldRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return customfield.NewField{}, err
+	}
+	switch {
+	case r.Name == nil:
+		return customfield.NewField{}, required("name")
+	case r.Type == nil:
+		return customfield.NewField{}, required("type")
+	case !customfield.Valid(*r.Type):
+		return customfield.NewField{}, badRequest("INVALID_ENUM", "field", "type", "values", strings.Join(customfield.Types, ", "))
+	}
+	var f fields
+	in := customfield.NewField{Type: *r.Type, Required: r.Required != nil && *r.Required}
+	if name := f.trimmedName("name", r.Name, customfield.MaxName); name != nil {
+		in.Name = *name
+	}
+	if n := f.sortOrder("sortOrder", r.SortOrder); n != nil {
+		in.SortOrder = *n
+	}
+	return in, f.err()
+}
+
+func parseCustomFieldChange(body []byte) (customfield.FieldChange, error) {
+	var r customFieldRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return customfield.FieldChange{}, err
+	}
+	var f fields
+	ch := customfield.FieldChange{Required: r.Required}
+	ch.Name = f.trimmedName("name", r.Name, customfield.MaxName)
+	ch.SortOrder = f.sortOrder("sortOrder", r.SortOrder)
+	return ch, f.err()
+}
+
+// parseCustomFieldOrder decodes the reorder body, a JSON array of {id, sortOrder}.
+func parseCustomFieldOrder(body []byte) ([]customfield.Order, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return nil, badRequest("BODY_NOT_ARRAY")
+	}
+	var items []customFieldOrderRequest
+	if err := json.Unmarshal(trimmed, &items); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, badRequest("WRONG_TYPE", "field", te.Field)
+		}
+		return nil, badRequest("MALFORMED_JSON")
+	}
+	var f fields
+	out := make([]customfield.Order, 0, len(items))
+	for i, it := range items {
+		at := "[" + strconv.Itoa(i) + "]."
+		switch {
+		case it.ID == nil:
+			return nil, required(at + "id")
+		case it.SortOrder == nil:
+			return nil, required(at + "sortOrder")
+		}
+		id, err := parseID(at+"id", *it.ID)
+		if err != nil {
+			return nil, err
+		}
+		if n := f.sortOrder(at+"sortOrder", it.SortOrder); n != nil {
+			out = append(out, customfield.Order{ID: id, SortOrder: *n})
+		}
+	}
+	return out, f.err()
+}
+
+func parseCustomFieldOption(body []byte, create bool) (customfield.OptionChange, error) {
+	var r customFieldOptionRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return customfield.OptionChange{}, err
+	}
+	if create && r.Label == nil {
+		return customfield.OptionChange{}, required("label")
+	}
+	var f fields
+	ch := customfield.OptionChange{Label: f.trimmedName("label", r.Label, customfield.MaxLabel),
+		SortOrder: f.sortOrder("sortOrder", r.SortOrder)}
+	return ch, f.err()
+}
+
+func (s *Server) listCustomFields(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Viewer)
+	if err != nil {
+		return err
+	}
+	defs, err := customfield.List(c.UserContext(), s.db.Bun, a.Project.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]customFieldResponse, len(defs))
+	for i := range defs {
+		out[i] = toCustomFieldResponse(&defs[i])
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) createCustomField(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	in, err := parseNewCustomField(c.Body())
+	if err != nil {
+		return err
+	}
+	d, err := customfield.Create(c.UserContext(), s.db.Bun, a.Project.ID, in)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toCustomFieldResponse(d))
+}
+
+func (s *Server) updateCustomField(c *fiber.Ctx) error {
+	a, id, err := s.projectItem(c, project.Member, "id")
+	if err != nil {
+		return err
+	}
+	ch, err := parseCustomFieldChange(c.Body())
+	if err != nil {
+		return err
+	}
+	d, err := customfield.Update(c.UserContext(), s.db.Bun, a.Project.ID, id, ch)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toCustomFieldResponse(d))
+}
+
+func (s *Server) reorderCustomFields(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Member)
+	if err != nil {
+		return err
+	}
+	orders, err := parseCustomFieldOrder(c.Body())
+	if err != nil {
+		return err
+	}
+	if err := customfield.Reorder(c.UserContext(), s.db.Bun, a.Project.ID, orders); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) deleteCustomField(c *fiber.Ctx) error {
+	a, id, err := s.projectItem(c, project.Member, "id")
+	if err != nil {
+		return err
+	}
+	if err := customfield.Delete(c.UserContext(), s.db.Bun, a.Project.ID, id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) createCustomFieldOption(c *fiber.Ctx) error {
+	a, id, err := s.projectItem(c, project.Member, "id")
+	if err != nil {
+		return err
+	}
+	ch, err := parseCustomFieldOption(c.Body(), true)
+	if err != nil {
+		return err
+	}
+	sort := 0
+	if ch.SortOrder != nil {
+		sort = *ch.SortOrder
+	}
+	o, err := customfield.CreateOption(c.UserContext(), s.db.Bun, a.Project.ID, id, *ch.Label, sort)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(toCustomFieldOptionResponse(o))
+}
+
+func (s *Server) updateCustomFieldOption(c *fiber.Ctx) error {
+	a, id, err := s.projectItem(c, project.Member, "id")
+	if err != nil {
+		return err
+	}
+	optionID, err := pathUUID(c, "optionId")
+	if err != nil {
+		return err
+	}
+	ch, err := parseCustomFieldOption(c.Body(), false)
+	if err != nil {
+		return err
+	}
+	o, err := customfield.UpdateOption(c.UserContext(), s.db.Bun, a.Project.ID, id, optionID, ch)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toCustomFieldOptionResponse(o))
+}
+
+func (s *Server) deleteCustomFieldOption(c *fiber.Ctx) error {
+	a, id, err := s.projectItem(c, project.Member, "id")
+	if err != nil {
+		return err
+	}
+	optionID, err := pathUUID(c, "optionId")
+	if err != nil {
+		return err
+	}
+	if err := customfield.DeleteOption(c.UserContext(), s.db.Bun, a.Project.ID, id, optionID); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// customFieldValueRequest is one member of an issue's customFieldValues. value is a
+// string; JSON numbers and booleans are taken as their text, null (or absent) removes
+// the value.
+type customFieldValueRequest struct {
+	FieldID *string         `json:"fieldId"`
+	Value   json.RawMessage `json:"value"`
+}
+
+// parseCustomFieldValues reads customFieldValues into domain inputs; whether each value
+// fits its field is the domain's to say, since only it knows the field.
+func parseCustomFieldValues(rs []customFieldValueRequest) ([]customfield.Input, error) {
+	if rs == nil {
+		return nil, nil
+	}
+	out := make([]customfield.Input, len(rs))
+	for i, r := range rs {
+		at := "customFieldValues[" + strconv.Itoa(i) + "]."
+		if r.FieldID == nil {
+			return nil, required(at + "fieldId")
+		}
+		id, err := parseID(at+"fieldId", *r.FieldID)
+		if err != nil {
+			return nil, err
+		}
+		out[i].FieldID = id
+		raw := bytes.TrimSpace(r.Value)
+		switch {
+		case len(raw) == 0 || string(raw) == "null":
+		case raw[0] == '"':
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return nil, badRequest("WRONG_TYPE", "field", at+"value")
+			}
+			out[i].Value = &s
+		case raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') || string(raw) == "true" || string(raw) == "false":
+			s := string(raw)
+			out[i].Value = &s
+		default:
+			return nil, badRequest("WRONG_TYPE", "field", at+"value")
+		}
+	}
+	return out, nil
+}
+
+// customFieldValueResponse is CustomFieldValue in api/openapi/93-custom-fields.yaml: one
+// per field of the project, every value member null when unset.
+type customFieldValueResponse struct {
+	FieldID      uuid.UUID    `json:"fieldId"`
+	FieldName    string       `json:"fieldName"`
+	Type         string       `json:"type"`
+	Required     bool         `json:"required"`
+	TextValue    *string      `json:"textValue"`
+	NumberValue  *json.Number `json:"numberValue"`
+	DateValue    *string      `json:"dateValue"`
+	BooleanValue *bool        `json:"booleanValue"`
+	OptionID     *uuid.UUID   `json:"optionId"`
+	OptionLabel  *string      `json:"optionLabel"`
+}
+
+func toCustomFieldValueResponses(fvs []customfield.FieldValue) []customFieldValueResponse {
+	out := make([]customFieldValueResponse, len(fvs))
+	for i, fv := range fvs {
+		r := customFieldValueResponse{FieldID: fv.Field.ID, FieldName: fv.Field.Name, Type: fv.Field.Type,
+			Required: fv.Field.Required, TextValue: fv.Text, BooleanValue: fv.Bool, OptionID: fv.OptionID,
+			OptionLabel: fv.OptionLabel}
+		if fv.Number != nil {
+			n := json.Number(*fv.Number)
+			r.NumberValue = &n
+		}
+		if fv.Date != nil {
+			d := fv.Date.Format(time.DateOnly)
+			r.DateValue = &d
+		}
+		out[i] = r
+	}
+	return out
+}

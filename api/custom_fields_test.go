@@ -1,0 +1,190 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// customField creates a field through the API as the owner and returns the reply.
+func (f *issueFixture) customField(t *testing.T, body map[string]any) map[string]any {
+	t.Helper()
+	r := f.h.Do("POST", f.path("/custom-fields"), body, f.owner.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	return r.JSON(t)
+}
+
+// customOption adds an option to a DROPDOWN field and returns its id.
+func (f *issueFixture) customOption(t *testing.T, fieldID, label string, sort int) string {
+	t.Helper()
+	r := f.h.Do("POST", f.path("/custom-fields/"+fieldID+"/options"), map[string]any{"label": label, "sortOrder": sort}, f.owner.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	return r.JSON(t)["id"].(string)
+}
+
+// customFieldNames lists the project's fields as name:type:required:sortOrder, in reply order.
+func (f *issueFixture) customFieldNames(t *testing.T, token string) []string {
+	t.Helper()
+	r := f.h.Do("GET", f.path("/custom-fields"), nil, token)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	out := []string{}
+	for _, x := range r.Array(t) {
+		m := x.(map[string]any)
+		require.ElementsMatch(t, []string{"id", "name", "type", "required", "sortOrder", "options"}, keys(m))
+		out = append(out, m["name"].(string)+":"+m["type"].(string)+":"+boolWord(m["required"].(bool))+":"+
+			formatNumber(m["sortOrder"]))
+	}
+	return out
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func boolWord(b bool) string {
+	if b {
+		return "required"
+	}
+	return "optional"
+}
+
+func formatNumber(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestCustomFieldDefinitions(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	other := issueFixtureNew(t)
+
+	// Web client: GET when the project opens. An empty project has [].
+	require.Equal(t, []string{}, f.customFieldNames(t, f.viewer.Access))
+
+	sev := f.customField(t, map[string]any{"name": "  Severity ", "type": "DROPDOWN", "required": true, "sortOrder": 2})
+	require.Equal(t, "Severity", sev["name"], "trimmed")
+	require.Equal(t, []any{}, sev["options"])
+	est := f.customField(t, map[string]any{"name": "Estimate", "type": "NUMBER"})
+	require.Equal(t, false, est["required"])
+	require.EqualValues(t, 0, est["sortOrder"])
+	f.customField(t, map[string]any{"name": "Due review", "type": "DATE", "sortOrder": 1})
+	f.customField(t, map[string]any{"name": "Notes", "type": "TEXT", "sortOrder": -1})
+	f.customField(t, map[string]any{"name": "Blocked", "type": "CHECKBOX", "sortOrder": 2})
+	require.Equal(t, []string{"Notes:TEXT:optional:-1", "Estimate:NUMBER:optional:0", "Due review:DATE:optional:1",
+		"Severity:DROPDOWN:required:2", "Blocked:CHECKBOX:optional:2"}, f.customFieldNames(t, f.member.Access),
+		"by sortOrder, then creation")
+
+	// Options: by sortOrder, then creation; labels unique whatever the case.
+	sevID := sev["id"].(string)
+	high := f.customOption(t, sevID, "High", 1)
+	low := f.customOption(t, sevID, "Low", 3)
+	f.customOption(t, sevID, "Medium", 2)
+	r := f.h.Do("POST", f.path("/custom-fields/"+sevID+"/options"), map[string]any{"label": "HIGH"}, f.owner.Access)
+	issueProblem(t, r, 409, "CONFLICT", "DUPLICATE_LABEL")
+	r = f.h.Do("PUT", f.path("/custom-fields/"+sevID+"/options/"+low), map[string]any{"label": " Lowest ", "sortOrder": 0}, f.member.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	require.Equal(t, map[string]any{"id": low, "label": "Lowest", "sortOrder": float64(0)}, r.JSON(t))
+	r = f.h.Do("GET", f.path("/custom-fields"), nil, f.viewer.Access)
+	var options []string
+	for _, x := range r.Array(t) {
+		m := x.(map[string]any)
+		if m["id"] == sevID {
+			for _, o := range m["options"].([]any) {
+				options = append(options, o.(map[string]any)["label"].(string))
+			}
+		} else {
+			require.Equal(t, []any{}, m["options"], "only DROPDOWN fields have options")
+		}
+	}
+	require.Equal(t, []string{"Lowest", "High", "Medium"}, options)
+	issueProblem(t, f.h.Do("POST", f.path("/custom-fields/"+est["id"].(string)+"/options"), map[string]any{"label": "x"}, f.owner.Access),
+		400, "BAD_REQUEST", "CUSTOM_FIELD_NOT_DROPDOWN")
+
+	// PUT: the type never changes (it is ignored); absent members stay.
+	r = f.h.Do("PUT", f.path("/custom-fields/"+est["id"].(string)), map[string]any{"name": "Estimate (h)", "type": "TEXT", "required": true}, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	m := r.JSON(t)
+	require.Equal(t, []any{"Estimate (h)", "NUMBER", true, float64(0)}, []any{m["name"], m["type"], m["required"], m["sortOrder"]})
+	r = f.h.Do("PUT", f.path("/custom-fields/"+est["id"].(string)), map[string]any{"name": "severity"}, f.owner.Access)
+	issueProblem(t, r, 409, "CONFLICT", "DUPLICATE_NAME")
+	issueProblem(t, f.h.Do("POST", f.path("/custom-fields"), map[string]any{"name": "SEVERITY", "type": "TEXT"}, f.owner.Access),
+		409, "CONFLICT", "DUPLICATE_NAME")
+	// Another project may use the name.
+	other.customField(t, map[string]any{"name": "Severity", "type": "TEXT"})
+
+	// Reorder: all or nothing, 204.
+	ids := map[string]string{}
+	for _, x := range f.h.Do("GET", f.path("/custom-fields"), nil, f.owner.Access).Array(t) {
+		ids[x.(map[string]any)["name"].(string)] = x.(map[string]any)["id"].(string)
+	}
+	r = f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": ids["Blocked"], "sortOrder": -5},
+		{"id": ids["Notes"], "sortOrder": 10}}, f.member.Access)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	require.Empty(t, r.Body)
+	want := []string{"Blocked:CHECKBOX:optional:-5", "Estimate (h):NUMBER:required:0", "Due review:DATE:optional:1",
+		"Severity:DROPDOWN:required:2", "Notes:TEXT:optional:10"}
+	require.Equal(t, want, f.customFieldNames(t, f.owner.Access))
+	otherField := other.customField(t, map[string]any{"name": "Theirs", "type": "TEXT"})["id"].(string)
+	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": ids["Notes"], "sortOrder": 99},
+		{"id": otherField, "sortOrder": 1}}, f.owner.Access), 404, "NOT_FOUND", "CUSTOM_FIELD_NOT_FOUND")
+	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": ids["Notes"], "sortOrder": 99},
+		{"id": ids["Notes"], "sortOrder": 1}}, f.owner.Access), 400, "BAD_REQUEST", "DUPLICATE_FIELD")
+	require.Equal(t, want, f.customFieldNames(t, f.owner.Access), "a refused reorder changes nothing")
+	require.Equal(t, http.StatusNoContent, f.h.Do("PUT", f.path("/custom-fields/reorder"), []any{}, f.owner.Access).Status)
+	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), map[string]any{"id": ids["Notes"]}, f.owner.Access),
+		400, "BAD_REQUEST", "BODY_NOT_ARRAY")
+	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": ids["Notes"]}}, f.owner.Access),
+		400, "BAD_REQUEST", "MISSING_FIELD")
+	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": "x", "sortOrder": 1}}, f.owner.Access),
+		400, "BAD_REQUEST", "INVALID_UUID")
+
+	// Bad input is a clear 400, never a 5xx.
+	for _, bad := range []struct {
+		body         any
+		code, reason string
+	}{
+		{map[string]any{"type": "TEXT"}, "BAD_REQUEST", "MISSING_FIELD"},
+		{map[string]any{"name": "x"}, "BAD_REQUEST", "MISSING_FIELD"},
+		{map[string]any{"name": "x", "type": "SELECT"}, "BAD_REQUEST", "INVALID_ENUM"},
+		{map[string]any{"name": "x", "type": "TEXT", "required": "yes"}, "BAD_REQUEST", "WRONG_TYPE"},
+		{map[string]any{"name": "x", "type": "TEXT", "sortOrder": 1.5}, "BAD_REQUEST", "WRONG_TYPE"},
+		{`[1]`, "BAD_REQUEST", "MALFORMED_JSON"},
+	} {
+		issueProblem(t, f.h.Do("POST", f.path("/custom-fields"), bad.body, f.owner.Access), 400, bad.code, bad.reason)
+	}
+	for _, body := range []map[string]any{{"name": "  ", "type": "TEXT"}, {"name": strings.Repeat("n", 101), "type": "TEXT"},
+		{"name": "x", "type": "TEXT", "sortOrder": 1 << 31}} {
+		issueProblem(t, f.h.Do("POST", f.path("/custom-fields"), body, f.owner.Access), 400, "VALIDATION_ERROR", "")
+	}
+	issueProblem(t, f.h.Do("POST", f.path("/custom-fields/"+sevID+"/options"), map[string]any{}, f.owner.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
+
+	// Roles: viewers read but never write; outsiders do neither.
+	issueProblem(t, f.h.Do("POST", f.path("/custom-fields"), map[string]any{"name": "v", "type": "TEXT"}, f.viewer.Access), 403, "FORBIDDEN", "")
+	issueProblem(t, f.h.Do("GET", f.path("/custom-fields"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	issueProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+sevID), nil, f.viewer.Access), 403, "FORBIDDEN", "")
+
+	// Fields and options of another project are not found.
+	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/"+otherField), map[string]any{"name": "mine"}, f.owner.Access),
+		404, "NOT_FOUND", "CUSTOM_FIELD_NOT_FOUND")
+	issueProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+otherField), nil, f.owner.Access), 404, "NOT_FOUND", "CUSTOM_FIELD_NOT_FOUND")
+	issueProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+ids["Notes"]+"/options/"+high), nil, f.owner.Access),
+		404, "NOT_FOUND", "OPTION_NOT_FOUND")
+	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/"+ids["Notes"]+"/options/"+high), map[string]any{"label": "x"}, f.owner.Access),
+		404, "NOT_FOUND", "OPTION_NOT_FOUND")
+
+	// Deletes: 204, then gone.
+	r = f.h.Do("DELETE", f.path("/custom-fields/"+sevID+"/options/"+high), nil, f.owner.Access)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	issueProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+sevID+"/options/"+high), nil, f.owner.Access), 404, "NOT_FOUND", "OPTION_NOT_FOUND")
+	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.path("/custom-fields/"+sevID), nil, f.member.Access).Status)
+	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM custom_field_options WHERE field_id = $1", sevID), "options go with their field")
+	issueProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+sevID), nil, f.owner.Access), 404, "NOT_FOUND", "CUSTOM_FIELD_NOT_FOUND")
+	require.Len(t, f.customFieldNames(t, f.owner.Access), 4)
+}

@@ -1,0 +1,217 @@
+package automation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/comment"
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/workflow"
+	"github.com/taskweave/taskweave/jobs"
+	"github.com/taskweave/taskweave/store"
+)
+
+// errRefused wraps what an action refuses by itself (a stored parameter that no longer
+// makes sense).
+var errRefused = errors.New("automation: action refused")
+
+// Refusal reports whether err, from an action, is the domain refusing the change (a
+// workflow transition or guard, a member check, a deleted issue): the rule's execution
+// is FAILED with the reason. Anything else is an infrastructure failure the job
+// retries.
+func Refusal(err error) bool {
+	var guard *workflow.GuardError
+	var constraint *store.ConstraintError
+	if errors.As(err, &guard) || errors.As(store.Translate(err), &constraint) || errors.Is(store.Translate(err), store.ErrInvalidInput) {
+		return true
+	}
+	for _, e := range []error{errRefused, workflow.ErrTransitionNotAllowed, workflow.ErrStatusNotInWorkflow,
+		workflow.ErrStatusNotFound, workflow.ErrNoDefaultStatus, issue.ErrNotFound, issue.ErrAssigneeNotMember,
+		issue.ErrParentNotFound, issue.ErrSubtaskNeedsParent, comment.ErrEmpty} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// run is one rule's actions on one issue, inside the rule's transaction.
+type run struct {
+	engine *Engine
+	tx     bun.Tx
+	rule   *Rule
+	subj   *subject
+	people people
+	job    jobs.AutomationEvaluate
+}
+
+// action runs a; its changes go through the domain services on the rule's
+// transaction and publish their events there (at the next chain depth, in ctx).
+func (r *run) action(ctx context.Context, a Action) error {
+	p := issue.Project{ID: r.subj.ProjectID, Key: r.subj.ProjectKey, WorkflowID: r.subj.WorkflowID}
+	ref := issue.Ref{ID: r.subj.ID}
+	issues := issue.NewService(r.engine.DB, r.engine.Bus).WithTx(r.tx)
+	actor := r.people.actorOf(r.rule, r.subj)
+	switch a.Type {
+	case ActionSetStatus:
+		id, err := param(a, "statusId")
+		if err != nil {
+			return err
+		}
+		_, err = issues.Update(ctx, p, actor, ref, issue.Patch{StatusID: &id})
+		return err
+	case ActionSetPriority:
+		prio := a.Params["priority"]
+		if !valid(issue.Priorities, prio) {
+			return fmt.Errorf("%w: unknown priority %q", errRefused, prio)
+		}
+		_, err := issues.Update(ctx, p, actor, ref, issue.Patch{Priority: &prio})
+		return err
+	case ActionSetAssignee:
+		patch := issue.Patch{ClearAssignee: true}
+		if strings.TrimSpace(a.Params["assigneeId"]) != "" {
+			id, err := param(a, "assigneeId")
+			if err != nil {
+				return err
+			}
+			patch = issue.Patch{AssigneeID: &id}
+		}
+		_, err := issues.Update(ctx, p, actor, ref, patch)
+		return err
+	case ActionSendNotification:
+		return r.notify(ctx, a)
+	case ActionCreateComment:
+		reporter := r.people.reporter(r.subj)
+		_, err := comment.NewService(r.engine.DB, r.engine.Bus, r.engine.Audit).ForAutomation(r.tx).
+			Create(ctx, p, &reporter, ref, a.Params["body"])
+		return err
+	case ActionCreateSubtask:
+		title := strings.TrimSpace(a.Params["title"])
+		if title == "" {
+			title = defaultSubtaskTitle
+		}
+		in := issue.NewIssue{Title: title, Type: issue.TypeSubtask, Priority: issue.PriorityMedium, ParentID: &ref.ID}
+		if strings.TrimSpace(a.Params["assigneeId"]) != "" {
+			id, err := param(a, "assigneeId")
+			if err != nil {
+				return err
+			}
+			in.AssigneeID = &id
+		}
+		_, err := issues.Create(ctx, p, actor, in)
+		return err
+	}
+	return fmt.Errorf("%w: unknown action type %q", errRefused, a.Type)
+}
+
+// notify queues an AUTOMATION notification through the notification pipeline (its
+// worker applies preferences, pushes it live and mails it) for the recipient named,
+// else the issue's assignee as it is now, else its reporter.
+func (r *run) notify(ctx context.Context, a Action) error {
+	var cur struct {
+		AssigneeID *uuid.UUID `bun:"assignee_id"`
+		ReporterID uuid.UUID  `bun:"reporter_id"`
+		Title      string     `bun:"title"`
+	}
+	err := r.tx.NewSelect().Table("issues").Column("assignee_id", "reporter_id", "title").Where("id = ?", r.subj.ID).Scan(ctx, &cur)
+	if err != nil {
+		if errors.Is(store.Translate(err), store.ErrNotFound) {
+			return issue.ErrNotFound
+		}
+		return fmt.Errorf("read issue: %w", err)
+	}
+	recipient := cur.ReporterID
+	if cur.AssigneeID != nil {
+		recipient = *cur.AssigneeID
+	}
+	if strings.TrimSpace(a.Params["recipientId"]) != "" {
+		if recipient, err = param(a, "recipientId"); err != nil {
+			return err
+		}
+	}
+	msg := strings.TrimSpace(a.Params["message"])
+	if msg == "" {
+		msg = defaultNotification
+	}
+	return r.engine.Bus.Enqueue(ctx, r.tx, river.InsertManyParams{Args: jobs.NotifyEvent{
+		Event: jobs.NotifyDirect, Type: NotificationType, ProjectID: r.subj.ProjectID, ProjectKey: r.subj.ProjectKey,
+		IssueID: r.subj.ID, IssueKey: r.subj.IssueKey, IssueTitle: cur.Title, Recipients: []uuid.UUID{recipient},
+		Args: map[string]string{"rule": r.rule.Name, "message": msg},
+	}})
+}
+
+// param reads the id parameter k of a (validated when the rule was saved).
+func param(a Action, k string) (uuid.UUID, error) {
+	id, ok := parseID(strings.TrimSpace(a.Params[k]))
+	if !ok {
+		return uuid.Nil, fmt.Errorf("%w: %s is not an id", errRefused, k)
+	}
+	return id, nil
+}
+
+// person is a user actions are made as, with their explicit role in the project.
+type person struct {
+	ID          uuid.UUID `bun:"id"`
+	Email       string    `bun:"email"`
+	DisplayName string    `bun:"display_name"`
+	MemberRole  string    `bun:"member_role"`
+	Deleted     bool      `bun:"deleted"`
+}
+
+// people are the users the acting rules of one event act as, by id.
+type people map[uuid.UUID]person
+
+// loadActors reads, in one query, the creators of the acting rules and the issue's
+// reporter.
+func loadActors(ctx context.Context, db bun.IDB, subj *subject, rules []*Rule) (people, error) {
+	ids := []uuid.UUID{subj.ReporterID}
+	for _, r := range rules {
+		if r.CreatedBy != nil {
+			ids = append(ids, *r.CreatedBy)
+		}
+	}
+	var rows []person
+	err := db.NewRaw(`SELECT u.id, u.email, u.display_name, u.deleted_at IS NOT NULL AS deleted,
+			CASE WHEN p.owner_id = u.id THEN 'ADMIN' ELSE coalesce(pm.role, '') END AS member_role
+		FROM users AS u JOIN projects AS p ON p.id = ?
+		LEFT JOIN project_members AS pm ON pm.project_id = p.id AND pm.user_id = u.id
+		WHERE u.id IN (?)`, subj.ProjectID, bun.In(ids)).Scan(ctx, &rows)
+	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+		return nil, fmt.Errorf("read rule actors: %w", err)
+	}
+	out := make(people, len(rows))
+	for _, p := range rows {
+		out[p.ID] = p
+	}
+	return out, nil
+}
+
+// actorOf is who rule r's changes are made as: its creator (whose project role the
+// workflow's role guards see), or the issue's reporter once the creator is gone.
+func (ps people) actorOf(r *Rule, subj *subject) issue.Actor {
+	if r.CreatedBy != nil {
+		if p, ok := ps[*r.CreatedBy]; ok && !p.Deleted {
+			return p.actor()
+		}
+	}
+	return ps.reporter(subj)
+}
+
+// reporter is the issue's reporter as an actor (CREATE_COMMENT's author).
+func (ps people) reporter(subj *subject) issue.Actor {
+	if p, ok := ps[subj.ReporterID]; ok {
+		return p.actor()
+	}
+	return issue.Actor{Actor: audit.Actor{UserID: subj.ReporterID}}
+}
+
+func (p person) actor() issue.Actor {
+	return issue.Actor{Actor: audit.Actor{UserID: p.ID, Email: p.Email}, DisplayName: p.DisplayName, MemberRole: p.MemberRole}
+}

@@ -1,0 +1,49 @@
+package automation
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// DefaultRetention is how long executions are kept when TW_AUTOMATION_RETENTION is
+// not set.
+const DefaultRetention = 90 * 24 * time.Hour
+
+// CleanupBatch is how many executions one cleanup statement deletes, so pruning a
+// large backlog never holds locks or bloats one transaction for long.
+const CleanupBatch = 5000
+
+// oldExecutionsSQL selects up to ? (the second and third parameter) executions created
+// more than ? seconds ago, each rule's oldest first, from the old end of its part of
+// the log index (rule_id, created_at DESC, id DESC): no index of its own on created_at
+// is written with every execution.
+const oldExecutionsSQL = `SELECT old.id FROM automation_rules AS r CROSS JOIN LATERAL (
+		SELECT id FROM automation_executions
+		WHERE rule_id = r.id AND created_at < now() - make_interval(secs => ?)
+		ORDER BY created_at, id LIMIT ?) AS old
+	LIMIT ?`
+
+// Cleanup deletes executions created more than retention ago, batch rows per
+// statement (each its own transaction), until none is left or ctx ends, and returns
+// how many it deleted.
+func Cleanup(ctx context.Context, db bun.IDB, retention time.Duration, batch int) (int64, error) {
+	if batch <= 0 {
+		batch = CleanupBatch
+	}
+	var total int64
+	for {
+		res, err := db.NewRaw("DELETE FROM automation_executions WHERE id IN ("+oldExecutionsSQL+")",
+			retention.Seconds(), batch, batch).Exec(ctx)
+		if err != nil {
+			return total, fmt.Errorf("clean automation executions: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+		if n < int64(batch) {
+			return total, nil
+		}
+	}
+}

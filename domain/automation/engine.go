@@ -1,0 +1,329 @@
+package automation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/jobs"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Engine is the worker's half of automation: it evaluates the rules of one triggering
+// event and runs the actions of those that fire, through the same domain services (and
+// so the same event consumers) a request uses.
+type Engine struct {
+	DB  *store.DB
+	Bus *event.Bus
+	// Audit records the comments' audit entries (CREATE_COMMENT goes through the
+	// comment service, which records its own).
+	Audit *audit.Recorder
+}
+
+// Outcome is what became of one rule for one event.
+type Outcome struct {
+	RuleID  uuid.UUID
+	Status  string
+	Detail  string
+	Actions []ActionOutcome
+	// Latency is from the event to the commit of the rule's execution row.
+	Latency time.Duration
+}
+
+// ActionOutcome is one action run: its type and whether it succeeded. A rule that
+// failed reports the action that failed last; its earlier actions were rolled back
+// with it and count as failed too.
+type ActionOutcome struct {
+	Type string
+	OK   bool
+}
+
+// subject is the issue an event is about, with what conditions and actions need of
+// it and its project, read when the job runs.
+type subject struct {
+	Facts
+	ID         uuid.UUID
+	ProjectKey string     `bun:"project_key"`
+	WorkflowID *uuid.UUID `bun:"workflow_id"`
+	IssueKey   string     `bun:"issue_key"`
+	Title      string     `bun:"title"`
+	ReporterID uuid.UUID  `bun:"reporter_id"`
+}
+
+// errHandled ends the transaction of a rule whose execution row already exists: an
+// earlier run of the same job committed it (or is committing it now).
+var errHandled = errors.New("automation: rule already handled for this event")
+
+// Evaluate evaluates the enabled rules of job's trigger for its project (its own and
+// SYSTEM ones, read in one query) and acts on those that fire. Every rule ends in one
+// execution row, unique per (event, rule): rules that do not act share one statement,
+// each rule that acts commits its actions with its row in one transaction. A rule
+// whose action the domain refuses (a workflow guard, a member check) gets a FAILED row
+// and the other rules go on; an infrastructure error is returned once every rule had
+// its turn, so River retries the job and only the rules without a row run again.
+func (e *Engine) Evaluate(ctx context.Context, job jobs.AutomationEvaluate) ([]Outcome, error) {
+	rules, err := loadRules(ctx, e.DB.Bun, func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("r.enabled AND r.trigger_type = ?", job.Trigger).
+			Where("(r.project_id = ? OR r.project_id IS NULL)", job.ProjectID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	matching := rules[:0]
+	for _, r := range rules {
+		if r.matchesPayload(job.Extras) {
+			matching = append(matching, r)
+		}
+	}
+	if len(matching) == 0 {
+		return nil, nil
+	}
+
+	subj, err := loadSubject(ctx, e.DB.Bun, job.IssueID)
+	if errors.Is(err, errIssueGone) {
+		skips := make([]skip, len(matching))
+		for i := range matching {
+			skips[i] = skip{rule: &matching[i], detail: "the issue no longer exists"}
+		}
+		return e.skip(ctx, job, skips)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	var (
+		skips  []skip
+		acting []*Rule
+	)
+	var statuses map[uuid.UUID]bool // of the issue's workflow, read when a SYSTEM rule needs them
+	for i := range matching {
+		r := &matching[i]
+		switch {
+		case !r.Root.Matches(subj.Facts):
+			skips = append(skips, skip{rule: r, detail: "conditions not met"})
+		case job.ChainDepth > MaxChainDepth:
+			skips = append(skips, skip{rule: r, detail: fmt.Sprintf(
+				"chain depth limit %d reached: this change was made by a chain of %d rule runs; actions not run",
+				MaxChainDepth, job.ChainDepth)})
+		case r.ProjectID == nil:
+			if statuses == nil {
+				if statuses, err = workflowStatuses(ctx, e.DB.Bun, subj.WorkflowID); err != nil {
+					return nil, err
+				}
+			}
+			if id, ok := foreignStatus(r, statuses); ok {
+				skips = append(skips, skip{rule: r, detail: fmt.Sprintf(
+					"status %s is not in the workflow of project %s", id, subj.ProjectKey)})
+				continue
+			}
+			acting = append(acting, r)
+		default:
+			acting = append(acting, r)
+		}
+	}
+
+	outcomes, err := e.skip(ctx, job, skips)
+	if err != nil {
+		return nil, err
+	}
+	var actors people
+	if len(acting) > 0 {
+		if actors, err = loadActors(ctx, e.DB.Bun, subj, acting); err != nil {
+			return outcomes, err
+		}
+	}
+	var infra []error
+	for _, r := range acting {
+		o, err := e.act(ctx, job, r, subj, actors)
+		if err != nil {
+			infra = append(infra, fmt.Errorf("rule %s: %w", r.ID, err))
+			continue
+		}
+		if o != nil {
+			outcomes = append(outcomes, *o)
+		}
+	}
+	return outcomes, errors.Join(infra...)
+}
+
+// skip is a rule that does not act on this event, and why.
+type skip struct {
+	rule   *Rule
+	detail string
+}
+
+// skip writes the SKIPPED rows of rules that do not act, in one statement; rows an
+// earlier run of the job wrote stay as they are.
+func (e *Engine) skip(ctx context.Context, job jobs.AutomationEvaluate, skips []skip) ([]Outcome, error) {
+	if len(skips) == 0 {
+		return nil, nil
+	}
+	rows := make([]store.AutomationExecution, len(skips))
+	for i, s := range skips {
+		rows[i] = execution(job, s.rule.ID, StatusSkipped, s.detail)
+	}
+	var written []uuid.UUID
+	err := e.DB.Bun.NewInsert().Model(&rows).On("CONFLICT (event_id, rule_id) DO NOTHING").Returning("rule_id").Scan(ctx, &written)
+	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+		return nil, fmt.Errorf("write skipped executions: %w", err)
+	}
+	latency := time.Since(job.EventAt)
+	byRule := make(map[uuid.UUID]string, len(skips))
+	for _, s := range skips {
+		byRule[s.rule.ID] = s.detail
+	}
+	out := make([]Outcome, 0, len(written))
+	for _, id := range written {
+		out = append(out, Outcome{RuleID: id, Status: StatusSkipped, Detail: byRule[id], Latency: latency})
+	}
+	return out, nil
+}
+
+// act runs one rule's actions in one transaction with its SUCCESS row. A domain
+// refusal rolls them back and writes a FAILED row instead; nil, nil means an earlier
+// run of the job already handled the rule.
+func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, subj *subject, actors people) (*Outcome, error) {
+	types := make([]string, len(r.Actions))
+	for i, a := range r.Actions {
+		types[i] = a.Type
+	}
+	detail := "no actions"
+	if len(types) > 0 {
+		detail = "ran " + strings.Join(types, ", ")
+	}
+	var done []ActionOutcome
+	failed := -1
+	err := store.InTx(ctx, e.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
+		row := execution(job, r.ID, StatusSuccess, detail)
+		res, err := tx.NewInsert().Model(&row).On("CONFLICT (event_id, rule_id) DO NOTHING").Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("write execution: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errHandled
+		}
+		// Changes made here publish their events at the next chain depth.
+		actx := WithChainDepth(ctx, job.ChainDepth+1)
+		run := &run{engine: e, tx: tx, rule: r, subj: subj, people: actors, job: job}
+		done = done[:0]
+		for i, a := range r.Actions {
+			if err := run.action(actx, a); err != nil {
+				failed = i
+				return err
+			}
+			done = append(done, ActionOutcome{Type: a.Type, OK: true})
+		}
+		return e.Bus.Emit(actx, tx, Fired{RuleID: r.ID, RuleName: r.Name, ProjectID: subj.ProjectID, IssueID: subj.ID,
+			IssueKey: subj.IssueKey, Trigger: job.Trigger, EventID: job.EventID, ChainDepth: job.ChainDepth})
+	})
+	switch {
+	case err == nil:
+		return &Outcome{RuleID: r.ID, Status: StatusSuccess, Detail: detail, Actions: done, Latency: time.Since(job.EventAt)}, nil
+	case errors.Is(err, errHandled):
+		return nil, nil
+	case failed < 0 || !Refusal(err):
+		return nil, err
+	}
+	a := r.Actions[failed]
+	reason := truncate(fmt.Sprintf("actions[%d] %s: %s", failed, a.Type, describe(err)), executionDetailMaxRunes)
+	row := execution(job, r.ID, StatusFailed, reason)
+	res, werr := e.DB.Bun.NewInsert().Model(&row).On("CONFLICT (event_id, rule_id) DO NOTHING").Exec(ctx)
+	if werr != nil {
+		return nil, fmt.Errorf("write failed execution: %w", werr)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, nil
+	}
+	acts := make([]ActionOutcome, 0, failed+1)
+	for _, d := range done {
+		acts = append(acts, ActionOutcome{Type: d.Type})
+	}
+	acts = append(acts, ActionOutcome{Type: a.Type})
+	return &Outcome{RuleID: r.ID, Status: StatusFailed, Detail: reason, Actions: acts, Latency: time.Since(job.EventAt)}, nil
+}
+
+// execution is the row of rule for job.
+func execution(job jobs.AutomationEvaluate, ruleID uuid.UUID, status, detail string) store.AutomationExecution {
+	projectID, issueID, at := job.ProjectID, job.IssueID, job.EventAt
+	row := store.AutomationExecution{RuleID: ruleID, EventID: job.EventID, ProjectID: &projectID, IssueID: &issueID,
+		EventType: job.Trigger, Status: status, ChainDepth: job.ChainDepth}
+	if !at.IsZero() {
+		row.EventAt = &at
+	}
+	if detail != "" {
+		row.Detail = &detail
+	}
+	return row
+}
+
+// errIssueGone: the event's issue was deleted before its evaluation ran.
+var errIssueGone = errors.New("automation: issue deleted")
+
+// loadSubject reads the event's issue with its project.
+func loadSubject(ctx context.Context, db bun.IDB, issueID uuid.UUID) (*subject, error) {
+	var s subject
+	err := db.NewRaw(`SELECT i.id, i.project_id, p.key AS project_key, p.workflow_id, i.key AS issue_key, i.title,
+			i.type, i.priority, i.assignee_id, i.status_id, i.story_points, i.reporter_id
+		FROM issues AS i JOIN projects AS p ON p.id = i.project_id WHERE i.id = ?`, issueID).
+		Scan(ctx, &s.ID, &s.ProjectID, &s.ProjectKey, &s.WorkflowID, &s.IssueKey, &s.Title,
+			&s.Type, &s.Priority, &s.AssigneeID, &s.StatusID, &s.StoryPoints, &s.ReporterID)
+	if errors.Is(store.Translate(err), store.ErrNotFound) {
+		return nil, errIssueGone
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read issue %s: %w", issueID, err)
+	}
+	return &s, nil
+}
+
+// workflowStatuses is the set of status ids of a workflow (empty without one).
+func workflowStatuses(ctx context.Context, db bun.IDB, workflowID *uuid.UUID) (map[uuid.UUID]bool, error) {
+	out := map[uuid.UUID]bool{}
+	if workflowID == nil {
+		return out, nil
+	}
+	var ids []uuid.UUID
+	err := db.NewSelect().Table("workflow_statuses").Column("id").Where("workflow_id = ?", *workflowID).Scan(ctx, &ids)
+	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+		return nil, fmt.Errorf("read workflow statuses: %w", err)
+	}
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// foreignStatus finds a SET_STATUS of a SYSTEM rule naming a status outside the
+// issue's workflow: such a rule was written for other projects.
+func foreignStatus(r *Rule, statuses map[uuid.UUID]bool) (string, bool) {
+	for _, a := range r.Actions {
+		if a.Type != ActionSetStatus {
+			continue
+		}
+		id, ok := parseID(strings.TrimSpace(a.Params["statusId"]))
+		if !ok || !statuses[id] {
+			return a.Params["statusId"], true
+		}
+	}
+	return "", false
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// describe is the reason a refused action gives in the execution log.
+func describe(err error) string {
+	return strings.TrimPrefix(err.Error(), "automation: ")
+}

@@ -1,0 +1,152 @@
+// Package customfield owns a project's custom fields: their definitions (TEXT, NUMBER,
+// DATE, DROPDOWN, CHECKBOX), the options of DROPDOWN fields, the values issues hold and
+// the SQL of the issue list's cf filter (docs/api-conventions.md#custom-fields). It
+// knows nothing of issues beyond their ids: the issue rules call it inside their own
+// transaction.
+package customfield
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/store"
+)
+
+// Field types. A field's type is fixed when it is created.
+const (
+	TypeText     = "TEXT"
+	TypeNumber   = "NUMBER"
+	TypeDate     = "DATE"
+	TypeDropdown = "DROPDOWN"
+	TypeCheckbox = "CHECKBOX"
+)
+
+// Types lists the field types in display order.
+var Types = []string{TypeText, TypeNumber, TypeDate, TypeDropdown, TypeCheckbox}
+
+// Limits of names and values.
+const (
+	MaxName  = 100
+	MaxLabel = 100
+	// MaxText bounds a TEXT value, as Jira's single-line text field does (255 is its
+	// default; a paragraph fits here).
+	MaxText = 10000
+	// MaxNumber bounds a NUMBER value's written length, so a value is a number a person
+	// would type, not a thousand digits.
+	MaxNumber = 40
+)
+
+// Errors of the definition and option rules; api/ maps each to its status.
+var (
+	ErrNotFound        = errors.New("custom field: not found")
+	ErrOptionNotFound  = errors.New("custom field: option not found")
+	ErrDuplicateName   = errors.New("custom field: name already used in this project")
+	ErrDuplicateLabel  = errors.New("custom field: option label already used in this field")
+	ErrNotDropdown     = errors.New("custom field: only DROPDOWN fields have options")
+	ErrDuplicateFields = errors.New("custom field: a reorder names a field twice")
+)
+
+// Constraints behind the duplicate errors.
+const (
+	uniqueName  = "custom_fields_project_name_key"
+	uniqueLabel = "custom_field_options_field_label_key"
+)
+
+// Definition is a field with its options (DROPDOWN only; empty for other types), by
+// sortOrder.
+type Definition struct {
+	ID        uuid.UUID
+	ProjectID uuid.UUID
+	Name      string
+	Type      string
+	Required  bool
+	SortOrder int
+	Options   []Option
+}
+
+// Option is one choice of a DROPDOWN field.
+type Option struct {
+	ID        uuid.UUID
+	FieldID   uuid.UUID
+	Label     string
+	SortOrder int
+}
+
+// option returns the option of d with id, or nil.
+func (d *Definition) option(id uuid.UUID) *Option {
+	for i := range d.Options {
+		if d.Options[i].ID == id {
+			return &d.Options[i]
+		}
+	}
+	return nil
+}
+
+// Valid reports whether t is a field type.
+func Valid(t string) bool {
+	for _, x := range Types {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldOrder is the order of a project's fields everywhere they are listed.
+const fieldOrder = "cf.sort_order, cf.created_at, cf.id"
+
+// List returns the project's fields by sortOrder (then creation), each with its options
+// by sortOrder, in one query.
+func List(ctx context.Context, db bun.IDB, projectID uuid.UUID) ([]Definition, error) {
+	return list(ctx, db, "cf.project_id = ?", projectID)
+}
+
+// Get returns one field of the project with its options; a field of another project is
+// ErrNotFound.
+func Get(ctx context.Context, db bun.IDB, projectID, id uuid.UUID) (*Definition, error) {
+	defs, err := list(ctx, db, "cf.project_id = ? AND cf.id = ?", projectID, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(defs) == 0 {
+		return nil, ErrNotFound
+	}
+	return &defs[0], nil
+}
+
+// list reads the fields matching where with their options: the options are joined, so
+// a field comes back once per option (or once with none).
+func list(ctx context.Context, db bun.IDB, where string, args ...any) ([]Definition, error) {
+	var rows []struct {
+		store.CustomField `bun:",extend"`
+		OptionID          *uuid.UUID `bun:"option_id"`
+		OptionLabel       *string    `bun:"option_label"`
+		OptionSort        *int       `bun:"option_sort"`
+	}
+	err := db.NewSelect().Model(&rows).
+		ColumnExpr("cf.*").
+		ColumnExpr("cfo.id AS option_id, cfo.label AS option_label, cfo.sort_order AS option_sort").
+		Join("LEFT JOIN custom_field_options AS cfo ON cfo.field_id = cf.id").
+		Where(where, args...).
+		OrderExpr(fieldOrder + ", cfo.sort_order, cfo.created_at, cfo.id").
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list custom fields: %w", err)
+	}
+	out := []Definition{}
+	for _, r := range rows {
+		if len(out) == 0 || out[len(out)-1].ID != r.ID {
+			out = append(out, Definition{ID: r.ID, ProjectID: r.ProjectID, Name: r.Name, Type: r.Type,
+				Required: r.Required, SortOrder: r.SortOrder, Options: []Option{}})
+		}
+		if r.OptionID != nil {
+			d := &out[len(out)-1]
+			d.Options = append(d.Options, Option{ID: *r.OptionID, FieldID: r.ID, Label: *r.OptionLabel, SortOrder: *r.OptionSort})
+		}
+	}
+	return out, nil
+}
