@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/samber/lo"
 
 	"github.com/taskweave/taskweave/domain/label"
 	"github.com/taskweave/taskweave/domain/project"
@@ -62,11 +63,7 @@ func (s *Server) listLabels(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]labelResponse, 0, len(ls))
-	for i := range ls {
-		out = append(out, toLabelResponse(&ls[i]))
-	}
-	return c.JSON(out)
+	return c.JSON(lo.Map(ls, func(l store.Label, _ int) labelResponse { return toLabelResponse(&l) }))
 }
 
 func (s *Server) createLabel(c *fiber.Ctx) error {

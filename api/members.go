@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/samber/lo"
 
 	"github.com/taskweave/taskweave/domain/project"
 )
@@ -73,11 +74,7 @@ func (s *Server) listMembers(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]memberResponse, 0, len(ms))
-	for i := range ms {
-		out = append(out, toMemberResponse(&ms[i]))
-	}
-	return c.JSON(out)
+	return c.JSON(lo.Map(ms, func(m project.MemberView, _ int) memberResponse { return toMemberResponse(&m) }))
 }
 
 func (s *Server) addMember(c *fiber.Ctx) error {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/samber/lo"
 
 	"github.com/taskweave/taskweave/domain/organization"
 	"github.com/taskweave/taskweave/store"
@@ -22,11 +23,7 @@ func toOrganizationResponse(o *store.Organization) organizationResponse {
 }
 
 func toOrganizationResponses(os []store.Organization) []organizationResponse {
-	out := make([]organizationResponse, 0, len(os))
-	for i := range os {
-		out = append(out, toOrganizationResponse(&os[i]))
-	}
-	return out
+	return lo.Map(os, func(o store.Organization, _ int) organizationResponse { return toOrganizationResponse(&o) })
 }
 
 // orgMemberResponse is OrgMember in api/openapi/20-projects.yaml.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/samber/lo"
 
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/domain/workflow"
@@ -60,11 +61,7 @@ func toWorkflowStatusJSON(s workflow.Status) workflowStatusJSON {
 }
 
 func toWorkflowStatusesJSON(ss []workflow.Status) []workflowStatusJSON {
-	out := make([]workflowStatusJSON, 0, len(ss))
-	for _, s := range ss {
-		out = append(out, toWorkflowStatusJSON(s))
-	}
-	return out
+	return lo.Map(ss, func(s workflow.Status, _ int) workflowStatusJSON { return toWorkflowStatusJSON(s) })
 }
 
 func toWorkflowTransitionJSON(t workflow.Transition) workflowTransitionJSON {

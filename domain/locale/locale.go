@@ -4,6 +4,8 @@ package locale
 
 import (
 	"strings"
+
+	"github.com/samber/lo"
 )
 
 // Supported languages; English is the fallback.
@@ -83,13 +85,7 @@ func T(lang, key string, args ...string) string {
 }
 
 // Keys lists every key of a language's catalog; the catalogs test compares them.
-func Keys(lang string) []string {
-	out := make([]string, 0, len(catalogs[lang]))
-	for k := range catalogs[lang] {
-		out = append(out, k)
-	}
-	return out
-}
+func Keys(lang string) []string { return lo.Keys(catalogs[lang]) }
 
 // Raw returns the unrendered text of key in lang.
 func Raw(lang, key string) (string, bool) {
