@@ -42,6 +42,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, "X-Taskweave", cfg.WebhookHeaderPrefix)
 	require.EqualValues(t, 26214400, cfg.MaxUploadBytes)
 	require.True(t, cfg.RegistrationEnabled)
+	require.Equal(t, "2160h0m0s", cfg.AutomationRetention.String(), "90 days")
 }
 
 // TestWorkerGC: a worker collects at WorkerGCPercent unless the operator set GOGC, which
