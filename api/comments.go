@@ -1,8 +1,6 @@
 package api
 
 import (
-	"errors"
-
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
@@ -59,17 +57,6 @@ func parseComment(raw []byte) (string, error) {
 	return *r.Body, f.err()
 }
 
-// commentEmpty turns the domain's "nothing left after sanitizing" (a body of only
-// <script>, say) into the VALIDATION_ERROR naming body.
-func commentEmpty(err error) error {
-	if errors.Is(err, comment.ErrEmpty) {
-		var f fields
-		f.add("body", "BLANK", "field.SANITIZED_EMPTY")
-		return f.err()
-	}
-	return err
-}
-
 // comments is the comment service over the server's database, bus and audit recorder.
 func (s *Server) comments() *comment.Service { return comment.NewService(s.db, s.bus, s.audit) }
 
@@ -105,7 +92,7 @@ func (s *Server) createComment(c *fiber.Ctx) error {
 	actor := issueActor(c, a)
 	v, err := s.comments().Create(c.UserContext(), issueProject(a), &actor, ref, body)
 	if err != nil {
-		return commentEmpty(err)
+		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toCommentResponse(v))
 }
@@ -127,7 +114,7 @@ func (s *Server) editComment(c *fiber.Ctx) error {
 	}
 	v, err := s.comments().Edit(c.UserContext(), issueProject(a), issueActor(c, a), ref, id, body)
 	if err != nil {
-		return commentEmpty(err)
+		return err
 	}
 	return c.JSON(toCommentResponse(v))
 }

@@ -78,7 +78,8 @@ var errorTables = [][]errorMapping{coreErrors, projectErrors, workflowErrors, is
 	commentErrors, attachmentErrors, notificationErrors, ssoErrors, automationErrors, serviceDeskErrors, customFieldErrors}
 
 // errorMappers handle domain error structs that carry data for the message.
-var errorMappers = []func(error) *Error{guardError, automationInvalid, customFieldValueError}
+var errorMappers = []func(error) *Error{guardError, commentEmpty, sprintDateOrder, attachmentTooLarge, automationInvalid,
+	customFieldValueError}
 
 // coreErrors maps the account and store sentinels.
 var coreErrors = []errorMapping{

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -84,17 +83,6 @@ func parseSprint(body []byte, create bool) (sprint.Change, error) {
 	return out, f.err()
 }
 
-// sprintDateOrder turns the domain's date order error (a PATCH date against the stored
-// one) into the VALIDATION_ERROR naming endDate.
-func sprintDateOrder(err error) error {
-	if errors.Is(err, sprint.ErrDateOrder) {
-		var f fields
-		f.add("endDate", "DATE_ORDER", "field.SPRINT_DATE_ORDER")
-		return f.err()
-	}
-	return err
-}
-
 // sprints is the sprint service over the server's database and event bus.
 func (s *Server) sprints() *sprint.Service { return sprint.NewService(s.db, s.bus) }
 
@@ -126,7 +114,7 @@ func (s *Server) createSprint(c *fiber.Ctx) error {
 	sp, err := s.sprints().Create(c.UserContext(), a.Project.ID,
 		sprint.NewSprint{Name: *in.Name, Goal: in.Goal, StartDate: in.StartDate, EndDate: in.EndDate})
 	if err != nil {
-		return sprintDateOrder(err)
+		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toSprintResponse(sp))
 }
@@ -142,7 +130,7 @@ func (s *Server) patchSprint(c *fiber.Ctx) error {
 	}
 	sp, err := s.sprints().Update(c.UserContext(), a.Project.ID, id, in)
 	if err != nil {
-		return sprintDateOrder(err)
+		return err
 	}
 	return c.JSON(toSprintResponse(sp))
 }

@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"errors"
 
 	"github.com/riverqueue/river"
 
@@ -22,7 +21,7 @@ type MailSendWorker struct {
 // Work implements river.Worker.
 func (w *MailSendWorker) Work(ctx context.Context, job *river.Job[jobs.MailSend]) error {
 	err := w.Mailer.Send(ctx, job.Args)
-	if errors.Is(err, notify.ErrRejected) || errors.Is(err, notify.ErrNoRelay) {
+	if notify.Permanent(err) {
 		return river.JobCancel(err)
 	}
 	return err

@@ -18,6 +18,4 @@ var (
 	// ErrUnauthenticated means the presented credential is missing, malformed, expired,
 	// revoked or belongs to an inactive user: always a 401.
 	ErrUnauthenticated = errors.New("auth: unauthenticated")
-	// ErrRateLimited carries no wait; see RateLimitError.
-	ErrRateLimited = errors.New("auth: rate limited")
 )

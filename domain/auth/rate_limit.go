@@ -13,7 +13,6 @@ import (
 type RateLimitError struct{ RetryAfter time.Duration }
 
 func (e *RateLimitError) Error() string { return fmt.Sprintf("rate limited for %s", e.RetryAfter) }
-func (e *RateLimitError) Unwrap() error { return ErrRateLimited }
 
 // RetryAfterSeconds is the Retry-After header value: whole seconds, at least 1.
 func (e *RateLimitError) RetryAfterSeconds() int {

@@ -20,14 +20,19 @@ import (
 )
 
 // Permanent mail failures: trying again would fail again, so the worker gives the job
-// up instead of retrying it for hours.
+// up instead of retrying it for hours. Only the worker meets them (Permanent), never a
+// request.
 var (
-	// ErrRejected is a 5xx reply of the SMTP relay.
-	ErrRejected = errors.New("notify: mail rejected by the SMTP server")
-	// ErrNoRelay is a mail job met by a worker without TW_SMTP_ADDR (it was switched off
+	// errRejected is a 5xx reply of the SMTP relay.
+	errRejected = errors.New("notify: mail rejected by the SMTP server")
+	// errNoRelay is a mail job met by a worker without TW_SMTP_ADDR (it was switched off
 	// after the job was queued).
-	ErrNoRelay = errors.New("notify: no SMTP relay configured")
+	errNoRelay = errors.New("notify: no SMTP relay configured")
 )
+
+// Permanent reports whether err, from Send, is a failure that another attempt would
+// repeat: a 5xx reply of the relay, or no relay configured.
+func Permanent(err error) bool { return errors.Is(err, errRejected) || errors.Is(err, errNoRelay) }
 
 // Mailer sends notification e-mails through one SMTP relay.
 type Mailer struct {
@@ -77,7 +82,7 @@ type recipient struct {
 // meanwhile, gets nothing (nil: nothing left to do).
 func (m *Mailer) Send(ctx context.Context, job jobs.MailSend) error {
 	if m.addr == "" {
-		return ErrNoRelay
+		return errNoRelay
 	}
 	if m.fromErr != nil {
 		return m.fromErr
@@ -116,7 +121,7 @@ func messageID(id uuid.UUID, from string) string {
 
 // deliver runs one SMTP conversation. STARTTLS is used when the relay offers it (with
 // certificate checks, as net/smtp.SendMail does); the envelope addresses are checked
-// for line breaks by net/smtp itself. A 5xx reply is permanent (ErrRejected).
+// for line breaks by net/smtp itself. A 5xx reply is permanent (errRejected).
 func (m *Mailer) deliver(ctx context.Context, from, to string, msg []byte) error {
 	deadline := time.Now().Add(m.timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -165,11 +170,11 @@ func (m *Mailer) deliver(ctx context.Context, from, to string, msg []byte) error
 	return nil
 }
 
-// smtpError wraps err with the step; 5xx replies also wrap ErrRejected.
+// smtpError wraps err with the step; 5xx replies also wrap errRejected.
 func smtpError(step string, err error) error {
 	var te *textproto.Error
 	if errors.As(err, &te) && te.Code >= 500 {
-		return fmt.Errorf("%w: %s: %w", ErrRejected, step, err)
+		return fmt.Errorf("%w: %s: %w", errRejected, step, err)
 	}
 	return fmt.Errorf("smtp %s: %w", step, err)
 }

@@ -63,11 +63,13 @@ func TestDeliverClassifiesRefusals(t *testing.T) {
 	// 5xx is permanent, 4xx is worth another attempt.
 	m = NewMailer(nil, relay(t, 550, &sent), "", "")
 	err := m.deliver(ctx, m.from.Address, "a@example.com", msg)
-	require.ErrorIs(t, err, ErrRejected)
+	require.ErrorIs(t, err, errRejected)
+	require.True(t, Permanent(err))
 	m = NewMailer(nil, relay(t, 451, &sent), "", "")
 	err = m.deliver(ctx, m.from.Address, "a@example.com", msg)
 	require.Error(t, err)
-	require.False(t, errors.Is(err, ErrRejected))
+	require.False(t, errors.Is(err, errRejected))
+	require.False(t, Permanent(err))
 	require.EqualValues(t, 1, sent.Load())
 
 	// An envelope address with a line break never reaches the wire.
@@ -76,7 +78,9 @@ func TestDeliverClassifiesRefusals(t *testing.T) {
 	require.EqualValues(t, 1, sent.Load())
 
 	// No relay, or a malformed sender, fails before any I/O.
-	require.ErrorIs(t, NewMailer(nil, "", "", "").Send(ctx, mailJob()), ErrNoRelay)
+	err = NewMailer(nil, "", "", "").Send(ctx, mailJob())
+	require.ErrorIs(t, err, errNoRelay)
+	require.True(t, Permanent(err))
 	require.ErrorContains(t, NewMailer(nil, "127.0.0.1:1", "not an address", "").Send(ctx, mailJob()), "TW_SMTP_FROM")
 }
 

@@ -23,10 +23,10 @@ const Channel = "taskweave_realtime"
 // 8000 bytes or more; the margin keeps a future header field from hitting the limit.
 const MaxPayload = 7900
 
-// ErrPayloadTooLarge means a message would not fit in one notification. The board
+// errPayloadTooLarge means a message would not fit in one notification. The board
 // messages are a few hundred bytes by construction; this guards against a new message
-// kind growing past the limit silently.
-var ErrPayloadTooLarge = errors.New("realtime: message too large for a notification")
+// kind growing past the limit silently: a server fault, never the client's.
+var errPayloadTooLarge = errors.New("realtime: message too large for a notification")
 
 // Message is one live message: the destination subscribers asked for and the JSON body
 // they receive. User destinations are internal (UserDestination) and become the
@@ -63,7 +63,7 @@ func Publish(ctx context.Context, db bun.IDB, msgs ...Message) error {
 			return fmt.Errorf("realtime message for %s: %w", m.Destination, err)
 		}
 		if len(payload) > MaxPayload {
-			return fmt.Errorf("%w: %d bytes for %s", ErrPayloadTooLarge, len(payload), m.Destination)
+			return fmt.Errorf("%w: %d bytes for %s", errPayloadTooLarge, len(payload), m.Destination)
 		}
 		if _, err := db.ExecContext(ctx, "SELECT pg_notify(?, ?)", Channel, string(payload)); err != nil {
 			return fmt.Errorf("notify %s: %w", m.Destination, err)
