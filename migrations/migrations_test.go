@@ -4,17 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"strings"
 	"testing"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/taskweave/taskweave/migrations"
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // TestConcurrentApply starts two migrators on an empty database at once, as two replicas
@@ -22,18 +18,7 @@ import (
 func TestConcurrentApply(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, storetest.AdminURL())
-	require.NoError(t, err)
-	defer admin.Close(ctx)
-	// A unique name: several test runs may share the server.
-	name := "tw_migrate_race_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
-	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
-	require.NoError(t, err)
-	defer admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-
-	cfg, err := pgxpool.ParseConfig(storetest.AdminURL())
-	require.NoError(t, err)
-	cfg.ConnConfig.Database = name
+	cfg := emptyDB(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var g errgroup.Group
 	for range 2 {

@@ -27,9 +27,9 @@ func TestRiverTablesAreRivers(t *testing.T) {
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	ours := emptyDB(t)
+	ours := emptyPool(t)
 	require.NoError(t, migrations.Apply(ctx, ours, log))
-	rivers := emptyDB(t)
+	rivers := emptyPool(t)
 	migrator, err := rivermigrate.New(riverpgxv5.New(rivers), nil)
 	require.NoError(t, err)
 	_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
@@ -41,23 +41,18 @@ func TestRiverTablesAreRivers(t *testing.T) {
 	require.Equal(t, want, got)
 }
 
-// emptyDB creates an empty database, dropped when the test ends.
-func emptyDB(t *testing.T) *pgxpool.Pool {
+// emptyDB creates an empty database (a unique name: several test runs may share the
+// server), dropped when the test ends, and returns its pool configuration.
+func emptyDB(t *testing.T) *pgxpool.Config {
 	t.Helper()
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, storetest.AdminURL())
 	require.NoError(t, err)
 	defer admin.Close(ctx)
-	name := "tw_river_schema_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	name := "tw_migrate_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
 	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
 	require.NoError(t, err)
-	cfg, err := pgxpool.ParseConfig(storetest.AdminURL())
-	require.NoError(t, err)
-	cfg.ConnConfig.Database = name
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	require.NoError(t, err)
 	t.Cleanup(func() {
-		pool.Close()
 		admin, err := pgx.Connect(context.Background(), storetest.AdminURL())
 		if err != nil {
 			return
@@ -65,6 +60,18 @@ func emptyDB(t *testing.T) *pgxpool.Pool {
 		defer admin.Close(context.Background())
 		_, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 	})
+	cfg, err := pgxpool.ParseConfig(storetest.AdminURL())
+	require.NoError(t, err)
+	cfg.ConnConfig.Database = name
+	return cfg
+}
+
+// emptyPool opens a pool on a new empty database (emptyDB), closed when the test ends.
+func emptyPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.NewWithConfig(context.Background(), emptyDB(t))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
 	return pool
 }
 
