@@ -14,7 +14,7 @@ import (
 )
 
 // createIssueRequest is POST /projects/{key}/issues. Ids arrive as strings so a
-// malformed one is named in the 400; customFieldValues are not handled yet and ignored.
+// malformed one is named in the 400.
 type createIssueRequest struct {
 	Title       *string  `json:"title"`
 	Description *string  `json:"description"`
@@ -26,6 +26,8 @@ type createIssueRequest struct {
 	DueDate     *string  `json:"dueDate"`
 	SprintID    *string  `json:"sprintId"`
 	LabelIDs    []string `json:"labelIds"`
+
+	CustomFieldValues []customFieldValueRequest `json:"customFieldValues"`
 }
 
 // parseCreateIssue decodes and validates a create request into issue.NewIssue.
@@ -64,6 +66,11 @@ func parseCreateIssue(body []byte) (issue.NewIssue, error) {
 			return in, err
 		}
 	}
+	if in.CustomFieldValues, err = parseCustomFieldValues(r.CustomFieldValues); err != nil {
+		return in, err
+	}
+	// The API's clients show a form: every required custom field needs a value.
+	in.RequireCustomFields = true
 	var f fields
 	f.issueText("title", r.Title, true, issue.MaxTitle)
 	f.issueText("description", r.Description, false, math.MaxInt)
@@ -92,6 +99,8 @@ type patchIssueRequest struct {
 	ClearStoryPoints  *bool     `json:"clearStoryPoints"`
 	ClearDueDate      *bool     `json:"clearDueDate"`
 	ClearSprint       *bool     `json:"clearSprint"`
+
+	CustomFieldValues []customFieldValueRequest `json:"customFieldValues"`
 }
 
 // parsePatchIssue decodes and validates an update into issue.Patch.
@@ -141,6 +150,11 @@ func parsePatchIssue(body []byte) (issue.Patch, error) {
 			return in, err
 		}
 		*l.out = &ids
+	}
+	if r.CustomFieldValues != nil {
+		if in.CustomFieldValues, err = parseCustomFieldValues(r.CustomFieldValues); err != nil {
+			return in, err
+		}
 	}
 	var f fields
 	f.issueText("title", r.Title, true, issue.MaxTitle)

@@ -12,34 +12,34 @@ import (
 // always sent; there is deliberately no `status` member (ticket items use that name for a
 // string).
 type issueResponse struct {
-	ID              uuid.UUID            `json:"id"`
-	Key             string               `json:"key"`
-	Title           string               `json:"title"`
-	Description     *string              `json:"description"`
-	Type            string               `json:"type"`
-	Priority        string               `json:"priority"`
-	StoryPoints     *int                 `json:"storyPoints"`
-	StatusID        uuid.UUID            `json:"statusId"`
-	StatusName      string               `json:"statusName"`
-	StatusCategory  string               `json:"statusCategory"`
-	ProjectID       uuid.UUID            `json:"projectId"`
-	AssigneeID      *uuid.UUID           `json:"assigneeId"`
-	AssigneeName    *string              `json:"assigneeName"`
-	ReporterID      uuid.UUID            `json:"reporterId"`
-	ReporterName    string               `json:"reporterName"`
-	ParentID        *uuid.UUID           `json:"parentId"`
-	DueDate         *string              `json:"dueDate"`
-	SprintID        *uuid.UUID           `json:"sprintId"`
-	SprintName      *string              `json:"sprintName"`
-	CreatedAt       string               `json:"createdAt"`
-	UpdatedAt       string               `json:"updatedAt"`
-	Refs            []issueRefResponse   `json:"refs"`
-	Labels          []issueLabelResponse `json:"labels"`
-	FixVersions     []versionResponse    `json:"fixVersions"`
-	AffectsVersions []versionResponse    `json:"affectsVersions"`
-	CustomFields    []struct{}           `json:"customFields"`
-	ProjectKey      string               `json:"projectKey"`
-	SLAStartTime    *string              `json:"slaStartTime"`
+	ID              uuid.UUID                  `json:"id"`
+	Key             string                     `json:"key"`
+	Title           string                     `json:"title"`
+	Description     *string                    `json:"description"`
+	Type            string                     `json:"type"`
+	Priority        string                     `json:"priority"`
+	StoryPoints     *int                       `json:"storyPoints"`
+	StatusID        uuid.UUID                  `json:"statusId"`
+	StatusName      string                     `json:"statusName"`
+	StatusCategory  string                     `json:"statusCategory"`
+	ProjectID       uuid.UUID                  `json:"projectId"`
+	AssigneeID      *uuid.UUID                 `json:"assigneeId"`
+	AssigneeName    *string                    `json:"assigneeName"`
+	ReporterID      uuid.UUID                  `json:"reporterId"`
+	ReporterName    string                     `json:"reporterName"`
+	ParentID        *uuid.UUID                 `json:"parentId"`
+	DueDate         *string                    `json:"dueDate"`
+	SprintID        *uuid.UUID                 `json:"sprintId"`
+	SprintName      *string                    `json:"sprintName"`
+	CreatedAt       string                     `json:"createdAt"`
+	UpdatedAt       string                     `json:"updatedAt"`
+	Refs            []issueRefResponse         `json:"refs"`
+	Labels          []issueLabelResponse       `json:"labels"`
+	FixVersions     []versionResponse          `json:"fixVersions"`
+	AffectsVersions []versionResponse          `json:"affectsVersions"`
+	CustomFields    []customFieldValueResponse `json:"customFields"`
+	ProjectKey      string                     `json:"projectKey"`
+	SLAStartTime    *string                    `json:"slaStartTime"`
 }
 
 // issueLabelResponse is a label on an issue.
@@ -64,7 +64,7 @@ func toIssueResponse(v *issue.View) issueResponse {
 		ReporterName: v.ReporterName, ParentID: v.ParentID, SprintID: v.SprintID, SprintName: v.SprintName,
 		CreatedAt: instant(v.CreatedAt), UpdatedAt: instant(v.UpdatedAt), ProjectKey: v.ProjectKey,
 		SLAStartTime: instantPtr(v.SLAStartTime),
-		Refs:         []issueRefResponse{}, CustomFields: []struct{}{},
+		Refs:         []issueRefResponse{}, CustomFields: toCustomFieldValueResponses(v.CustomFields),
 		Labels:      make([]issueLabelResponse, len(v.Labels)),
 		FixVersions: toVersionResponses(v.FixVersions), AffectsVersions: toVersionResponses(v.AffectsVersions),
 	}

@@ -84,9 +84,10 @@ func ForIssue(ctx context.Context, db bun.IDB, projectID, issueID uuid.UUID) ([]
 // Plan checks the inputs against the issue's current values (every field of the
 // project, as ForIssue or Blank give them) and returns the values after them and the
 // fields they change, in the fields' order. Inputs are checked in the order sent, and
-// the first bad one is the error: an id that names no field of the project (or is sent
-// twice), a value its field cannot hold. A required field may not lose its value; on
-// create (create true) every required field needs one.
+// the first bad one is the error: a field sent twice, a value its field cannot hold.
+// An id that names no field of the project is dropped, as ids of another project are
+// everywhere (a form opened before the field was deleted still saves). A required field
+// may not lose its value; on create (create true) every required field needs one.
 func Plan(current []FieldValue, in []Input, create bool) ([]FieldValue, []Change, error) {
 	byID := make(map[uuid.UUID]int, len(current))
 	for i, fv := range current {
@@ -97,8 +98,11 @@ func Plan(current []FieldValue, in []Input, create bool) ([]FieldValue, []Change
 	seen := make(map[uuid.UUID]bool, len(in))
 	for _, x := range in {
 		i, ok := byID[x.FieldID]
-		if !ok || seen[x.FieldID] {
+		if seen[x.FieldID] {
 			return nil, nil, &InvalidError{FieldID: x.FieldID}
+		}
+		if !ok {
+			continue
 		}
 		seen[x.FieldID] = true
 		d := current[i].Field

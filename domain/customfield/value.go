@@ -12,7 +12,7 @@ import (
 )
 
 // InvalidError is a value its field cannot hold (CUSTOM_FIELD_INVALID naming the
-// field), or a field id that names no field of the project or is sent twice (Type "").
+// field), or a field id sent twice in one request (Type "").
 type InvalidError struct {
 	FieldID   uuid.UUID
 	FieldName string
@@ -21,7 +21,7 @@ type InvalidError struct {
 
 func (e *InvalidError) Error() string {
 	if e.Type == "" {
-		return fmt.Sprintf("custom field: %s is not a field of this project, or is named twice", e.FieldID)
+		return fmt.Sprintf("custom field: %s is named twice", e.FieldID)
 	}
 	return fmt.Sprintf("custom field: invalid %s value for %q", e.Type, e.FieldName)
 }

@@ -43,7 +43,11 @@ func auditConsumer(rec *audit.Recorder) event.Consumer {
 				"oldStatusId": e.OldStatusID, "newStatusId": e.NewStatusID}
 		case FieldChanged:
 			action, subject, by = AuditUpdated, e.Subject, e.By
-			details = map[string]any{"issueKey": e.IssueKey, "field": e.Field, "oldValue": e.OldValue, "newValue": e.NewValue}
+			m := map[string]any{"issueKey": e.IssueKey, "field": e.Field, "oldValue": e.OldValue, "newValue": e.NewValue}
+			if e.CustomFieldID != nil {
+				m["customFieldId"], m["customFieldName"] = e.CustomFieldID, e.CustomFieldName
+			}
+			details = m
 		case Deleted:
 			action, subject, by = AuditDeleted, e.Subject, e.By
 			details = map[string]any{"issueKey": e.IssueKey, "title": e.Title}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/taskweave/taskweave/domain/customfield"
 	"github.com/taskweave/taskweave/domain/workflow"
 	"github.com/taskweave/taskweave/store"
 )
@@ -69,6 +70,11 @@ func (s *Service) Create(ctx context.Context, p Project, actor Actor, in NewIssu
 		if v.Labels, err = projectLabels(ctx, tx, p.ID, in.LabelIDs); err != nil {
 			return err
 		}
+		fields, values, err := planCustomFields(ctx, tx, p, in)
+		if err != nil {
+			return err
+		}
+		v.CustomFields = fields
 
 		var due *string
 		if in.DueDate != nil {
@@ -82,6 +88,9 @@ func (s *Service) Create(ctx context.Context, p Project, actor Actor, in NewIssu
 			return fmt.Errorf("insert issue: %w", err)
 		}
 		if err := setLabels(ctx, tx, v.ID, v.Labels); err != nil {
+			return err
+		}
+		if err := customfield.Write(ctx, tx, v.ID, values); err != nil {
 			return err
 		}
 		return s.bus.Emit(ctx, tx, Created{

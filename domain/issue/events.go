@@ -94,6 +94,10 @@ type FieldChanged struct {
 	OldRaw   string    `json:"oldRaw"`
 	NewRaw   string    `json:"newRaw"`
 	At       time.Time `json:"at"`
+	// CustomFieldID and CustomFieldName name the field of a FieldCustomField change;
+	// its OldRaw/NewRaw are option ids for a DROPDOWN, else as OldValue/NewValue.
+	CustomFieldID   *uuid.UUID `json:"customFieldId,omitempty"`
+	CustomFieldName string     `json:"customFieldName,omitempty"`
 }
 
 // Deleted is published for a deleted issue, and for each subtask deleted with it.

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/customfield"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -100,6 +101,12 @@ type NewIssue struct {
 	DueDate     *time.Time
 	// LabelIDs of another project are dropped silently.
 	LabelIDs []uuid.UUID
+	// CustomFieldValues are checked against the project's custom fields.
+	CustomFieldValues []customfield.Input
+	// RequireCustomFields asks for a value of every required custom field: set by
+	// callers that show the person a form (the API); tickets from mail and automation
+	// cannot ask anyone, and leave them empty.
+	RequireCustomFields bool
 }
 
 // Patch is a validated partial update: nil leaves a field unchanged, the Clear flags
@@ -124,6 +131,11 @@ type Patch struct {
 	LabelIDs          *[]uuid.UUID
 	FixVersionIDs     *[]uuid.UUID
 	AffectsVersionIDs *[]uuid.UUID
+
+	// CustomFieldValues are the custom field values to set (nil Value: remove); nil
+	// changes none. A required field may not lose its value; one left empty from before
+	// it became required is not asked for.
+	CustomFieldValues []customfield.Input
 }
 
 // LabelRef is a label as an issue shows it.
@@ -153,6 +165,9 @@ type View struct {
 	Labels          []LabelRef   `bun:"-"`
 	FixVersions     []VersionRef `bun:"-"`
 	AffectsVersions []VersionRef `bun:"-"`
+	// CustomFields holds every custom field of the project with the issue's value, in
+	// the fields' order, where the read loads them (nil elsewhere).
+	CustomFields []customfield.FieldValue `bun:"-"`
 }
 
 // dateString renders a plain date, or "" for none.

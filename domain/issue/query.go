@@ -52,6 +52,9 @@ func (s *Service) Get(ctx context.Context, p Project, ref Ref) (*View, error) {
 	if err := fillVersions(ctx, s.db, v); err != nil {
 		return nil, err
 	}
+	if err := fillCustomFields(ctx, s.db, p, v); err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/taskweave/taskweave/domain/customfield"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/workflow"
 	"github.com/taskweave/taskweave/store"
@@ -23,6 +24,10 @@ type change struct {
 	old, new *string
 	oldRaw   string
 	newRaw   string
+	// customField is set for a custom field's change; its event carries eventOld and
+	// eventNew, the values without the field's name the activity entry prefixes.
+	customField        *customfield.Definition
+	eventOld, eventNew string
 }
 
 // Update applies a partial update under the issue row's lock: the changed columns, the
@@ -118,6 +123,11 @@ func (s *Service) Update(ctx context.Context, p Project, actor Actor, ref Ref, i
 			return err
 		}
 		changes = append(changes, setChanges...)
+		customFields, cfChanges, err := patchCustomFields(ctx, tx, p, cur.ID, in)
+		if err != nil {
+			return err
+		}
+		changes = append(changes, cfChanges...)
 
 		if len(changes) > 0 || status != nil {
 			if _, err := u.Set("updated_at = clock_timestamp()").Exec(ctx); err != nil {
@@ -130,6 +140,11 @@ func (s *Service) Update(ctx context.Context, p Project, actor Actor, ref Ref, i
 
 		if out, err = loadView(ctx, tx, p, Ref{ID: cur.ID}, false); err != nil {
 			return err
+		}
+		if out.CustomFields = customFields; customFields == nil {
+			if err := fillCustomFields(ctx, tx, p, out); err != nil {
+				return err
+			}
 		}
 		return fillLabels(ctx, tx, []*View{out})
 	})
@@ -288,8 +303,13 @@ func (s *Service) record(ctx context.Context, tx bun.Tx, p Project, actor Actor,
 			acts = append(acts, store.IssueActivity{IssueID: cur.ID, ActorID: actor.UserID, Type: c.activity,
 				OldValue: nonEmpty(c.old), NewValue: nonEmpty(c.new)})
 		}
-		events = append(events, FieldChanged{Subject: subject, By: by, Field: c.field,
-			OldValue: str(c.old), NewValue: str(c.new), OldRaw: c.oldRaw, NewRaw: c.newRaw, At: at})
+		fc := FieldChanged{Subject: subject, By: by, Field: c.field,
+			OldValue: str(c.old), NewValue: str(c.new), OldRaw: c.oldRaw, NewRaw: c.newRaw, At: at}
+		if c.customField != nil {
+			id := c.customField.ID
+			fc.CustomFieldID, fc.CustomFieldName, fc.OldValue, fc.NewValue = &id, c.customField.Name, c.eventOld, c.eventNew
+		}
+		events = append(events, fc)
 	}
 	if len(acts) > 0 {
 		if _, err := tx.NewInsert().Model(&acts).Exec(ctx); err != nil {

@@ -1,8 +1,8 @@
 package locale
 
 // Messages of custom fields. {field} is the field's name as its project defined it (or
-// the id the request sent, for an id that names no field); CUSTOM_FIELD_INVALID has one
-// message per type, saying what a value of that type looks like.
+// the id the request sent twice); CUSTOM_FIELD_INVALID has one message per type, saying
+// what a value of that type looks like.
 func init() {
 	for lang, msgs := range map[string]map[string]string{
 		English: {
@@ -19,7 +19,7 @@ func init() {
 			"customField.invalid.DATE":         "The custom field {field} takes a date as YYYY-MM-DD.",
 			"customField.invalid.DROPDOWN":     "The custom field {field} takes the id of one of its options.",
 			"customField.invalid.CHECKBOX":     "The custom field {field} takes \"true\" or \"false\".",
-			"customField.invalid.FIELD":        "{field} is not a custom field of this project, or is named twice.",
+			"customField.invalid.FIELD":        "The custom field {field} is named more than once.",
 		},
 		German: {
 			"reason.CUSTOM_FIELD_NOT_FOUND":    "Das benutzerdefinierte Feld wurde nicht gefunden.",
@@ -35,7 +35,7 @@ func init() {
 			"customField.invalid.DATE":         "Das benutzerdefinierte Feld {field} nimmt ein Datum als JJJJ-MM-TT.",
 			"customField.invalid.DROPDOWN":     "Das benutzerdefinierte Feld {field} nimmt die ID einer seiner Optionen.",
 			"customField.invalid.CHECKBOX":     "Das benutzerdefinierte Feld {field} nimmt „true“ oder „false“.",
-			"customField.invalid.FIELD":        "{field} ist kein benutzerdefiniertes Feld dieses Projekts oder wird doppelt genannt.",
+			"customField.invalid.FIELD":        "Das benutzerdefinierte Feld {field} wird mehrfach genannt.",
 		},
 	} {
 		cat := catalogs[lang]

@@ -210,6 +210,9 @@ type (
 		IssueKey string    `json:"issueKey"`
 		Field    string    `json:"field"`
 		NewValue string    `json:"newValue"`
+		// Set for field "customField" only: which custom field changed.
+		CustomFieldID   *uuid.UUID `json:"customFieldId,omitempty"`
+		CustomFieldName string     `json:"customFieldName,omitempty"`
 	}
 	issueDeletedData struct {
 		IssueID  uuid.UUID `json:"issueId"`
@@ -238,7 +241,8 @@ func IssueMessage(ev event.Event) (Message, bool) {
 			t = EventIssueAssigned
 		}
 		s, m = e.Subject, Message{Type: t, At: e.At,
-			Data: issueFieldData{IssueID: e.IssueID, IssueKey: e.IssueKey, Field: e.Field, NewValue: e.NewValue}}
+			Data: issueFieldData{IssueID: e.IssueID, IssueKey: e.IssueKey, Field: e.Field, NewValue: e.NewValue,
+				CustomFieldID: e.CustomFieldID, CustomFieldName: e.CustomFieldName}}
 	case issue.Deleted:
 		s, m = e.Subject, Message{Type: EventIssueDeleted, At: e.At,
 			Data: issueDeletedData{IssueID: e.IssueID, IssueKey: e.IssueKey}}
