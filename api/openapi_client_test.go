@@ -185,3 +185,38 @@ func TestOpenAPIGoClient(t *testing.T) {
 		WHERE i.key = $1 AND a.type = 'STATUS_CHANGED' AND a.new_value = $2`, res.MovedIssue, statusName))
 	require.Equal(t, 1, h.Count(`SELECT count(*) FROM projects WHERE id = $1 AND key = $2`, uuid.MustParse(res.ProjectID), key))
 }
+
+// TestOpenAPITypeScript generates TypeScript types from the served document with
+// openapi-typescript and type-checks them, with api/testdata/openapi-ts/check.ts (a
+// script using them for the same journey as TestOpenAPIGoClient), under tsc --strict.
+// scripts/node-deps.sh installs both; without them the test skips, unless
+// TW_REQUIRE_NODE=1 (make test).
+func TestOpenAPITypeScript(t *testing.T) {
+	t.Parallel()
+	src, err := filepath.Abs(filepath.Join("testdata", "openapi-ts"))
+	require.NoError(t, err)
+	node, nodeErr := exec.LookPath("node")
+	generator := filepath.Join(src, "node_modules", "openapi-typescript", "bin", "cli.js")
+	tsc := filepath.Join(src, "node_modules", "typescript", "bin", "tsc")
+	_, genErr := os.Stat(generator)
+	_, tscErr := os.Stat(tsc)
+	if nodeErr != nil || genErr != nil || tscErr != nil {
+		msg := "node, openapi-typescript or typescript is missing: run scripts/node-deps.sh"
+		if os.Getenv("TW_REQUIRE_NODE") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	dir := t.TempDir()
+	copyFiles(t, src, dir, "check.ts")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "openapi.yaml"), mustDoc(t), 0o644))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	runIn(t, ctx, dir, nil, node, generator, "openapi.yaml", "-o", "schema.d.ts")
+	raw, err := os.ReadFile(filepath.Join(dir, "schema.d.ts"))
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"/api/v1/projects/{key}/issues/{issueKey}/activity"`)
+	runIn(t, ctx, dir, nil, node, tsc, "--strict", "--noEmit", "--target", "es2022", "--module", "esnext",
+		"--moduleResolution", "bundler", "--lib", "es2022,dom", "check.ts", "schema.d.ts")
+}
