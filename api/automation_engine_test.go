@@ -241,3 +241,41 @@ func TestAutomationExecutionRetention(t *testing.T) {
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM automation_executions WHERE created_at < now() - interval '7 days 1 hour'"))
 	require.Len(t, f.autoExecutions(t, rule["id"].(string)), 21)
 }
+
+// TestAutomationRuleChangesReachRunningWorkers: the workers keep the rules they read,
+// yet a rule disabled, enabled, added or deleted counts from the next event on.
+func TestAutomationRuleChangesReachRunningWorkers(t *testing.T) {
+	t.Parallel()
+	f := autoFixture(t)
+	h := f.h
+	first := f.autoRule(t, map[string]any{"name": "First", "triggerType": "ISSUE_CREATED"})["id"].(string)
+	fired := func(title string) []string {
+		t.Helper()
+		id, _ := f.autoIssue(t, f.owner, map[string]any{"title": title})
+		autoDrain(t, h)
+		rows, err := h.DB.Pool.Query(context.Background(), `SELECT r.name FROM automation_executions AS e
+			JOIN automation_rules AS r ON r.id = e.rule_id WHERE e.issue_id = $1 ORDER BY r.name`, id)
+		require.NoError(t, err)
+		out := []string{}
+		for rows.Next() {
+			var n string
+			require.NoError(t, rows.Scan(&n))
+			out = append(out, n)
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	require.Equal(t, []string{"First"}, fired("one"))
+	require.Equal(t, http.StatusOK, h.Do("PATCH", f.autoRules("/"+first+"/toggle"), nil, f.owner.Access).Status)
+	require.Equal(t, []string{}, fired("two"), "disabled")
+	require.Equal(t, http.StatusOK, h.Do("PATCH", f.autoRules("/"+first+"/toggle"), nil, f.owner.Access).Status)
+	f.autoRule(t, map[string]any{"name": "Second", "triggerType": "ISSUE_CREATED"})
+	require.Equal(t, []string{"First", "Second"}, fired("three"))
+	require.Equal(t, http.StatusNoContent, h.Do("DELETE", f.autoRules("/"+first), nil, f.owner.Access).Status)
+	require.Equal(t, []string{"Second"}, fired("four"))
+	admin := h.Register("Ada")
+	h.MakeAdmin(admin)
+	r := h.Do("POST", "/api/v1/admin/automation/rules", map[string]any{"name": "System", "triggerType": "ISSUE_CREATED"}, admin.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	require.Equal(t, []string{"Second", "System"}, fired("five"))
+}

@@ -22,6 +22,27 @@ CREATE INDEX automation_rules_project ON automation_rules (project_id, created_a
 -- the event consumer's (which triggers a project has rules for).
 CREATE INDEX automation_rules_enabled ON automation_rules (project_id, trigger_type) WHERE enabled;
 
+-- A stamp per scope (a project, or SYSTEM under the nil uuid), drawn anew by every
+-- change of one of its rules: a worker keeps the rules it read and reuses them while
+-- the stamps it reads with each event are the ones it read them under. A rule's tree
+-- and actions never change once saved (only its name and enabled flag do), so its row
+-- is all the trigger watches.
+CREATE SEQUENCE automation_stamp_seq;
+CREATE TABLE automation_stamps (
+    scope uuid PRIMARY KEY,
+    stamp bigint NOT NULL
+);
+CREATE FUNCTION automation_bump_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO automation_stamps (scope, stamp)
+    VALUES (coalesce(CASE WHEN TG_OP = 'DELETE' THEN OLD.project_id ELSE NEW.project_id END,
+                     '00000000-0000-0000-0000-000000000000'), nextval('automation_stamp_seq'))
+    ON CONFLICT (scope) DO UPDATE SET stamp = EXCLUDED.stamp;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER automation_rules_stamp AFTER INSERT OR UPDATE OR DELETE ON automation_rules
+    FOR EACH ROW EXECUTE FUNCTION automation_bump_stamp();
+
 -- The condition tree: a rule's root group has no parent; ordinal orders siblings.
 CREATE TABLE automation_groups (
     id              uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -62,6 +83,8 @@ CREATE INDEX automation_actions_rule ON automation_actions (rule_id, position, o
 -- One row per rule evaluated for one triggering event. (event_id, rule_id) is unique:
 -- a rule's actions commit with its row, so a retried or rescued evaluation job never
 -- applies them twice. issue_id and project_id keep no reference: the log outlives them.
+-- Workers draw id and event_id as time-ordered UUIDs (v7), so both indexes grow at
+-- their end.
 CREATE TABLE automation_executions (
     id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     rule_id     uuid NOT NULL REFERENCES automation_rules (id) ON DELETE CASCADE,

@@ -2,18 +2,21 @@ package automation
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/comment"
 	"github.com/taskweave/taskweave/domain/issue"
-	"github.com/taskweave/taskweave/domain/workflow"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
 )
@@ -23,23 +26,27 @@ import (
 var errRefused = errors.New("automation: action refused")
 
 // Refusal reports whether err, from an action, is the domain refusing the change (a
-// workflow transition or guard, a member check, a deleted issue): the rule's execution
-// is FAILED with the reason. Anything else is an infrastructure failure the job
-// retries.
+// workflow transition or guard, a member check, a deleted issue, a constraint): the
+// rule's execution is FAILED with the reason and the event's other rules go on. An
+// infrastructure failure (the database unreachable or failing a statement, a deadline)
+// is not: the job is retried. Anything the code did not foresee counts as a refusal,
+// so it shows in the rule's log instead of retrying for hours.
 func Refusal(err error) bool {
-	var guard *workflow.GuardError
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone) {
+		return false
+	}
+	t := store.Translate(err)
 	var constraint *store.ConstraintError
-	if errors.As(err, &guard) || errors.As(store.Translate(err), &constraint) || errors.Is(store.Translate(err), store.ErrInvalidInput) {
+	switch {
+	case errors.As(t, &constraint), errors.Is(t, store.ErrInvalidInput):
 		return true
+	case errors.Is(t, store.ErrUnavailable):
+		return false
 	}
-	for _, e := range []error{errRefused, workflow.ErrTransitionNotAllowed, workflow.ErrStatusNotInWorkflow,
-		workflow.ErrStatusNotFound, workflow.ErrNoDefaultStatus, issue.ErrNotFound, issue.ErrAssigneeNotMember,
-		issue.ErrParentNotFound, issue.ErrSubtaskNeedsParent, comment.ErrEmpty} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
+	var pg *pgconn.PgError
+	var netErr net.Error
+	return !errors.As(err, &pg) && !errors.As(err, &netErr)
 }
 
 // run is one rule's actions on one issue, inside the rule's transaction.

@@ -58,7 +58,7 @@ func Consumer(ctx context.Context, tx bun.Tx, ev event.Event) ([]river.InsertMan
 	depth, at := ChainDepth(ctx), time.Now().UTC()
 	out := make([]river.InsertManyParams, 0, len(issues))
 	for _, id := range issues {
-		out = append(out, river.InsertManyParams{Args: jobs.AutomationEvaluate{EventID: uuid.New(), Trigger: trigger,
+		out = append(out, river.InsertManyParams{Args: jobs.AutomationEvaluate{EventID: newID(), Trigger: trigger,
 			ProjectID: projectID, IssueID: id, Extras: extras, ChainDepth: depth, EventAt: at}})
 	}
 	return out, nil

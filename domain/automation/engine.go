@@ -26,6 +26,8 @@ type Engine struct {
 	// Audit records the comments' audit entries (CREATE_COMMENT goes through the
 	// comment service, which records its own).
 	Audit *audit.Recorder
+
+	cache ruleCache
 }
 
 // Outcome is what became of one rule for one event.
@@ -51,11 +53,11 @@ type ActionOutcome struct {
 type subject struct {
 	Facts
 	ID         uuid.UUID
-	ProjectKey string     `bun:"project_key"`
-	WorkflowID *uuid.UUID `bun:"workflow_id"`
-	IssueKey   string     `bun:"issue_key"`
-	Title      string     `bun:"title"`
-	ReporterID uuid.UUID  `bun:"reporter_id"`
+	ProjectKey string
+	WorkflowID *uuid.UUID
+	IssueKey   string
+	Title      string
+	ReporterID uuid.UUID
 }
 
 // errHandled ends the transaction of a rule whose execution row already exists: an
@@ -63,40 +65,37 @@ type subject struct {
 var errHandled = errors.New("automation: rule already handled for this event")
 
 // Evaluate evaluates the enabled rules of job's trigger for its project (its own and
-// SYSTEM ones, read in one query) and acts on those that fire. Every rule ends in one
+// SYSTEM ones, read in one query, and kept while the rule stamps read with the issue
+// are unchanged) and acts on those that fire. Every rule ends in one
 // execution row, unique per (event, rule): rules that do not act share one statement,
 // each rule that acts commits its actions with its row in one transaction. A rule
 // whose action the domain refuses (a workflow guard, a member check) gets a FAILED row
 // and the other rules go on; an infrastructure error is returned once every rule had
 // its turn, so River retries the job and only the rules without a row run again.
 func (e *Engine) Evaluate(ctx context.Context, job jobs.AutomationEvaluate) ([]Outcome, error) {
-	rules, err := loadRules(ctx, e.DB.Bun, func(q *bun.SelectQuery) *bun.SelectQuery {
-		return q.Where("r.enabled AND r.trigger_type = ?", job.Trigger).
-			Where("(r.project_id = ? OR r.project_id IS NULL)", job.ProjectID)
-	})
+	subj, st, err := loadSubject(ctx, e.DB.Bun, job.ProjectID, job.IssueID)
 	if err != nil {
 		return nil, err
 	}
-	matching := rules[:0]
-	for _, r := range rules {
-		if r.matchesPayload(job.Extras) {
-			matching = append(matching, r)
+	rules, err := e.rulesFor(ctx, job.ProjectID, job.Trigger, st)
+	if err != nil {
+		return nil, err
+	}
+	matching := make([]*Rule, 0, len(rules))
+	for i := range rules {
+		if rules[i].matchesPayload(job.Extras) {
+			matching = append(matching, &rules[i])
 		}
 	}
 	if len(matching) == 0 {
 		return nil, nil
 	}
-
-	subj, err := loadSubject(ctx, e.DB.Bun, job.IssueID)
-	if errors.Is(err, errIssueGone) {
+	if subj == nil {
 		skips := make([]skip, len(matching))
-		for i := range matching {
-			skips[i] = skip{rule: &matching[i], detail: "the issue no longer exists"}
+		for i, r := range matching {
+			skips[i] = skip{rule: r, detail: "the issue no longer exists"}
 		}
 		return e.skip(ctx, job, skips)
-	}
-	if err != nil {
-		return nil, err
 	}
 
 	var (
@@ -104,8 +103,7 @@ func (e *Engine) Evaluate(ctx context.Context, job jobs.AutomationEvaluate) ([]O
 		acting []*Rule
 	)
 	var statuses map[uuid.UUID]bool // of the issue's workflow, read when a SYSTEM rule needs them
-	for i := range matching {
-		r := &matching[i]
+	for _, r := range matching {
 		switch {
 		case !r.Root.Matches(subj.Facts):
 			skips = append(skips, skip{rule: r, detail: "conditions not met"})
@@ -253,7 +251,7 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 // execution is the row of rule for job.
 func execution(job jobs.AutomationEvaluate, ruleID uuid.UUID, status, detail string) store.AutomationExecution {
 	projectID, issueID, at := job.ProjectID, job.IssueID, job.EventAt
-	row := store.AutomationExecution{RuleID: ruleID, EventID: job.EventID, ProjectID: &projectID, IssueID: &issueID,
+	row := store.AutomationExecution{ID: newID(), RuleID: ruleID, EventID: job.EventID, ProjectID: &projectID, IssueID: &issueID,
 		EventType: job.Trigger, Status: status, ChainDepth: job.ChainDepth}
 	if !at.IsZero() {
 		row.EventAt = &at
@@ -264,24 +262,43 @@ func execution(job jobs.AutomationEvaluate, ruleID uuid.UUID, status, detail str
 	return row
 }
 
-// errIssueGone: the event's issue was deleted before its evaluation ran.
-var errIssueGone = errors.New("automation: issue deleted")
-
-// loadSubject reads the event's issue with its project.
-func loadSubject(ctx context.Context, db bun.IDB, issueID uuid.UUID) (*subject, error) {
-	var s subject
-	err := db.NewRaw(`SELECT i.id, i.project_id, p.key AS project_key, p.workflow_id, i.key AS issue_key, i.title,
-			i.type, i.priority, i.assignee_id, i.status_id, i.story_points, i.reporter_id
-		FROM issues AS i JOIN projects AS p ON p.id = i.project_id WHERE i.id = ?`, issueID).
-		Scan(ctx, &s.ID, &s.ProjectID, &s.ProjectKey, &s.WorkflowID, &s.IssueKey, &s.Title,
-			&s.Type, &s.Priority, &s.AssigneeID, &s.StatusID, &s.StoryPoints, &s.ReporterID)
-	if errors.Is(store.Translate(err), store.ErrNotFound) {
-		return nil, errIssueGone
-	}
+// loadSubject reads the event's issue with its project (nil when it was deleted
+// since), and the rule stamps of its project and of SYSTEM, in one statement.
+func loadSubject(ctx context.Context, db bun.IDB, projectID, issueID uuid.UUID) (*subject, stamps, error) {
+	var (
+		st stamps
+		r  struct {
+			id, project, workflow, assignee, status, reporter *uuid.UUID
+			projectKey, key, title, typ, priority             *string
+			points                                            *int
+		}
+	)
+	err := db.NewRaw(`SELECT coalesce((SELECT stamp FROM automation_stamps WHERE scope = ?), 0),
+			coalesce((SELECT stamp FROM automation_stamps WHERE scope = ?), 0),
+			i.id, i.project_id, p.key, p.workflow_id, i.key, i.title, i.type, i.priority, i.assignee_id, i.status_id,
+			i.story_points, i.reporter_id
+		FROM (SELECT 1) AS one LEFT JOIN issues AS i ON i.id = ? LEFT JOIN projects AS p ON p.id = i.project_id`,
+		projectID, uuid.Nil, issueID).
+		Scan(ctx, &st.project, &st.system, &r.id, &r.project, &r.projectKey, &r.workflow, &r.key, &r.title, &r.typ,
+			&r.priority, &r.assignee, &r.status, &r.points, &r.reporter)
 	if err != nil {
-		return nil, fmt.Errorf("read issue %s: %w", issueID, err)
+		return nil, st, fmt.Errorf("read issue %s: %w", issueID, err)
 	}
-	return &s, nil
+	if r.id == nil || r.project == nil || r.status == nil || r.reporter == nil {
+		return nil, st, nil // deleted since the event
+	}
+	s := &subject{ID: *r.id, ProjectKey: deref(r.projectKey), WorkflowID: r.workflow, IssueKey: deref(r.key),
+		Title: deref(r.title), ReporterID: *r.reporter}
+	s.Facts = Facts{ProjectID: *r.project, Type: deref(r.typ), Priority: deref(r.priority), AssigneeID: r.assignee,
+		StatusID: *r.status, StoryPoints: r.points}
+	return s, st, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // workflowStatuses is the set of status ids of a workflow (empty without one).
@@ -314,6 +331,14 @@ func foreignStatus(r *Rule, statuses map[uuid.UUID]bool) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// newID is a time-ordered (v7) UUID: the indexes on executions grow at their end.
+func newID() uuid.UUID {
+	if id, err := uuid.NewV7(); err == nil {
+		return id
+	}
+	return uuid.New()
 }
 
 func truncate(s string, n int) string {
