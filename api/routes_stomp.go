@@ -37,7 +37,10 @@ func (s *Server) stompRoutes(app *fiber.App) {
 			return a.Role != project.None, nil
 		},
 	})
-	hub.Attach(realtime.NewListener(s.db.Pool.Config().ConnConfig, s.log, hub.Deliver))
+	listener := realtime.NewListener(s.db.Pool.Config().ConnConfig, s.log, hub.Deliver)
+	// Revocation notices sent while the listener was reconnecting are lost: check all.
+	listener.OnReconnect(hub.RecheckAll)
+	hub.Attach(listener)
 	app.Hooks().OnListen(func(fiber.ListenData) error {
 		hub.Start()
 		return nil

@@ -11,18 +11,23 @@ import (
 	"github.com/gofiber/contrib/websocket"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/google/uuid"
+
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/realtime"
+	"github.com/taskweave/taskweave/domain/revoke"
 )
 
 // Config is what the endpoint needs from the rest of the API.
 type Config struct {
 	Log *slog.Logger
 	// Authenticate verifies the bearer token of a CONNECT frame; an error wrapping
-	// auth.ErrUnauthenticated refuses the client, any other is a server failure.
+	// auth.ErrUnauthenticated refuses the client, any other is a server failure. It runs
+	// again on a revocation notice for the session's user (deactivated, deleted).
 	Authenticate func(ctx context.Context, token string) (*auth.Principal, error)
 	// MayRead reports whether p may follow projectKey's board now (current membership);
-	// an unknown project is false, not an error.
+	// an unknown project is false, not an error. It runs at SUBSCRIBE and again on a
+	// revocation notice for the subscriber or the project.
 	MayRead func(ctx context.Context, p *auth.Principal, projectKey string) (bool, error)
 	// HeartBeat is the interval the server offers both ways (default 10 s); the
 	// negotiated interval is the larger of it and the client's.
@@ -93,12 +98,19 @@ type Hub struct {
 	mu       sync.RWMutex
 	closed   bool
 	sessions map[*session]struct{}
+	// users maps a user to its connected (authenticated) sessions.
+	users map[uuid.UUID]map[*session]struct{}
 	// subs maps an internal destination to its local subscriptions.
 	subs map[string]map[subKey]string
 
 	messageSeq atomic.Uint64
 	sessionSeq atomic.Uint64
 	live       sync.WaitGroup
+	// revocations counts the revocation notices received; a CONNECT or SUBSCRIBE that
+	// checked access while one arrived checks again (see recheckIfRevoked).
+	revocations atomic.Uint64
+	// checks are the running access checks, awaited by Close.
+	checks sync.WaitGroup
 }
 
 // subKey is one subscription of one session; the map value is the destination the
@@ -111,8 +123,8 @@ type subKey struct {
 // NewHub builds a hub; Attach a Source before serving.
 func NewHub(cfg Config) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Hub{cfg: cfg.withDefaults(), ctx: ctx, cancel: cancel,
-		sessions: map[*session]struct{}{}, subs: map[string]map[subKey]string{}}
+	return &Hub{cfg: cfg.withDefaults(), ctx: ctx, cancel: cancel, sessions: map[*session]struct{}{},
+		users: map[uuid.UUID]map[*session]struct{}{}, subs: map[string]map[subKey]string{}}
 }
 
 // Attach sets the source of messages; call it once, before Start.
@@ -156,6 +168,7 @@ func (h *Hub) Close() {
 		s.end(nil, false)
 	}
 	h.live.Wait()
+	h.checks.Wait()
 	h.sourceRun.Wait()
 }
 
@@ -204,10 +217,33 @@ func (h *Hub) unregister(s *session) {
 		return
 	}
 	delete(h.sessions, s)
+	s.mu.Lock()
 	for id, sub := range s.subs {
 		h.removeLocked(sub.key, subKey{s, id})
 	}
+	s.mu.Unlock()
+	if u := s.userID(); u != uuid.Nil {
+		delete(h.users[u], s)
+		if len(h.users[u]) == 0 {
+			delete(h.users, u)
+		}
+	}
 	h.live.Done()
+}
+
+// connected records that s is authenticated as user.
+func (h *Hub) connected(s *session, user uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.sessions[s]; !ok {
+		return
+	}
+	m := h.users[user]
+	if m == nil {
+		m = map[*session]struct{}{}
+		h.users[user] = m
+	}
+	m[s] = struct{}{}
 }
 
 func (h *Hub) subscribe(s *session, key string, id, dest string) {
@@ -238,7 +274,12 @@ func (h *Hub) removeLocked(key string, k subKey) {
 
 // Deliver sends m to every local subscriber of its destination. It never blocks: a
 // session whose queue is full is dropped, so one slow client cannot hold up the rest.
+// A revocation notice is no message: it starts access checks of the sessions concerned.
 func (h *Hub) Deliver(m realtime.Message) {
+	if n, ok := revoke.Parse(m.Destination); ok {
+		h.revoked(n)
+		return
+	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	subs := h.subs[m.Destination]
@@ -252,5 +293,80 @@ func (h *Hub) Deliver(m realtime.Message) {
 			{"message-id", id + "-" + k.s.id}, {"content-length", strconv.Itoa(len(m.Body))},
 		}, Body: m.Body}
 		k.s.enqueue(f.Bytes())
+	}
+}
+
+// revoked checks, each on its own goroutine, the sessions a revocation notice concerns:
+// every session of the user, or every local follower of the project.
+func (h *Hub) revoked(n revoke.Notice) {
+	h.revocations.Add(1)
+	h.mu.RLock()
+	var targets []*session
+	if n.User != uuid.Nil {
+		for s := range h.users[n.User] {
+			targets = append(targets, s)
+		}
+	} else {
+		seen := map[*session]bool{}
+		for k := range h.subs[realtime.ProjectTopic(n.ProjectKey)] {
+			if !seen[k.s] {
+				seen[k.s] = true
+				targets = append(targets, k.s)
+			}
+		}
+	}
+	h.mu.RUnlock()
+	for _, s := range targets {
+		h.recheck(s)
+	}
+}
+
+// RecheckAll checks the access of every session again, one after the other on one
+// goroutine: the realtime listener calls it after a reconnect, since revocation notices
+// committed while it was disconnected never arrive.
+func (h *Hub) RecheckAll() {
+	h.revocations.Add(1)
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return
+	}
+	all := make([]*session, 0, len(h.sessions))
+	for s := range h.sessions {
+		all = append(all, s)
+	}
+	h.checks.Add(1)
+	go func() {
+		defer h.checks.Done()
+		for _, s := range all {
+			if h.ctx.Err() != nil {
+				return
+			}
+			s.checkAccess()
+		}
+	}()
+}
+
+// recheck runs s.checkAccess on its own goroutine (the listener's must not block) unless
+// the hub is closing.
+func (h *Hub) recheck(s *session) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return
+	}
+	h.checks.Add(1)
+	go func() {
+		defer h.checks.Done()
+		s.checkAccess()
+	}()
+}
+
+// recheckIfRevoked checks s again when a revocation notice arrived since seen (a value
+// of revocations): a CONNECT or SUBSCRIBE that read access before the change committed
+// and registered after the notice was handled would otherwise be missed.
+func (h *Hub) recheckIfRevoked(s *session, seen uint64) {
+	if h.revocations.Load() != seen {
+		h.recheck(s)
 	}
 }

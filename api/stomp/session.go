@@ -3,12 +3,14 @@ package stomp
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gofiber/contrib/websocket"
+	"github.com/google/uuid"
 
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/project"
@@ -22,7 +24,9 @@ const (
 )
 
 // session is one WebSocket connection. The reader (serve's goroutine) handles the
-// client's frames and owns subs; the writer goroutine owns every write to conn.
+// client's frames and is the only one to change principal, token and subs, under mu,
+// which access checks (checkAccess, on their own goroutines) hold to read them; the
+// writer goroutine owns every write to conn.
 type session struct {
 	hub  *Hub
 	conn *websocket.Conn
@@ -36,12 +40,25 @@ type session struct {
 	drain    bool   // write the queued frames before final
 	writerOK chan struct{}
 
+	mu        sync.Mutex
 	principal *auth.Principal
-	version   string
+	// token is the CONNECT frame's credential, authenticated again by access checks.
+	token   string
+	version string
 	// expect is the longest the client may stay silent once connected (2× its
 	// negotiated heart-beat); 0 means no limit.
 	expect time.Duration
 	subs   map[string]subscription
+}
+
+// userID is the connected user, uuid.Nil before CONNECT.
+func (s *session) userID() uuid.UUID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.principal == nil {
+		return uuid.Nil
+	}
+	return s.principal.UserID
 }
 
 // subscription is one SUBSCRIBE of a session.
@@ -236,7 +253,9 @@ func (s *session) handle(f *Frame) error {
 		}
 		// An unknown id is not an error: a client may unsubscribe twice.
 		if sub, ok := s.subs[id]; ok {
+			s.mu.Lock()
 			delete(s.subs, id)
+			s.mu.Unlock()
 			s.hub.unsubscribe(s, sub.key, id)
 		}
 	case "DISCONNECT":
@@ -289,6 +308,7 @@ func (s *session) connect(f *Frame) error {
 	if !ok {
 		return s.fail("CONNECT needs an Authorization header: Bearer <access token>", receipt)
 	}
+	seen := s.hub.revocations.Load()
 	ctx, cancel := context.WithTimeout(s.hub.ctx, 10*time.Second)
 	p, err := cfg.Authenticate(ctx, token)
 	cancel()
@@ -299,7 +319,11 @@ func (s *session) connect(f *Frame) error {
 		cfg.Log.Error("stomp authentication failed", "err", err)
 		return s.fail("server error", receipt)
 	}
-	s.principal = p
+	s.mu.Lock()
+	s.principal, s.token = p, token
+	s.mu.Unlock()
+	s.hub.connected(s, p.UserID)
+	s.hub.recheckIfRevoked(s, seen)
 
 	// Heart-beats: each side uses the larger of what one offers and the other wants;
 	// 0 on either side switches that direction off.
@@ -341,6 +365,7 @@ func (s *session) subscribe(f *Frame) error {
 		return s.fail("too many subscriptions", receipt)
 	}
 	var key string
+	seen := s.hub.revocations.Load()
 	switch {
 	case strings.HasPrefix(dest, projectTopicPrefix):
 		projectKey := strings.TrimPrefix(dest, projectTopicPrefix)
@@ -372,9 +397,83 @@ func (s *session) subscribe(f *Frame) error {
 		cfg.Log.Error("stomp subscription: live updates unavailable", "err", err)
 		return s.fail("live updates are unavailable, try again later", receipt)
 	}
+	s.mu.Lock()
 	s.subs[id] = subscription{key: key, dest: dest}
+	s.mu.Unlock()
 	s.hub.subscribe(s, key, id, dest)
+	s.hub.recheckIfRevoked(s, seen)
 	return nil
+}
+
+// checkAccess repeats, against the database, the checks CONNECT and SUBSCRIBE made:
+// a session whose user may no longer connect (deactivated, deleted, tokens revoked) or
+// no longer follow one of its project topics gets an ERROR frame naming what ended
+// (with the subscription's id and destination) and is closed, as STOMP requires after
+// an ERROR; a client that reconnects is checked afresh. A check that fails for another
+// reason closes the session too: access is never assumed.
+func (s *session) checkAccess() {
+	cfg := s.hub.cfg
+	s.mu.Lock()
+	token, version := s.token, s.version
+	ids := make([]string, 0, len(s.subs))
+	subs := make(map[string]subscription, len(s.subs))
+	for id, sub := range s.subs {
+		ids = append(ids, id)
+		subs[id] = sub
+	}
+	s.mu.Unlock()
+	if token == "" {
+		return // not connected: CONNECT checks what it needs
+	}
+	select {
+	case <-s.ended:
+		return
+	default:
+	}
+	ctx, cancel := context.WithTimeout(s.hub.ctx, 10*time.Second)
+	defer cancel()
+	p, err := cfg.Authenticate(ctx, token)
+	if err != nil {
+		if s.hub.ctx.Err() != nil {
+			return // closing anyway
+		}
+		msg := "access ended: the account was deactivated or deleted, or its sign-in was revoked"
+		if !errors.Is(err, auth.ErrUnauthenticated) {
+			cfg.Log.Error("stomp access check failed", "session", s.id, "err", err)
+			msg = "server error"
+		}
+		s.end(errorFrame(msg, "", version), false)
+		return
+	}
+	slices.Sort(ids)
+	allowed := map[string]bool{}
+	for _, id := range ids {
+		sub := subs[id]
+		projectKey, ok := strings.CutPrefix(sub.key, projectTopicPrefix)
+		if !ok {
+			continue // the user's own queue: the account check covers it
+		}
+		may, known := allowed[projectKey]
+		if !known {
+			if may, err = cfg.MayRead(ctx, p, projectKey); err != nil {
+				if s.hub.ctx.Err() != nil {
+					return
+				}
+				cfg.Log.Error("stomp access check failed", "session", s.id, "project", projectKey, "err", err)
+				s.end(errorFrame("server error", "", version), false)
+				return
+			}
+			allowed[projectKey] = may
+		}
+		if !may {
+			f := Frame{Command: "ERROR", Headers: []Header{
+				{"message", "access to project " + projectKey + " ended"}, {"content-type", "text/plain"},
+				{"subscription", id}, {"destination", sub.dest},
+			}, Body: []byte("access to project " + projectKey + " ended")}
+			s.end(f.Bytes(), false)
+			return
+		}
+	}
 }
 
 // negotiateVersion picks the highest common version; no accept-version means 1.0.

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/revoke"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -60,6 +61,10 @@ func (s *Service) retire(ctx context.Context, actor *Principal, id uuid.UUID, an
 			return err
 		}
 		if err := revokeRefreshTokens(ctx, tx, id); err != nil {
+			return err
+		}
+		// The user's live sessions close on every replica.
+		if err := revoke.Users(ctx, tx, id); err != nil {
 			return err
 		}
 		if _, err := tx.NewUpdate().Table("personal_access_tokens").Set("revoked_at = ?", now).

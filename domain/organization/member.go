@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/revoke"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -163,8 +164,11 @@ func RemoveMember(ctx context.Context, db bun.IDB, id uuid.UUID, p *auth.Princip
 		if _, err := target(ctx, tx, a, userID, true); err != nil {
 			return err
 		}
-		_, err := tx.NewDelete().Model((*store.OrganizationMember)(nil)).Where("org_id = ? AND user_id = ?", id, userID).Exec(ctx)
-		return err
+		if _, err := tx.NewDelete().Model((*store.OrganizationMember)(nil)).Where("org_id = ? AND user_id = ?", id, userID).Exec(ctx); err != nil {
+			return err
+		}
+		// Boards the member followed by inheritance stop on every replica.
+		return revoke.Users(ctx, tx, userID)
 	})
 	if err != nil {
 		return fmt.Errorf("remove member from organization %s: %w", id, err)

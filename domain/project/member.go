@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/revoke"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -141,6 +142,10 @@ func (s *Service) RemoveMember(ctx context.Context, by audit.Actor, a *Access, u
 			if errors.Is(store.Translate(err), store.ErrNotFound) {
 				return ErrMemberNotFound
 			}
+			return err
+		}
+		// Live board subscriptions of the removed member end on every replica.
+		if err := revoke.Users(ctx, tx, userID); err != nil {
 			return err
 		}
 		return s.audit.Record(ctx, tx, entry(by, ActionMemberRemoved, a.Project.ID, "USER", userID.String(), memberDetails(userID, Role(role))))

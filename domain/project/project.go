@@ -12,6 +12,7 @@ import (
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/organization"
+	"github.com/taskweave/taskweave/domain/revoke"
 	"github.com/taskweave/taskweave/domain/workflow"
 	"github.com/taskweave/taskweave/store"
 )
@@ -125,6 +126,10 @@ func (s *Service) SetOrganization(ctx context.Context, by audit.Actor, p *auth.P
 		}
 		if _, err := tx.NewUpdate().Table("projects").Set("org_id = ?, updated_at = now()", orgID).
 			Where("id = ?", a.Project.ID).Exec(ctx); err != nil {
+			return err
+		}
+		// The old organization's members may have followed the board by inheritance.
+		if err := revoke.Project(ctx, tx, a.Project.Key); err != nil {
 			return err
 		}
 		var err error

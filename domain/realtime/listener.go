@@ -22,6 +22,9 @@ type Listener struct {
 	mu    sync.Mutex
 	ready chan struct{} // closed while LISTEN is active; replaced on disconnect
 	live  bool
+	// reconnected runs each time LISTEN is active again after a disconnect.
+	reconnected func()
+	listened    bool
 }
 
 // Listener tuning: how long a quiet connection waits before it checks it is still alive,
@@ -38,6 +41,11 @@ const (
 func NewListener(connConfig *pgx.ConnConfig, log *slog.Logger, handle func(Message)) *Listener {
 	return &Listener{connConfig: connConfig.Copy(), log: log, handle: handle, ready: make(chan struct{})}
 }
+
+// OnReconnect sets f to run (on the listener's goroutine; it must not block) each time
+// LISTEN is active again after a disconnect, when whatever committed in between was
+// missed: the STOMP hub then checks every session's access again. Call it before Run.
+func (l *Listener) OnReconnect(f func()) { l.reconnected = f }
 
 // Run listens until ctx ends, reconnecting after any failure.
 func (l *Listener) Run(ctx context.Context) {
@@ -103,6 +111,10 @@ func (l *Listener) listen(ctx context.Context) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	l.setLive(true)
+	if l.listened && l.reconnected != nil {
+		l.reconnected()
+	}
+	l.listened = true
 	for {
 		wctx, cancel := context.WithTimeout(ctx, idleCheck)
 		n, err := conn.WaitForNotification(wctx)

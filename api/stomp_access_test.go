@@ -1,0 +1,181 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
+	"github.com/taskweave/taskweave/api/stomp"
+	"github.com/taskweave/taskweave/api/stomp/stomptest"
+	"github.com/taskweave/taskweave/store/storetest"
+)
+
+// stompEnded expects, before deadline, an ERROR frame whose message contains want, and
+// then the close; the ERROR frame is returned.
+func stompEnded(t *testing.T, c *stomptest.Client, deadline time.Time, want string) stomp.Frame {
+	t.Helper()
+	f, err := c.Expect("ERROR", time.Until(deadline))
+	require.NoError(t, err, "an ERROR frame before the deadline")
+	require.Contains(t, f.Value("message"), want)
+	_, err = c.Read(5 * time.Second)
+	require.Error(t, err, "the connection is closed after ERROR")
+	var ne net.Error
+	require.False(t, errors.As(err, &ne) && ne.Timeout(), "closed, not silent: %v", err)
+	return f
+}
+
+// stompAlive proves a session still works: a new subscription gets its receipt.
+func stompAlive(t *testing.T, c *stomptest.Client, id string) {
+	t.Helper()
+	_, err := c.Subscribe(id, "/user/queue/notifications")
+	require.NoError(t, err, "the session is still open")
+}
+
+// TestStompAccessEndsOnEveryReplica: membership and the account are checked again when
+// they change, not only at SUBSCRIBE and CONNECT. Two API servers share the database;
+// the removed member follows the board on both, and the change goes through the second
+// one. Within a second each of its board subscriptions ends with an ERROR naming the
+// subscription and the connection closes; its session on its own queue stays, and so
+// do the other members'. Deactivation and deletion close every session of the user.
+func TestStompAccessEndsOnEveryReplica(t *testing.T) {
+	t.Parallel()
+	db := storetest.PackageDB(t)
+	h1 := apitest.New(t, apitest.Options{DB: db})
+	h2 := apitest.New(t, apitest.Options{DB: db})
+	ws1, _ := stompServe(t, h1)
+	ws2, _ := stompServe(t, h2)
+	f := issueFixtureOn(t, h2)
+	topic := "/topic/projects/" + f.key
+	admin := h2.Register("Ada")
+	h2.MakeAdmin(admin)
+	id := f.create(t, map[string]any{"title": "Watched"})["id"].(string)
+
+	subscribed := func(ws, token, sub, dest string) *stomptest.Client {
+		t.Helper()
+		c := stompDial(t, ws, token)
+		_, err := c.Subscribe(sub, dest)
+		require.NoError(t, err)
+		return c
+	}
+	member1 := subscribed(ws1, f.member.Access, "board-1", topic)
+	member2 := subscribed(ws2, f.member.Access, "board-2", topic)
+	memberQueue := subscribed(ws1, f.member.Access, "n", "/user/queue/notifications")
+	viewer1 := subscribed(ws1, f.viewer.Access, "board", topic)
+	viewerQueue := subscribed(ws2, f.viewer.Access, "n", "/user/queue/notifications")
+	owner := subscribed(ws1, f.owner.Access, "board", topic)
+
+	// Removal from the project.
+	start := time.Now()
+	rm := h2.Do("DELETE", f.path("/members/"+f.member.ID.String()), nil, f.owner.Access)
+	require.Equal(t, http.StatusNoContent, rm.Status, "%s", rm.Body)
+	for _, c := range []struct {
+		client *stomptest.Client
+		sub    string
+	}{{member1, "board-1"}, {member2, "board-2"}} {
+		e := stompEnded(t, c.client, start.Add(time.Second), "access to project "+f.key+" ended")
+		require.Equal(t, c.sub, e.Value("subscription"))
+		require.Equal(t, topic, e.Value("destination"))
+	}
+	t.Logf("removal: both replicas ended the subscriptions %v after the request started", time.Since(start))
+	stompAlive(t, memberQueue, "n2")
+	f.patch(t, id, map[string]any{"statusId": f.prog})
+	for _, c := range []*stomptest.Client{viewer1, owner} {
+		_, m := stompMessage(t, c)
+		require.Equal(t, f.prog.String(), m["newStatusId"], "the others keep following the board")
+	}
+
+	// Deactivation: every session of the user, whatever it follows, on both replicas.
+	start = time.Now()
+	r := h2.Do("POST", "/api/v1/admin/users/"+f.viewer.ID.String()+"/deactivate", nil, admin.Access)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	for _, c := range []*stomptest.Client{viewer1, viewerQueue} {
+		stompEnded(t, c, start.Add(time.Second), "deactivated")
+	}
+	t.Logf("deactivation: sessions closed %v after the request started", time.Since(start))
+
+	// Deletion: the removed member's remaining session.
+	start = time.Now()
+	r = h2.Do("DELETE", "/api/v1/admin/users/"+f.member.ID.String(), nil, admin.Access)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	stompEnded(t, memberQueue, start.Add(time.Second), "deleted")
+
+	// The owner saw none of it and still receives.
+	f.patch(t, id, map[string]any{"statusId": f.done})
+	_, m := stompMessage(t, owner)
+	require.Equal(t, f.done.String(), m["newStatusId"])
+	stompAlive(t, owner, "n")
+}
+
+// TestStompInheritedAccessEnds: a board followed through the organization ends when the
+// follower leaves the organization, and for every organization member when the project
+// leaves the organization.
+func TestStompInheritedAccessEnds(t *testing.T) {
+	t.Parallel()
+	h := shared(t)
+	ws, _ := stompServe(t, h)
+	f := issueFixtureOn(t, h)
+	admin := h.Register("Sys")
+	h.MakeAdmin(admin)
+	org := pjCreateOrg(t, h, admin.Access)
+	leaver, stayer := h.Register("Leaver"), h.Register("Stayer")
+	pjAddOrgMember(t, h, admin.Access, org, leaver.ID, "MEMBER")
+	pjAddOrgMember(t, h, admin.Access, org, stayer.ID, "ADMIN")
+	r := h.Do("PATCH", "/api/v1/projects/"+f.key+"/organization", map[string]any{"orgId": org}, admin.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	topic := "/topic/projects/" + f.key
+
+	leaving := stompDial(t, ws, leaver.Access)
+	_, err := leaving.Subscribe("b", topic)
+	require.NoError(t, err, "an organization MEMBER follows the board as a VIEWER")
+	staying := stompDial(t, ws, stayer.Access)
+	_, err = staying.Subscribe("b", topic)
+	require.NoError(t, err)
+	member := stompDial(t, ws, f.member.Access)
+	_, err = member.Subscribe("b", topic)
+	require.NoError(t, err)
+
+	start := time.Now()
+	r = h.Do("DELETE", "/api/v1/organizations/"+org+"/members/"+leaver.ID.String(), nil, admin.Access)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	stompEnded(t, leaving, start.Add(time.Second), "access to project "+f.key+" ended")
+	stompAlive(t, staying, "n")
+
+	start = time.Now()
+	r = h.Do("PATCH", "/api/v1/projects/"+f.key+"/organization", map[string]any{"orgId": nil}, admin.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	stompEnded(t, staying, start.Add(time.Second), "access to project "+f.key+" ended")
+	stompAlive(t, member, "n")
+}
+
+// TestStompAccessCheckedAfterListenerReconnect: a revocation notice committed while a
+// replica's listener is disconnected never arrives, so a reconnected listener has every
+// session checked again. The membership row is deleted behind the API's back (no
+// notice at all) and the listener's connection is killed.
+func TestStompAccessCheckedAfterListenerReconnect(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{}) // its own database: the only listener on it is this server's
+	ws, _ := stompServe(t, h)
+	f := issueFixtureOn(t, h)
+	c := stompDial(t, ws, f.member.Access)
+	_, err := c.Subscribe("b", "/topic/projects/"+f.key)
+	require.NoError(t, err)
+	owner := stompDial(t, ws, f.owner.Access)
+	_, err = owner.Subscribe("b", "/topic/projects/"+f.key)
+	require.NoError(t, err)
+
+	ctx := context.Background()
+	_, err = h.DB.Pool.Exec(ctx, "DELETE FROM project_members WHERE project_id = $1 AND user_id = $2", f.projectID, f.member.ID)
+	require.NoError(t, err)
+	var killed int
+	require.NoError(t, h.DB.Pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&killed))
+	require.Equal(t, 1, killed, "the server's listener connection")
+	stompEnded(t, c, time.Now().Add(10*time.Second), "access to project "+f.key+" ended")
+	stompAlive(t, owner, "n")
+}
