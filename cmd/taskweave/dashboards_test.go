@@ -1,12 +1,10 @@
-package main
+package main_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -48,7 +46,7 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	t.Cleanup(func() { storetest.Drop(dbURL) })
 
 	bin := filepath.Join(dir, "taskweave")
-	build := exec.Command(goBinary(), "build", "-o", bin, ".")
+	build := exec.Command(goCmd(), "build", "-o", bin, ".")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 
@@ -60,7 +58,7 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	}))
 	t.Cleanup(receiver.Close)
 
-	apiAddr, workerAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	apiAddr, workerAddr, promAddr := loopbackAddr(t), loopbackAddr(t), loopbackAddr(t)
 	env := map[string]string{
 		"TW_DATABASE_URL":          dbURL,
 		"TW_JWT_SECRET":            strings.Repeat("dashboards-test-secret-", 3),
@@ -68,8 +66,8 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 		"TW_ATTACHMENTS_DIR":       filepath.Join(dir, "attachments"),
 		"TW_LOG_LEVEL":             "warn",
 	}
-	startProcess(t, dir, "api", bin, []string{"api"}, withEnv(env, "TW_HTTP_ADDR", apiAddr))
-	startProcess(t, dir, "worker", bin, []string{"worker"}, withEnv(env, "TW_HTTP_ADDR", workerAddr))
+	startProc(t, dir, "api", bin, []string{"api"}, withSetting(env, "TW_HTTP_ADDR", apiAddr))
+	startProc(t, dir, "worker", bin, []string{"worker"}, withSetting(env, "TW_HTTP_ADDR", workerAddr))
 	for _, addr := range []string{apiAddr, workerAddr} {
 		waitUntil(t, 30*time.Second, "http://"+addr+"/healthz answers", func() bool {
 			res, err := http.Get("http://" + addr + "/healthz")
@@ -94,7 +92,7 @@ scrape_configs:
 `, apiAddr, workerAddr)
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
-	startProcess(t, dir, "prometheus", promBin, []string{"--config.file=" + cfgPath,
+	startProc(t, dir, "prometheus", promBin, []string{"--config.file=" + cfgPath,
 		"--storage.tsdb.path=" + filepath.Join(dir, "tsdb"), "--web.listen-address=" + promAddr, "--log.level=warn"}, nil)
 	prom := &promClient{t: t, base: "http://" + promAddr}
 	waitUntil(t, 60*time.Second, "Prometheus scrapes both processes", func() bool {
@@ -103,14 +101,14 @@ scrape_configs:
 	})
 
 	// Two waves of traffic with scrapes between them, so rates over the window rise.
-	c := &apiClient{t: t, base: "http://" + apiAddr}
-	token := c.call("POST", "/api/v1/auth/register", "", map[string]any{
+	c := &client{t: t, base: "http://" + apiAddr}
+	token := c.do("POST", "/api/v1/auth/register", "", map[string]any{
 		"email": "dash@example.com", "displayName": "Dash", "password": "correct-horse-battery"}, 201)["accessToken"].(string)
-	c.call("POST", "/api/v1/projects", token, map[string]any{"key": "DASH", "name": "Dashboards"}, 201)
-	c.call("POST", "/api/v1/projects/DASH/webhooks", token, map[string]any{"url": receiver.URL + "/hook",
+	c.do("POST", "/api/v1/projects", token, map[string]any{"key": "DASH", "name": "Dashboards"}, 201)
+	c.do("POST", "/api/v1/projects/DASH/webhooks", token, map[string]any{"url": receiver.URL + "/hook",
 		"events": []string{"issue.created", "issue.status_changed", "comment.created"}}, 201)
 	var inProgress string
-	for _, s := range c.call("GET", "/api/v1/projects/DASH/workflow", token, nil, 200)["statuses"].([]any) {
+	for _, s := range c.do("GET", "/api/v1/projects/DASH/workflow", token, nil, 200)["statuses"].([]any) {
 		if st := s.(map[string]any); st["name"] == "In Progress" {
 			inProgress = st["id"].(string)
 		}
@@ -120,14 +118,14 @@ scrape_configs:
 	for wave := 1; wave <= 2; wave++ {
 		var first map[string]any
 		for i := range 3 {
-			iss := c.call("POST", "/api/v1/projects/DASH/issues", token, map[string]any{"title": fmt.Sprintf("Wave %d issue %d", wave, i)}, 201)
+			iss := c.do("POST", "/api/v1/projects/DASH/issues", token, map[string]any{"title": fmt.Sprintf("Wave %d issue %d", wave, i)}, 201)
 			if i == 0 {
 				first = iss
 			}
 		}
-		c.call("PATCH", "/api/v1/projects/DASH/board/move", token, map[string]any{"issueId": first["id"], "newStatusId": inProgress}, 200)
-		c.call("POST", "/api/v1/projects/DASH/issues/"+first["key"].(string)+"/comments", token, map[string]any{"body": "Looks right"}, 201)
-		c.call("GET", "/api/v1/projects/NOPE", token, nil, 404)
+		c.do("PATCH", "/api/v1/projects/DASH/board/move", token, map[string]any{"issueId": first["id"], "newStatusId": inProgress}, 200)
+		c.do("POST", "/api/v1/projects/DASH/issues/"+first["key"].(string)+"/comments", token, map[string]any{"body": "Looks right"}, 201)
+		c.do("GET", "/api/v1/projects/NOPE", token, nil, 404)
 		want := float64(wave * perWave)
 		waitUntil(t, 60*time.Second, fmt.Sprintf("wave %d delivered and scraped", wave), func() bool {
 			delivered, ok := prom.scalar(`sum(taskweave_webhook_deliveries_total{outcome="delivered"})`)
@@ -339,130 +337,4 @@ func (p *promClient) scalar(q string) (float64, bool) {
 		return 0, false
 	}
 	return v, true
-}
-
-// apiClient calls the API process and requires the status each call expects.
-type apiClient struct {
-	t     *testing.T
-	base  string
-	calls int
-}
-
-func (c *apiClient) call(method, path, token string, body any, want int) map[string]any {
-	c.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(c.t, err)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, c.base+path, rd)
-	require.NoError(c.t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(c.t, err)
-	defer res.Body.Close()
-	c.calls++
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(c.t, err)
-	require.Equal(c.t, want, res.StatusCode, "%s %s: %s", method, path, raw)
-	out := map[string]any{}
-	if len(bytes.TrimSpace(raw)) > 0 && raw[0] == '{' {
-		require.NoError(c.t, json.Unmarshal(raw, &out))
-	}
-	return out
-}
-
-// startProcess runs a child process for the test's duration, its output in dir/name.log
-// (printed when the test fails); it is interrupted, then killed, at cleanup.
-func startProcess(t *testing.T, dir, name, bin string, args []string, env map[string]string) {
-	t.Helper()
-	logPath := filepath.Join(dir, name+".log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if env != nil {
-		cmd.Env = childEnv(env)
-	}
-	require.NoError(t, cmd.Start(), name)
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		logFile.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil && len(b) > 0 {
-				t.Logf("%s output:\n%s", name, lastBytes(b, 4000))
-			}
-		}
-	})
-}
-
-// childEnv is this process's environment without any TW_ setting, plus env.
-func childEnv(env map[string]string) []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TW_") {
-			out = append(out, kv)
-		}
-	}
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	return out
-}
-
-func withEnv(env map[string]string, k, v string) map[string]string {
-	out := map[string]string{k: v}
-	for key, val := range env {
-		out[key] = val
-	}
-	return out
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func goBinary() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-}
-
-// waitUntil polls cond every 100 ms until it holds or the deadline passes.
-func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", within, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func lastBytes(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
 }

@@ -1,5 +1,5 @@
-// An external test package: its helpers cannot clash with those of package main's
-// tests, and it sees the binary only as an operator does, through its subcommands.
+// An external test package, like the dashboards test: it sees the binary only as an
+// operator does, through its subcommands (helpers in process_test.go).
 package main_test
 
 import (
@@ -8,11 +8,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -80,7 +77,7 @@ func TestUpgradeFromRelease(t *testing.T) {
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	apiAddr := loopbackAddr(t)
-	stopAPI := startProc(t, dir, "old-api", oldBin, "api", withSetting(env, "TW_HTTP_ADDR", apiAddr))
+	stopAPI := startProc(t, dir, "old-api", oldBin, []string{"api"}, withSetting(env, "TW_HTTP_ADDR", apiAddr))
 	waitFor(t, 30*time.Second, "the release's API answers /healthz", func() (bool, string) {
 		res, err := http.Get("http://" + apiAddr + "/healthz")
 		if err != nil {
@@ -165,7 +162,7 @@ func TestUpgradeFromRelease(t *testing.T) {
 
 	// 4. This tree's worker runs every job the release queued.
 	workerAddr := loopbackAddr(t)
-	startProc(t, dir, "new-worker", newBin, "worker", withSetting(env, "TW_HTTP_ADDR", workerAddr))
+	startProc(t, dir, "new-worker", newBin, []string{"worker"}, withSetting(env, "TW_HTTP_ADDR", workerAddr))
 	waitFor(t, 60*time.Second, "every job queued by the release completed", func() (bool, string) {
 		rows, err := pool.Query(ctx, `SELECT id, kind, state::text, attempt, errors::text
 			FROM river_job WHERE id = ANY ($1) AND state <> 'completed' ORDER BY id`, oldIDs)
@@ -369,150 +366,4 @@ func sign(body, secret string) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte(body))
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
-}
-
-// client calls an API process and requires the status each call expects.
-type client struct {
-	t    *testing.T
-	base string
-}
-
-func (c *client) do(method, path, token string, body any, want int) map[string]any {
-	c.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(c.t, err)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, c.base+path, rd)
-	require.NoError(c.t, err)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(c.t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(c.t, err)
-	require.Equal(c.t, want, res.StatusCode, "%s %s: %s", method, path, raw)
-	out := map[string]any{}
-	if len(bytes.TrimSpace(raw)) > 0 && raw[0] == '{' {
-		require.NoError(c.t, json.Unmarshal(raw, &out))
-	}
-	return out
-}
-
-// runToEnd runs `bin sub` and requires it to exit 0 within a minute.
-func runToEnd(t *testing.T, dir, name, bin, sub string, env map[string]string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, sub)
-	cmd.Dir, cmd.Env = dir, processEnv(env)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", name, err, out)
-	}
-}
-
-// startProc runs `bin sub` until the returned stop is called or the test ends: it is
-// interrupted, then killed after 15 s. Its output goes to dir/name.log, printed when the
-// test fails.
-func startProc(t *testing.T, dir, name, bin, sub string, env map[string]string) (stop func()) {
-	t.Helper()
-	logPath := filepath.Join(dir, name+".log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	cmd := exec.Command(bin, sub)
-	cmd.Dir, cmd.Env = dir, processEnv(env)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	require.NoError(t, cmd.Start(), name)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var once sync.Once
-	var exitErr error
-	stop = func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			select {
-			case exitErr = <-done:
-			case <-time.After(15 * time.Second):
-				_ = cmd.Process.Kill()
-				exitErr = errors.Join(errors.New("killed: no exit within 15 s of SIGINT"), <-done)
-			}
-			logFile.Close()
-			if exitErr != nil {
-				t.Errorf("%s: %v", name, exitErr)
-			}
-		})
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil && len(b) > 0 {
-				if len(b) > 4000 {
-					b = b[len(b)-4000:]
-				}
-				t.Logf("%s output:\n%s", name, b)
-			}
-		}
-	})
-	return stop
-}
-
-// processEnv is this process's environment without any TW_ setting, plus env.
-func processEnv(env map[string]string) []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TW_") {
-			out = append(out, kv)
-		}
-	}
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	return out
-}
-
-func withSetting(env map[string]string, k, v string) map[string]string {
-	out := map[string]string{k: v}
-	for key, val := range env {
-		out[key] = val
-	}
-	return out
-}
-
-func loopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func goCmd() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-}
-
-// waitFor polls cond every 100 ms until it holds, failing with cond's last account of
-// what is missing when within passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s; last seen: %s", within, what, state)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
