@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/domain/customfield"
 	"github.com/taskweave/taskweave/domain/issue"
 )
 
@@ -224,6 +225,16 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 	f.Q = strings.TrimSpace(c.Query("q"))
 	if !utf8.ValidString(f.Q) || strings.ContainsRune(f.Q, 0) {
 		return f, badRequest("INVALID_QUERY", "field", "q")
+	}
+	// cf=<fieldId>:<value>, repeatable; the value may hold colons itself. Whether it fits
+	// the field's type is the list's to say, which reads the types.
+	for _, raw := range c.Context().QueryArgs().PeekMulti("cf") {
+		id, value, ok := strings.Cut(string(raw), ":")
+		fieldID, err := uuid.Parse(id)
+		if !ok || err != nil || len(id) != 36 || !utf8.ValidString(value) || strings.ContainsRune(value, 0) {
+			return f, badRequest("INVALID_QUERY", "field", "cf")
+		}
+		f.CustomFields = append(f.CustomFields, customfield.Filter{FieldID: fieldID, Value: value})
 	}
 	return f, nil
 }

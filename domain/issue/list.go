@@ -3,6 +3,7 @@ package issue
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/taskweave/taskweave/domain/customfield"
 )
 
 // Sort orders of the list.
@@ -39,6 +42,9 @@ type Filter struct {
 	// Sort is SortCreated (key number ascending, the default) or SortUpdated (newest
 	// change first); without an explicit sort, Overdue orders by due date ascending.
 	Sort string
+	// CustomFields are the cf filters, each one more condition; a field of no field of
+	// the project is ignored.
+	CustomFields []customfield.Filter
 }
 
 // likeEscaper makes user text literal inside an ILIKE pattern.
@@ -115,60 +121,53 @@ func (f Filter) order(t string) string {
 	return t + ".number ASC"
 }
 
-// listColumns are the columns of one list row, in scan order (see scanListRow).
-const listColumns = `p.id, p.project_id, p.number, p.key, p.title, p.description, p.type, p.priority, p.story_points,
-	p.status_id, p.assignee_id, p.reporter_id, p.parent_id, p.due_date, p.sprint_id, p.sla_start_time, p.created_at,
-	p.updated_at, p.status_name, p.status_category, p.assignee_name, p.reporter_name, p.sprint_name, p.total,
-	lab.ids, lab.names, lab.colors`
-
-// List returns one page of p's issues matching f, with labels, and the total, in one
-// query whatever the page holds: the page with its joins, its total (the project's kept
-// count unfiltered, a count of the matches otherwise) and, joined after the limit, the
-// labels of its issues (the three arrays come from one scan, so they line up; they are
-// sorted by name here, which is cheaper than three sorted aggregates per issue). It runs on pgx directly: this is the busiest read of the API,
-// and typed binary scanning costs a fraction of reflection over database/sql.
-func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, error) {
-	today := s.now().UTC()
-	var ps params
-	project := ps.add(p.ID)
-	where := f.where(&ps, today)
-	total := "(SELECT coalesce(max(issues), 0) FROM issue_counts WHERE project_id = " + project + ")"
-	if where != "" {
-		join := ""
-		if f.Overdue {
-			join = " JOIN workflow_statuses AS s ON s.id = i.status_id"
-		}
-		total = "(SELECT count(*) FROM issues AS i" + join + " WHERE i.project_id = " + project + where + ")"
+// keyColumns are the columns of alias t the order reads: only those are selected with
+// the keys, so the key scan reads the order's index alone.
+func (f Filter) keyColumns(t string) string {
+	switch {
+	case f.Sort == SortUpdated:
+		return t + ".number, " + t + ".updated_at"
+	case f.Overdue && f.Sort == "":
+		return t + ".number, " + t + ".due_date"
 	}
-	query := `SELECT ` + listColumns + `
-FROM (
-	SELECT i.*, s.name AS status_name, s.category AS status_category, a.display_name AS assignee_name,
-		r.display_name AS reporter_name, sp.name AS sprint_name, ` + total + ` AS total
-	FROM issues AS i
-	JOIN workflow_statuses AS s ON s.id = i.status_id
-	JOIN users AS r ON r.id = i.reporter_id
-	LEFT JOIN users AS a ON a.id = i.assignee_id
-	LEFT JOIN sprints AS sp ON sp.id = i.sprint_id
-	WHERE i.project_id = ` + project + where + `
-	ORDER BY ` + f.order("i") + `
-	LIMIT ` + strconv.Itoa(limit) + ` OFFSET ` + strconv.Itoa(offset) + `
-) AS p
-LEFT JOIN LATERAL (
-	SELECT array_agg(l.id) AS ids, array_agg(l.name) AS names, array_agg(l.color) AS colors
-	FROM issue_labels AS il JOIN labels AS l ON l.id = il.label_id
-	WHERE il.issue_id = p.id
-) AS lab ON true
-ORDER BY ` + f.order("p")
-	rows, err := s.pool.Query(ctx, query, ps...)
+	return t + ".number"
+}
+
+// listColumns are the columns of one list row, in scan order (see scanListRow).
+const listColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description, i.type, i.priority, i.story_points,
+	i.status_id, i.assignee_id, i.reporter_id, i.parent_id, i.due_date, i.sprint_id, i.sla_start_time, i.created_at,
+	i.updated_at, s.name, s.category, a.display_name, r.display_name, sp.name, k.total,
+	lab.ids, lab.names, lab.colors, val.fields, val.texts, val.numbers, val.dates, val.bools, val.options, val.labels`
+
+// List returns one page of p's issues matching f, with labels and custom field values,
+// and the total, in one query whatever the page holds (two with cf filters: the types
+// of their fields are read first).
+//
+// The page's keys are found first, on issues alone and through the indexes of the
+// order (an index-only scan for the unfiltered orders), and only the page's rows are
+// then joined to their status, people, sprint, labels and values: a deep page costs
+// the skipped index entries, not the joins of every skipped row. The total is the
+// project's kept count unfiltered, else a window count over the matches, taken in the
+// same scan. The custom fields are read once per statement (an InitPlan), the values
+// and labels per row of the page. It runs on pgx directly: this is the busiest read of
+// the API, and typed binary scanning costs a fraction of reflection over database/sql.
+func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, error) {
+	conds, err := customfield.Resolve(ctx, s.db, p.ID, f.CustomFields)
+	if err != nil {
+		return nil, 0, err
+	}
+	query, count, args := listStatement(p, f, conds, s.now().UTC(), offset, limit)
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list issues: %w", err)
 	}
 	// One allocation for the page's views rather than one per row.
 	page := make([]View, 0, min(limit, 64))
 	n := 0
+	var fields listFields
 	for rows.Next() {
 		page = append(page, View{ProjectKey: p.Key})
-		if err := scanListRow(rows, &page[len(page)-1], &n); err != nil {
+		if err := scanListRow(rows, &page[len(page)-1], &n, &fields); err != nil {
 			rows.Close()
 			return nil, 0, fmt.Errorf("list issues: %w", err)
 		}
@@ -182,25 +181,128 @@ ORDER BY ` + f.order("p")
 	}
 	if len(views) == 0 && offset > 0 {
 		// Past the last page there is no row to carry the total.
-		if err := s.pool.QueryRow(ctx, "SELECT "+total, ps...).Scan(&n); err != nil {
+		if err := s.pool.QueryRow(ctx, count, args...).Scan(&n); err != nil {
 			return nil, 0, fmt.Errorf("count issues: %w", err)
 		}
 	}
 	return views, n, nil
 }
 
+// listStatement is the statement of one list page, the statement of the total alone
+// (for a page past the end, which has no row to carry it) and their arguments. The SQL
+// text depends only on which filters are set and on the page, so each shape is
+// prepared once per connection.
+func listStatement(p Project, f Filter, conds []customfield.Condition, today time.Time, offset, limit int) (query, count string, args []any) {
+	var ps params
+	project := ps.add(p.ID)
+	where := f.where(&ps, today)
+	for _, c := range conds {
+		where += " AND " + c.SQL("i.id", ps.add)
+	}
+	join := ""
+	if f.Overdue {
+		join = " JOIN workflow_statuses AS s ON s.id = i.status_id"
+	}
+	total := "(SELECT coalesce(max(issues), 0) FROM issue_counts WHERE project_id = " + project + ")"
+	count = "SELECT " + total
+	if where != "" {
+		total = "count(*) OVER ()"
+		count = "SELECT count(*) FROM issues AS i" + join + " WHERE i.project_id = " + project + where
+	}
+	query = `WITH k AS (
+	SELECT i.id, ` + f.keyColumns("i") + `, ` + total + ` AS total
+	FROM issues AS i` + join + `
+	WHERE i.project_id = ` + project + where + `
+	ORDER BY ` + f.order("i") + `
+	LIMIT ` + strconv.Itoa(limit) + ` OFFSET ` + strconv.Itoa(offset) + `
+)
+SELECT ` + listColumns + `, (
+	SELECT json_agg(json_build_array(d.id, d.name, d.type, d.required) ORDER BY d.sort_order, d.created_at, d.id)
+	FROM custom_fields AS d WHERE d.project_id = ` + project + `
+) AS defs
+FROM k
+JOIN issues AS i ON i.id = k.id
+JOIN workflow_statuses AS s ON s.id = i.status_id
+JOIN users AS r ON r.id = i.reporter_id
+LEFT JOIN users AS a ON a.id = i.assignee_id
+LEFT JOIN sprints AS sp ON sp.id = i.sprint_id
+LEFT JOIN LATERAL (
+	SELECT array_agg(l.id) AS ids, array_agg(l.name) AS names, array_agg(l.color) AS colors
+	FROM issue_labels AS il JOIN labels AS l ON l.id = il.label_id
+	WHERE il.issue_id = k.id
+) AS lab ON true
+LEFT JOIN LATERAL (
+	SELECT array_agg(v.field_id) AS fields, array_agg(v.text_value) AS texts, array_agg(v.number_value::text) AS numbers,
+		array_agg(v.date_value) AS dates, array_agg(v.bool_value) AS bools, array_agg(v.option_id) AS options,
+		array_agg(o.label) AS labels
+	FROM custom_field_values AS v LEFT JOIN custom_field_options AS o ON o.id = v.option_id
+	WHERE v.issue_id = k.id AND EXISTS (SELECT FROM custom_fields AS d WHERE d.project_id = ` + project + `)
+) AS val ON true
+ORDER BY ` + f.order("k")
+	return query, count, ps
+}
+
+// listFields are the project's custom fields as the list statement carries them: as
+// JSON on every row, decoded from the first.
+type listFields struct {
+	loaded bool
+	defs   []customfield.Definition
+	index  map[uuid.UUID]int
+}
+
+// decode reads the fields' JSON, [[id, name, type, required], ...] in the fields'
+// order (null: none).
+func (lf *listFields) decode(raw []byte) error {
+	lf.loaded = true
+	if raw == nil {
+		return nil
+	}
+	var rows [][4]any
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return fmt.Errorf("custom fields: %w", err)
+	}
+	lf.defs = make([]customfield.Definition, len(rows))
+	lf.index = make(map[uuid.UUID]int, len(rows))
+	for i, r := range rows {
+		id, err := uuid.Parse(fmt.Sprint(r[0]))
+		if err != nil {
+			return fmt.Errorf("custom fields: %w", err)
+		}
+		req, _ := r[3].(bool)
+		lf.defs[i] = customfield.Definition{ID: id, Name: fmt.Sprint(r[1]), Type: fmt.Sprint(r[2]), Required: req}
+		lf.index[id] = i
+	}
+	return nil
+}
+
 // scanListRow reads one list row. Ids are scanned as raw 16-byte values: through
 // uuid.UUID's sql.Scanner pgx would format and parse every id as text.
-func scanListRow(rows pgx.Rows, v *View, total *int) error {
+func scanListRow(rows pgx.Rows, v *View, total *int, lf *listFields) error {
 	var assignee, parent, sprint pgtype.UUID
-	var ids [][16]byte
+	var ids, fields [][16]byte
 	var names, colors []string
+	var texts, numbers, optionLabels []*string
+	var dates []*time.Time
+	var bools []*bool
+	var options []pgtype.UUID
+	var rawDefs []byte
+	// The fields' JSON is the same on every row: only the first's is read.
+	var defsDst any = &rawDefs
+	if lf.loaded {
+		defsDst = nil
+	}
 	err := rows.Scan((*[16]byte)(&v.ID), (*[16]byte)(&v.ProjectID), &v.Number, &v.Key, &v.Title, &v.Description, &v.Type,
 		&v.Priority, &v.StoryPoints, (*[16]byte)(&v.StatusID), &assignee, (*[16]byte)(&v.ReporterID), &parent, &v.DueDate,
 		&sprint, &v.SLAStartTime, &v.CreatedAt, &v.UpdatedAt, &v.StatusName, &v.StatusCategory, &v.AssigneeName,
-		&v.ReporterName, &v.SprintName, total, &ids, &names, &colors)
+		&v.ReporterName, &v.SprintName, total, &ids, &names, &colors, &fields, &texts, &numbers, &dates, &bools, &options,
+		&optionLabels, defsDst)
 	if err != nil {
 		return err
+	}
+	if !lf.loaded {
+		if err := lf.decode(rawDefs); err != nil {
+			return err
+		}
 	}
 	v.AssigneeID, v.ParentID, v.SprintID = optionalID(assignee), optionalID(parent), optionalID(sprint)
 	v.Labels = make([]LabelRef, len(ids))
@@ -213,6 +315,19 @@ func scanListRow(rows pgx.Rows, v *View, total *int) error {
 		}
 		return bytes.Compare(a.ID[:], b.ID[:])
 	})
+	v.CustomFields = make([]customfield.FieldValue, len(lf.defs))
+	for i := range lf.defs {
+		v.CustomFields[i].Field = &lf.defs[i]
+	}
+	for j, id := range fields {
+		i, ok := lf.index[id]
+		if !ok {
+			continue // a field created after the statement read the fields
+		}
+		cv := &v.CustomFields[i].Value
+		cv.Set, cv.Text, cv.Number, cv.Date, cv.Bool, cv.OptionID, cv.OptionLabel = true, texts[j], numbers[j], dates[j],
+			bools[j], optionalID(options[j]), optionLabels[j]
+	}
 	return nil
 }
 

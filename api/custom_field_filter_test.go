@@ -1,0 +1,138 @@
+package api_test
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// cf is one cf query parameter, escaped.
+func cf(field, value string) string { return "cf=" + url.QueryEscape(field+":"+value) }
+
+func TestIssueListCustomFieldFilter(t *testing.T) {
+	t.Parallel()
+	f := cfFixtureOn(t, shared(t))
+	label := f.label(t, "l")
+	mk := func(title string, body map[string]any, values ...map[string]any) string {
+		body["title"] = title
+		body["customFieldValues"] = values
+		return f.create(t, body)["key"].(string)
+	}
+	A := mk("A", map[string]any{"priority": "HIGH", "labelIds": []string{label}}, cfv(f.text, "Login FAILS on Safari"),
+		cfv(f.number, "1.50"), cfv(f.date, "2026-03-01"), cfv(f.dropdown, f.high), cfv(f.checkbox, "true"))
+	B := mk("B", map[string]any{"priority": "LOW"}, cfv(f.text, "100% broken_page"), cfv(f.number, "2"),
+		cfv(f.date, "2026-03-02"), cfv(f.dropdown, f.low), cfv(f.checkbox, "false"))
+	C := mk("C", map[string]any{"priority": "HIGH"}, cfv(f.text, "login works"), cfv(f.number, "-2"), cfv(f.dropdown, f.high),
+		cfv(f.checkbox, "true"))
+	D := mk("D", map[string]any{"priority": "HIGH", "labelIds": []string{label}})
+	other := cfFixtureOn(t, f.h)
+	other.create(t, map[string]any{"title": "Elsewhere", "customFieldValues": []any{cfv(other.text, "login"), cfv(other.checkbox, "true")}})
+
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		// TEXT: case-insensitive substring, % and _ literal.
+		{cf(f.text, "login"), []string{A, C}},
+		{cf(f.text, "SAFARI"), []string{A}},
+		{cf(f.text, "100%"), []string{B}},
+		{cf(f.text, "_"), []string{B}},
+		{cf(f.text, "%"), []string{B}},
+		{cf(f.text, "nothing"), []string{}},
+		// NUMBER: exact, as numbers (1.5 = 1.50 = +01.5).
+		{cf(f.number, "1.5"), []string{A}},
+		{cf(f.number, "+01.50"), []string{A}},
+		{cf(f.number, "-2"), []string{C}},
+		{cf(f.number, "2"), []string{B}},
+		{cf(f.number, "3"), []string{}},
+		// DATE: exact.
+		{cf(f.date, "2026-03-02"), []string{B}},
+		{cf(f.date, "2026-03-03"), []string{}},
+		// DROPDOWN: the option's id, either case.
+		{cf(f.dropdown, f.high), []string{A, C}},
+		{cf(f.dropdown, f.low), []string{B}},
+		{cf(f.dropdown, uuid.NewString()), []string{}},
+		// CHECKBOX: true, or false = not ticked (a stored false or no value).
+		{cf(f.checkbox, "true"), []string{A, C}},
+		{cf(f.checkbox, "false"), []string{B, D}},
+		// Repeatable, AND with each other and with every other filter.
+		{cf(f.dropdown, f.high) + "&" + cf(f.checkbox, "true"), []string{A, C}},
+		{cf(f.dropdown, f.high) + "&" + cf(f.checkbox, "true") + "&" + cf(f.text, "safari"), []string{A}},
+		{cf(f.dropdown, f.high) + "&" + cf(f.number, "-2") + "&" + cf(f.date, "2026-03-01"), []string{}},
+		{cf(f.text, "login") + "&" + cf(f.text, "works"), []string{C}},
+		{cf(f.checkbox, "false") + "&priority=HIGH", []string{D}},
+		{cf(f.checkbox, "false") + "&labelId=" + label, []string{D}},
+		{cf(f.dropdown, f.high) + "&q=a", []string{A}},
+		{cf(f.dropdown, f.high) + "&sort=updatedAt", []string{C, A}},
+		{cf(f.checkbox, "true") + "&assigneeMe=true", []string{}},
+		// A field of no field of this project is ignored.
+		{cf(uuid.NewString(), "x"), []string{A, B, C, D}},
+		{cf(other.text, "login"), []string{A, B, C, D}},
+		{cf(other.checkbox, "true") + "&" + cf(f.number, "2"), []string{B}},
+	} {
+		require.Equal(t, tc.want, f.listKeys(t, f.member.Access, tc.query), tc.query)
+	}
+
+	// Rows of a filtered list carry their values; the total counts the matches.
+	r := f.h.Do("GET", f.path("/issues?size=1&page=1&"+cf(f.dropdown, f.high)), nil, f.viewer.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	m := r.JSON(t)
+	require.EqualValues(t, 2, m["totalElements"])
+	require.EqualValues(t, 2, m["totalPages"])
+	row := m["content"].([]any)[0].(map[string]any)
+	require.Equal(t, C, row["key"])
+	require.Equal(t, map[string]string{"Notes": `"login works"`, "Estimate": "-2", "Review": "", "Severity": `"High"`, "Blocked": "true"},
+		cfValues(t, row))
+	m = f.h.Do("GET", f.path("/issues?size=1&page=5&"+cf(f.dropdown, f.high)), nil, f.viewer.Access).JSON(t)
+	require.Equal(t, []any{}, m["content"])
+	require.EqualValues(t, 2, m["totalElements"], "past the end the filtered total is still right")
+
+	// Malformed filters are 400s: the parameter's shape, or a value the field's type
+	// cannot match (naming the field).
+	for _, q := range []string{"cf=abc", "cf=" + f.text, "cf=" + url.QueryEscape("not-a-uuid:x"), "cf=%00"} {
+		issueProblem(t, f.h.Do("GET", f.path("/issues?"+q), nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_QUERY")
+	}
+	for _, q := range []string{cf(f.number, "abc"), cf(f.number, ""), cf(f.date, "2026-3-1"), cf(f.checkbox, "yes"),
+		cf(f.dropdown, "High"), cf(f.text, "")} {
+		r := f.h.Do("GET", f.path("/issues?"+q), nil, f.owner.Access)
+		issueProblem(t, r, 400, "BAD_REQUEST", "CUSTOM_FIELD_INVALID")
+	}
+}
+
+// TestIssueListQueryCountWithCustomFields proves the list's statements stay constant
+// with custom fields and cf filters: one more (the filters' field types) with filters,
+// the same for a page of 1 and of 50 issues with five values each.
+func TestIssueListQueryCountWithCustomFields(t *testing.T) {
+	t.Parallel()
+	h, counter := countingHarness(t)
+	f := cfFixtureOn(t, h)
+	count := func(query string) int64 {
+		before := counter.n.Load()
+		r := h.Do("GET", f.path("/issues?"+query), nil, f.member.Access)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		return counter.n.Load() - before
+	}
+	create := func(i int) {
+		f.create(t, map[string]any{"title": "Issue " + strconv.Itoa(i), "customFieldValues": []any{cfv(f.text, "t"),
+			cfv(f.number, strconv.Itoa(i)), cfv(f.date, "2026-01-01"), cfv(f.dropdown, f.high), cfv(f.checkbox, "true")}})
+	}
+	filters := "size=50&" + cf(f.dropdown, f.high) + "&" + cf(f.checkbox, "true") + "&" + cf(f.text, "t")
+	create(0)
+	one, oneFiltered := count("size=50"), count(filters)
+	for i := 1; i < 50; i++ {
+		create(i)
+	}
+	require.Equal(t, one, count("size=50"))
+	require.Equal(t, oneFiltered, count(filters))
+	require.Equal(t, int64(3), one, "credential check, project access, the page with its total, labels and values")
+	require.Equal(t, int64(4), oneFiltered, "and the filters' field types")
+	m := h.Do("GET", f.path("/issues?"+filters), nil, f.member.Access).JSON(t)
+	require.Len(t, m["content"], 50)
+	for _, row := range m["content"].([]any) {
+		require.Len(t, row.(map[string]any)["customFields"], 5)
+	}
+}
