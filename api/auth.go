@@ -112,7 +112,7 @@ func (s *Server) refresh(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	pair, err := s.auth.Refresh(c.UserContext(), token)
+	pair, err := s.auth.Refresh(c.UserContext(), token, meta(c))
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,10 @@ type RefreshToken struct {
 	ExpiresAt time.Time `bun:"expires_at"`
 	Revoked   bool      `bun:"revoked"`
 	CreatedAt time.Time `bun:"created_at,nullzero,default:now()"`
+	// FamilyID is the login the token descends from: set at login, passed on by each
+	// rotation. RotatedAt is when a rotation consumed the token.
+	FamilyID  uuid.UUID  `bun:"family_id,type:uuid"`
+	RotatedAt *time.Time `bun:"rotated_at"`
 }
 
 // PersonalAccessToken is a row of personal_access_tokens.

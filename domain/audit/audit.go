@@ -52,11 +52,16 @@ const (
 	BoardOpened       = "BOARD_OPENED"
 	ReportViewed      = "REPORT_VIEWED"
 	AuditConfigChange = "AUDIT_CONFIG_CHANGED"
+
+	// RefreshTokenReused: a refresh token already consumed by a rotation was presented
+	// again; its whole family was revoked.
+	RefreshTokenReused = "REFRESH_TOKEN_REUSED"
 )
 
 var securityActions = map[string]bool{
 	LoginSuccess: true, LoginFailed: true, Logout: true, PasswordChanged: true, ProfileUpdated: true,
 	RoleChanged: true, APIKeyCreated: true, APIKeyDeleted: true, OAuthLogin: true, UserRegistered: true,
+	RefreshTokenReused: true,
 }
 
 var allActions = map[string]bool{IssueViewed: true, BoardOpened: true, ReportViewed: true}

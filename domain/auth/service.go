@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -96,7 +97,7 @@ func (s *Service) Register(ctx context.Context, r Registration, meta Meta) (*sto
 			}
 			return err
 		}
-		if pair, err = s.issuePair(ctx, tx, u.ID); err != nil {
+		if pair, err = s.issuePair(ctx, tx, u.ID, uuid.New()); err != nil {
 			return err
 		}
 		return s.audit.Record(ctx, tx, audit.Entry{Action: audit.UserRegistered, UserID: &u.ID, UserEmail: u.Email,
@@ -136,7 +137,7 @@ func (s *Service) Login(ctx context.Context, email, password string, meta Meta) 
 	var pair TokenPair
 	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		if pair, err = s.issuePair(ctx, tx, u.ID); err != nil {
+		if pair, err = s.issuePair(ctx, tx, u.ID, uuid.New()); err != nil {
 			return err
 		}
 		return s.audit.Record(ctx, tx, audit.Entry{Action: audit.LoginSuccess, UserID: &u.ID, UserEmail: u.Email,
@@ -148,22 +149,39 @@ func (s *Service) Login(ctx context.Context, email, password string, meta Meta) 
 	return &u, pair, nil
 }
 
-// Refresh consumes a refresh token and issues a new pair. The consumed token is revoked
-// in the same statement that checks it, so two concurrent uses cannot both succeed.
-func (s *Service) Refresh(ctx context.Context, token string) (TokenPair, error) {
+// Refresh consumes a refresh token and issues a new pair of the same family (the login
+// it descends from). The consumed token is revoked and marked rotated in the same
+// statement that checks it, so two concurrent uses cannot both succeed.
+//
+// A token that a rotation already consumed is a reuse (OAuth 2.0 Security BCP, RFC 9700
+// §4.14.2): one of the two parties holding it, the user or a thief, is not who it
+// claims to be, so every refresh token of the family is revoked and a SECURITY audit
+// row (REFRESH_TOKEN_REUSED) written; both are committed, and the caller still gets
+// ErrInvalidRefreshToken.
+func (s *Service) Refresh(ctx context.Context, token string, meta Meta) (TokenPair, error) {
 	_, uid, err := s.tokens.Parse(token, TypeRefresh, 0)
 	if err != nil {
 		return TokenPair{}, ErrInvalidRefreshToken
 	}
-	var pair TokenPair
+	var (
+		pair   TokenPair
+		reused bool
+	)
 	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewUpdate().Table("refresh_tokens").Set("revoked = true").
-			Where("token_hash = ? AND user_id = ? AND NOT revoked AND expires_at > ?", HashToken(token), uid, s.now()).Exec(ctx)
+		now := s.now()
+		var family uuid.UUID
+		err := tx.NewUpdate().Table("refresh_tokens").Set("revoked = true, rotated_at = ?", now).
+			Where("token_hash = ? AND user_id = ? AND NOT revoked AND expires_at > ?", HashToken(token), uid, now).
+			Returning("family_id").Scan(ctx, &family)
+		if errors.Is(store.Translate(err), store.ErrNotFound) {
+			reused, err = s.detectReuse(ctx, tx, token, uid, meta)
+			if err != nil || reused {
+				return err
+			}
+			return ErrInvalidRefreshToken
+		}
 		if err != nil {
 			return err
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return ErrInvalidRefreshToken
 		}
 		var u store.User
 		if err := tx.NewSelect().Model(&u).Column("active", "deleted_at").Where("id = ?", uid).Scan(ctx); err != nil {
@@ -172,13 +190,46 @@ func (s *Service) Refresh(ctx context.Context, token string) (TokenPair, error) 
 		if !u.Active || u.DeletedAt != nil {
 			return ErrInvalidRefreshToken
 		}
-		pair, err = s.issuePair(ctx, tx, uid)
+		pair, err = s.issuePair(ctx, tx, uid, family)
 		return err
 	})
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && reused) {
 		return TokenPair{}, ErrInvalidRefreshToken
 	}
 	return pair, wrap("refresh", err)
+}
+
+// detectReuse handles a refresh token the rotation did not accept: when a rotation had
+// consumed it (rotated_at set, whatever happened to the family since), it revokes the
+// family and records REFRESH_TOKEN_REUSED, and reports true. Unknown, expired and
+// logged-out tokens are no reuse.
+func (s *Service) detectReuse(ctx context.Context, tx bun.Tx, token string, uid uuid.UUID, meta Meta) (bool, error) {
+	var rt store.RefreshToken
+	err := tx.NewSelect().Model(&rt).Column("id", "family_id", "rotated_at").
+		Where("token_hash = ? AND user_id = ?", HashToken(token), uid).Scan(ctx)
+	if errors.Is(store.Translate(err), store.ErrNotFound) || (err == nil && rt.RotatedAt == nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	res, err := tx.NewUpdate().Table("refresh_tokens").Set("revoked = true").
+		Where("family_id = ? AND NOT revoked", rt.FamilyID).Exec(ctx)
+	if err != nil {
+		return false, err
+	}
+	revoked, _ := res.RowsAffected()
+	var email string
+	if err := tx.NewSelect().Table("users").Column("email").Where("id = ?", uid).Scan(ctx, &email); err != nil {
+		return false, err
+	}
+	details, err := json.Marshal(map[string]any{"tokenId": rt.ID, "familyId": rt.FamilyID, "rotatedAt": rt.RotatedAt.UTC(),
+		"revokedTokens": revoked})
+	if err != nil {
+		return false, err
+	}
+	return true, s.audit.Record(ctx, tx, audit.Entry{Action: audit.RefreshTokenReused, UserID: &uid, UserEmail: email,
+		ResourceType: "USER", ResourceID: uid.String(), Details: string(details), IPAddress: meta.IP, UserAgent: meta.UserAgent})
 }
 
 // Logout revokes every refresh token of the caller.
@@ -199,7 +250,9 @@ func (s *Service) SwitchOrg(p *Principal, orgID uuid.UUID) (string, error) {
 	return tok, err
 }
 
-func (s *Service) issuePair(ctx context.Context, tx bun.Tx, uid uuid.UUID) (TokenPair, error) {
+// issuePair signs an access token and a refresh token of family (a new uuid for a login,
+// the consumed token's for a rotation) and stores the refresh token's hash.
+func (s *Service) issuePair(ctx context.Context, tx bun.Tx, uid, family uuid.UUID) (TokenPair, error) {
 	access, _, err := s.tokens.Issue(uid, TypeAccess, nil)
 	if err != nil {
 		return TokenPair{}, err
@@ -208,7 +261,7 @@ func (s *Service) issuePair(ctx context.Context, tx bun.Tx, uid uuid.UUID) (Toke
 	if err != nil {
 		return TokenPair{}, err
 	}
-	rt := store.RefreshToken{TokenHash: HashToken(refresh), UserID: uid, ExpiresAt: exp}
+	rt := store.RefreshToken{TokenHash: HashToken(refresh), UserID: uid, ExpiresAt: exp, FamilyID: family}
 	if _, err := tx.NewInsert().Model(&rt).Exec(ctx); err != nil {
 		return TokenPair{}, fmt.Errorf("store refresh token: %w", err)
 	}
