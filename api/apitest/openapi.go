@@ -1,0 +1,243 @@
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/taskweave/taskweave/api"
+)
+
+// The served OpenAPI document is the contract every HTTP test checks its answers
+// against: Harness.Do hands each exchange to CheckOpenAPI.
+
+// contract is the merged document and a router over it, built once per test binary.
+type contract struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+var loadContract = sync.OnceValues(func() (*contract, error) {
+	raw, err := api.OpenAPIDocument()
+	if err != nil {
+		return nil, err
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, err
+	}
+	// The document's one server is "/", relative; without servers the router matches
+	// the path alone, whatever the host.
+	doc.Servers = nil
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		return nil, err
+	}
+	return &contract{doc: doc, router: router}, nil
+})
+
+// OpenAPIDoc is the parsed document the harness validates against.
+func OpenAPIDoc() (*openapi3.T, error) {
+	c, err := loadContract()
+	if err != nil {
+		return nil, err
+	}
+	return c.doc, nil
+}
+
+// notValidated are the paths whose answers are not the document's to describe, by prefix.
+// Anything else that no documented operation matches may only answer 4xx (an unknown
+// path or method); a 2xx or 3xx there is an undocumented answer.
+var notValidated = []struct{ prefix, why string }{
+	// River UI's own pages, assets and read API (riverui's handler): the document
+	// describes only the entry point /admin/river/ and the calls Taskweave answers.
+	{"/admin/river/", "River UI internals"},
+	// Swagger UI's bundled assets; the document describes /swagger-ui and /swagger-ui.html.
+	{"/swagger-ui/", "Swagger UI assets"},
+}
+
+// Exchange is one request and its answer, as CheckOpenAPI sees them.
+type Exchange struct {
+	Method string
+	// Target is the request path with its query.
+	Target        string
+	RequestHeader http.Header
+	RequestBody   []byte
+	Status        int
+	Header        http.Header
+	Body          []byte
+}
+
+// CheckOpenAPI checks one exchange against the document: the answer's status must be
+// declared for the operation, its Content-Type declared for that status and its body
+// match the schema (a status declared without content must come without a body); a
+// request the document rejects must not be answered 2xx. It returns nil for paths
+// listed in notValidated and for unknown paths answered 4xx, and records what it saw
+// for ReportOpenAPICoverage.
+func CheckOpenAPI(ex Exchange) error {
+	c, err := loadContract()
+	if err != nil {
+		return fmt.Errorf("openapi: load the document: %w", err)
+	}
+	req, err := http.NewRequest(ex.Method, "http://localhost"+ex.Target, bytes.NewReader(ex.RequestBody))
+	if err != nil {
+		return fmt.Errorf("openapi: %s %s: %w", ex.Method, ex.Target, err)
+	}
+	req.Header = ex.RequestHeader.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	route, params, err := c.router.FindRoute(req)
+	if err != nil {
+		for _, nv := range notValidated {
+			if strings.HasPrefix(req.URL.Path, nv.prefix) {
+				cov.skip(nv.why)
+				return nil
+			}
+		}
+		if ex.Status >= 400 && ex.Status < 500 {
+			cov.skip("unknown path or method answered " + strconv.Itoa(ex.Status))
+			return nil
+		}
+		return fmt.Errorf("openapi: %s %s answered %d but no documented operation matches (%v)", ex.Method, req.URL.Path, ex.Status, err)
+	}
+	op := route.Operation.OperationID
+
+	reqInput := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	var problems []string
+	if ex.Status < 300 {
+		if err := openapi3filter.ValidateRequest(context.Background(), reqInput); err != nil {
+			problems = append(problems, "the server accepted a request the document rejects: "+oneLine(err))
+		}
+	}
+
+	respInput := &openapi3filter.ResponseValidationInput{RequestValidationInput: reqInput, Status: ex.Status,
+		Header: ex.Header, Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
+	respInput.SetBodyBytes(ex.Body)
+	if err := openapi3filter.ValidateResponse(context.Background(), respInput); err != nil {
+		problems = append(problems, "answer: "+oneLine(err))
+	} else if resp := route.Operation.Responses.Status(ex.Status); resp != nil && resp.Value != nil &&
+		len(resp.Value.Content) == 0 && len(ex.Body) > 0 && ex.Method != http.MethodHead {
+		problems = append(problems, fmt.Sprintf("answer: status %d is declared without a body, got %d bytes (%s)",
+			ex.Status, len(ex.Body), ex.Header.Get("Content-Type")))
+	}
+	cov.saw(op, ex.Status)
+	if len(problems) > 0 {
+		return fmt.Errorf("openapi: %s %s (operation %s) answered %d %s: %s\nbody: %s", ex.Method, ex.Target, op,
+			ex.Status, ex.Header.Get("Content-Type"), strings.Join(problems, "; "), clip(ex.Body))
+	}
+	return nil
+}
+
+func oneLine(err error) string {
+	var me openapi3.MultiError
+	if errors.As(err, &me) {
+		parts := make([]string, 0, len(me))
+		for _, e := range me {
+			parts = append(parts, oneLine(e))
+		}
+		return strings.Join(parts, " | ")
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+func clip(b []byte) string {
+	if len(b) > 2000 {
+		return string(b[:2000]) + "…"
+	}
+	return string(b)
+}
+
+// coverage counts what CheckOpenAPI saw in this test binary.
+type coverage struct {
+	mu        sync.Mutex
+	validated int
+	skipped   map[string]int
+	seen      map[string]int // "operationId status"
+}
+
+var cov = coverage{skipped: map[string]int{}, seen: map[string]int{}}
+
+func (c *coverage) skip(why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.skipped[why]++
+}
+
+func (c *coverage) saw(op string, status int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.validated++
+	c.seen[op+" "+strconv.Itoa(status)]++
+}
+
+// OpenAPICoverage summarizes the answers checked so far: how many, which declared
+// (operation, status) pairs were never seen, which operations never answered.
+func OpenAPICoverage() string {
+	c, err := loadContract()
+	if err != nil {
+		return "openapi coverage: " + err.Error()
+	}
+	cov.mu.Lock()
+	defer cov.mu.Unlock()
+	var ops, declared, unseen, unseenOps []string
+	seenOps := map[string]bool{}
+	for k := range cov.seen {
+		seenOps[strings.Fields(k)[0]] = true
+	}
+	for path, item := range c.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			ops = append(ops, op.OperationID)
+			if !seenOps[op.OperationID] {
+				unseenOps = append(unseenOps, op.OperationID+" ("+method+" "+path+")")
+			}
+			for status := range op.Responses.Map() {
+				key := op.OperationID + " " + status
+				declared = append(declared, key)
+				if cov.seen[key] == 0 {
+					unseen = append(unseen, key)
+				}
+			}
+		}
+	}
+	sort.Strings(unseen)
+	sort.Strings(unseenOps)
+	var skipped []string
+	total := 0
+	for why, n := range cov.skipped {
+		skipped = append(skipped, fmt.Sprintf("  %6d  %s", n, why))
+		total += n
+	}
+	sort.Strings(skipped)
+	var b strings.Builder
+	fmt.Fprintf(&b, "OpenAPI coverage of this test run\n")
+	fmt.Fprintf(&b, "operations in the document: %d (exercised: %d)\n", len(ops), len(ops)-len(unseenOps))
+	fmt.Fprintf(&b, "responses validated: %d\n", cov.validated)
+	fmt.Fprintf(&b, "responses not validated: %d\n%s\n", total, strings.Join(skipped, "\n"))
+	fmt.Fprintf(&b, "declared (operation, status) pairs: %d, exercised: %d, never exercised: %d\n",
+		len(declared), len(declared)-len(unseen), len(unseen))
+	fmt.Fprintf(&b, "\noperations never exercised (%d):\n", len(unseenOps))
+	for _, o := range unseenOps {
+		fmt.Fprintf(&b, "  %s\n", o)
+	}
+	fmt.Fprintf(&b, "\ndeclared statuses never exercised (%d):\n", len(unseen))
+	for _, u := range unseen {
+		fmt.Fprintf(&b, "  %s\n", u)
+	}
+	return b.String()
+}
