@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api/apitest"
+	"github.com/taskweave/taskweave/workers"
 )
 
 // deskFixture is an issueFixture whose project has an enabled desk.
@@ -417,4 +418,85 @@ func TestIncidents(t *testing.T) {
 	require.NotNil(t, byID[inc["id"].(string)]["resolvedAt"])
 	require.Nil(t, byID[quiet.JSON(t)["id"].(string)]["postmortemBody"])
 	require.NotNil(t, byID[quiet.JSON(t)["id"].(string)]["resolvedAt"])
+}
+
+// TestSLAMonitorOnTwoWorkers runs the breach monitor as it runs in production: a River
+// periodic job on two worker processes (clients) sharing one database, every 100 ms.
+// Only the elected leader enqueues it, and the report table's unique key makes even a
+// change of leader harmless: however many scans run, each breach and escalation is
+// notified and audited once.
+func TestSLAMonitorOnTwoWorkers(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := deskFixtureOn(t, h)
+	issueFixtureAudit(t, h, true)
+	pol := f.policy(t, "HIGH", 15, 60)
+	r := h.Do("POST", f.path("/service-desk/sla-policies/"+pol["id"].(string)+"/escalation-rules"),
+		map[string]any{"escalateAfterMinutes": 30, "assigneeId": f.member.ID, "notifyUserIds": []string{f.viewer.ID.String()}}, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	iss := f.create(t, map[string]any{"title": "Down", "priority": "HIGH"})
+	f.patch(t, iss["id"].(string), map[string]any{"statusId": f.prog})
+	_, err := h.DB.Pool.Exec(context.Background(), "UPDATE issues SET sla_start_time = now() - interval '2 hours' WHERE id = $1", iss["id"])
+	require.NoError(t, err)
+
+	for range 2 {
+		h.StartWorkersWith(func(c *workers.Config) { c.ServiceDesk.SLAInterval = 100 * time.Millisecond })
+	}
+	notifications := func(user uuid.UUID, typ string) int {
+		return h.Count("SELECT count(*) FROM notifications WHERE user_id = $1 AND type = $2 AND issue_key = $3", user, typ, iss["key"])
+	}
+	apitest.Eventually(t, 20*time.Second, func() bool {
+		return notifications(f.viewer.ID, "SLA_BREACHED") == 1 && notifications(f.viewer.ID, "SLA_ESCALATED") == 1 &&
+			notifications(f.member.ID, "ISSUE_ASSIGNED") == 1 &&
+			h.Count("SELECT count(*) FROM audit_events WHERE action = 'SLA_BREACHED' AND user_email = 'system'") == 1
+	}, "breach and escalation notified and audited")
+	// Many more scans run…
+	scans := h.Count("SELECT count(*) FROM river_job WHERE kind = 'servicedesk.sla_scan' AND state = 'completed'")
+	apitest.Eventually(t, 20*time.Second, func() bool {
+		return h.Count("SELECT count(*) FROM river_job WHERE kind = 'servicedesk.sla_scan' AND state = 'completed'") >= scans+10
+	}, "ten more scans")
+	// …and nothing is reported twice.
+	require.Equal(t, 1, notifications(f.viewer.ID, "SLA_BREACHED"))
+	require.Equal(t, 1, notifications(f.viewer.ID, "SLA_ESCALATED"))
+	require.Equal(t, 1, notifications(f.member.ID, "ISSUE_ASSIGNED"))
+	require.Equal(t, 2, h.Count("SELECT count(*) FROM sla_reports WHERE issue_id = $1", iss["id"]))
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM audit_events WHERE action = 'SLA_BREACHED' AND resource_id = $1", iss["id"]))
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM audit_events WHERE action = 'SLA_ESCALATED' AND resource_id = $1", iss["id"]))
+	require.Equal(t, f.member.ID.String(), f.get(t, iss["key"].(string))["assigneeId"])
+	body := h.Do("GET", "/api/v1/notifications", nil, f.viewer.Access).JSON(t)["content"].([]any)
+	require.NotEmpty(t, body)
+	found := false
+	for _, n := range body {
+		m := n.(map[string]any)
+		if m["type"] == "SLA_BREACHED" {
+			found = true
+			require.Equal(t, "SLA breached on "+iss["key"].(string), m["title"])
+			require.Contains(t, m["body"], "60 minutes")
+			require.Equal(t, "/p/"+f.key+"/issues/"+iss["key"].(string), m["link"])
+		}
+	}
+	require.True(t, found)
+}
+
+// TestIncidentNotifiesListedUsers: each listed user gets one INCIDENT notification in
+// their language naming the issue key and severity; the caller is never notified.
+func TestIncidentNotifiesListedUsers(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := issueFixtureOn(t, h)
+	require.Equal(t, http.StatusOK, h.Do("PATCH", "/api/v1/me/language", map[string]any{"language": "de"}, f.viewer.Access).Status)
+	iss := f.create(t, map[string]any{"title": "Checkout down"})
+	r := h.Do("POST", f.path("/incidents"), map[string]any{"issueId": iss["id"], "severity": "P2",
+		"notifyUserIds": []string{f.owner.ID.String(), f.viewer.ID.String(), f.member.ID.String()}}, f.member.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	h.StartWorkers()
+	apitest.Eventually(t, 20*time.Second, func() bool {
+		return h.Count("SELECT count(*) FROM notifications WHERE type = 'INCIDENT'") == 2
+	}, "two INCIDENT notifications")
+	var title string
+	require.NoError(t, h.DB.Pool.QueryRow(context.Background(),
+		"SELECT title FROM notifications WHERE type = 'INCIDENT' AND user_id = $1", f.viewer.ID).Scan(&title))
+	require.Equal(t, "Vorfall P2 bei "+iss["key"].(string), title)
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM notifications WHERE type = 'INCIDENT' AND user_id = $1", f.owner.ID))
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM notifications WHERE type = 'INCIDENT' AND user_id = $1", f.member.ID))
 }

@@ -11,6 +11,9 @@
 // requests/s, errors, p50/p99 and the statements the server sent per request, then the
 // verdict on each target. The load generator shares the machine (and the process) with
 // the server and Postgres, so its own work is part of what is measured.
+//
+// The sla phase (-sla-issues, -sla-scans) times the SLA breach monitor's periodic scan
+// over 100,000 running timers and prints its plan.
 package main
 
 import (
@@ -58,6 +61,7 @@ type options struct {
 	keep       bool
 	phases     string
 	deliver    deliverOptions
+	sla        slaOptions
 }
 
 func main() {
@@ -69,7 +73,10 @@ func main() {
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
-	flag.StringVar(&o.phases, "phases", "list,create,raw,board,fanout,deliver,crash", "phases to run, comma-separated (list, create, raw, board, fanout, deliver, crash)")
+	flag.StringVar(&o.phases, "phases", "list,create,raw,board,fanout,deliver,crash,sla", "phases to run, comma-separated (list, create, raw, board, fanout, deliver, crash, sla)")
+	flag.IntVar(&o.sla.issues, "sla-issues", 100000, "issues with running SLA timers in the sla phase")
+	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
+	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
 	flag.IntVar(&o.deliver.events, "events", 10000, "issue events emitted by the deliver and crash phases")
 	flag.IntVar(&o.deliver.warmup, "warmup-events", 1000, "issue events delivered before each deliver phase's measurement (not counted)")
 	flag.IntVar(&o.deliver.rate, "rate", 3500, "offered issue events per second in the deliver phases (0 = as fast as possible)")
@@ -223,6 +230,13 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return fmt.Errorf("crash phase: %w", err)
 		}
+	}
+	if strings.Contains(o.phases, "sla") {
+		res, err := runSLA(ctx, db, srv.Bus(), s, o.sla)
+		if err != nil {
+			return fmt.Errorf("sla phase: %w", err)
+		}
+		printSLA(o.sla, res)
 	}
 	if !strings.Contains(o.phases, "create") || !strings.Contains(o.phases, "raw") {
 		return nil

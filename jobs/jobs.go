@@ -25,6 +25,9 @@ const (
 	QueueMail = "mail"
 	// QueueAutomation evaluates automation rules and runs their actions.
 	QueueAutomation = "automation"
+	// QueueServiceDesk runs the SLA breach monitor and the mailbox poll, so a slow IMAP
+	// server never delays other work.
+	QueueServiceDesk = "servicedesk"
 )
 
 // InsertNotifyCooldown is the least time between two notifications of inserted jobs
@@ -36,7 +39,7 @@ const InsertNotifyCooldown = 5 * time.Millisecond
 
 // Queues lists every queue a worker process serves.
 var Queues = []string{QueueDefault, QueueAudit, QueueWebhooks, QueueIntegrations, QueueNotifications, QueueMail,
-	QueueAutomation}
+	QueueAutomation, QueueServiceDesk}
 
 // AuditRecord writes one audit row. The id is chosen when the job is inserted, so a
 // retried job never writes the row twice.

@@ -71,8 +71,21 @@ CREATE INDEX sla_reports_policy ON sla_reports (sla_policy_id);
 CREATE INDEX sla_reports_rule ON sla_reports (escalation_rule_id) WHERE escalation_rule_id IS NOT NULL;
 
 -- The breach monitor's scan: per policy, the issues of one project and priority whose
--- timer started before a bound (docs/operations.md#service-desk).
+-- timer started within a range (docs/operations.md#service-desk).
 CREATE INDEX issues_sla_scope ON issues (project_id, priority, sla_start_time) WHERE sla_start_time IS NOT NULL;
+
+-- Where the last complete scan got to: scanned_to is its clock (every limit crossed up to
+-- then was reported), scanned_at the database time it started. The next scan looks only
+-- at timers whose limit was crossed since scanned_to, plus issues changed and policies,
+-- rules and desks created or enabled shortly before scanned_at, so its cost follows what
+-- changed, not every running timer. NULL (no scan yet) makes the first scan look at
+-- everything.
+CREATE TABLE sla_scan_state (
+    id         boolean PRIMARY KEY DEFAULT true CHECK (id),
+    scanned_to timestamptz,
+    scanned_at timestamptz
+);
+INSERT INTO sla_scan_state (id) VALUES (true);
 
 CREATE TABLE incidents (
     id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),

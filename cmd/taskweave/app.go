@@ -156,6 +156,7 @@ func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 		Webhook:         a.webhookConfig(),
 		Mail:            workers.MailConfig{Addr: a.cfg.SMTPAddr, From: a.cfg.SMTPFrom},
 		BaseURL:         a.cfg.BaseURL,
+		ServiceDesk:     a.serviceDeskConfig(),
 		// Executions older than this are deleted by the periodic cleanup.
 		AutomationRetention: a.cfg.AutomationRetention,
 	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry, Bus: bus})
@@ -202,4 +203,9 @@ func ignoreClosed(err error) error {
 		return nil
 	}
 	return err
+}
+
+// serviceDeskConfig is the breach monitor's and the e-mail ingestion's configuration.
+func (a *app) serviceDeskConfig() workers.ServiceDeskConfig {
+	return workers.ServiceDeskConfig{SLAInterval: a.cfg.SLAInterval}
 }

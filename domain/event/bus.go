@@ -66,9 +66,7 @@ func (b *Bus) Register(c Consumer, names ...string) {
 
 // Emit fans the events out to their consumers and inserts every resulting job on tx.
 func (b *Bus) Emit(ctx context.Context, tx bun.Tx, events ...Event) error {
-	if _, ok := ctx.Value(memoKey{}).(*memo); !ok {
-		ctx = context.WithValue(ctx, memoKey{}, &memo{values: map[string]any{}})
-	}
+	ctx = WithMemo(ctx)
 	var params []river.InsertManyParams
 	for _, ev := range events {
 		for _, c := range b.consumers[ev.EventName()] {
@@ -120,6 +118,17 @@ type memoKey struct{}
 type memo struct {
 	mu     sync.Mutex
 	values map[string]any
+}
+
+// WithMemo gives ctx a memo of its own when it has none, for work that records audit
+// entries and emits events in one transaction outside a single Emit call (the SLA
+// monitor's batch): the audit toggles are then read once for all of it. Emit calls on
+// the returned context share the memo.
+func WithMemo(ctx context.Context) context.Context {
+	if _, ok := ctx.Value(memoKey{}).(*memo); ok {
+		return ctx
+	}
+	return context.WithValue(ctx, memoKey{}, &memo{values: map[string]any{}})
 }
 
 // Memo returns the value cached under key during the current Emit call, loading it once

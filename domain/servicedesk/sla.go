@@ -1,0 +1,474 @@
+package servicedesk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/store"
+)
+
+// Kinds of SLA report (sla_reports.kind).
+const (
+	KindResolution = "RESOLUTION"
+	KindResponse   = "RESPONSE"
+	KindEscalation = "ESCALATION"
+)
+
+// DefaultScanBatch bounds the reports one scan transaction makes; a scan with more due
+// (the first after a long outage, say) commits a batch and goes on with the next.
+const DefaultScanBatch = 1000
+
+// scanLock is the transaction-level advisory lock every scan batch takes first, so two
+// workers' scans run one after the other: the second sees the first's reports and makes
+// none of them again. The unique key of sla_reports is what guarantees it; the lock
+// spares the second scan the wait on every conflicting row and any lock-order surprise.
+const scanLock int64 = 0x736c615f7363616e // "sla_scan"
+
+// changeMargin is how far before the last scan's start an issue change (or a new
+// policy, rule or desk) still sends its issues through the full check: longer than any
+// transaction that changes an issue runs, so a change that committed after the last
+// scan's snapshot but stamped its updated_at before that scan started is not missed.
+const changeMargin = 10 * time.Minute
+
+// scanSQL finds, in one statement, every SLA report that is due at ?0 and not yet made,
+// records up to ?1 of them and returns those it really inserted, with what their
+// notifications need. Elapsed time is measured against ?0, never the database clock, so
+// tests set the time. Due means:
+//   - RESOLUTION: the issue's timer started at least resolution_minutes before ?0 (whole
+//     minutes elapsed reach the limit);
+//   - ESCALATION: the same against each of the policy's rules' escalate_after_minutes;
+//   - RESPONSE: the ticket was created at least response_minutes before ?0, no project
+//     member commented before then and it is not done.
+//
+// Only enabled desks count, and an issue's policy is its desk's policy for its priority:
+// an issue without either is skipped.
+//
+// The scan does not re-examine every running timer: sla_scan_state says where the last
+// complete scan got to (scanned_to, its clock). A limit crossed at or before then was
+// reported then, so only timers whose limit was crossed since are candidates: a range of
+// the issues_sla_scope index per policy and rule. What that range cannot see comes in by
+// its own index: issues changed since shortly before the last scan (a priority change, a
+// timer started while a scan ran) through issues_project_updated, and every issue of a
+// policy, rule or desk created or enabled since then. Candidates already reported are
+// dropped by the unique key's index, and the insert's ON CONFLICT keeps a concurrent
+// scan from reporting one twice. Every RESPONSE candidate leaves the open set
+// (response_open) once its breach is recorded or it turns out answered in time, so the
+// partial index keeps the ticket side small whatever the desk's history.
+const scanSQL = `WITH policy AS (
+	SELECT sp.id, sp.priority, sp.response_minutes, d.id AS desk_id, d.project_id,
+		make_interval(mins => sp.resolution_minutes) AS resolution,
+		CASE WHEN sp.created_at >= ?3::timestamptz OR d.updated_at >= ?3::timestamptz THEN '-infinity'::timestamptz
+			ELSE ?2::timestamptz - make_interval(mins => sp.resolution_minutes) END AS since
+	FROM sla_policies AS sp
+	JOIN service_desks AS d ON d.id = sp.service_desk_id
+	WHERE d.enabled
+), rule AS (
+	SELECT r.id, sp.id AS policy_id, d.project_id, sp.priority,
+		make_interval(mins => r.escalate_after_minutes) AS after,
+		CASE WHEN sp.created_at >= ?3::timestamptz OR d.updated_at >= ?3::timestamptz OR r.created_at >= ?3::timestamptz
+			THEN '-infinity'::timestamptz ELSE ?2::timestamptz - make_interval(mins => r.escalate_after_minutes) END AS since
+	FROM escalation_rules AS r
+	JOIN sla_policies AS sp ON sp.id = r.sla_policy_id
+	JOIN service_desks AS d ON d.id = sp.service_desk_id
+	WHERE d.enabled
+), response_due AS (
+	SELECT t.issue_id, p.id AS policy_id,
+		s.category <> 'DONE' AND NOT EXISTS (
+			SELECT 1 FROM comments AS c
+			JOIN projects AS pr ON pr.id = p.project_id
+			WHERE c.issue_id = t.issue_id AND c.deleted_at IS NULL AND c.author_id IS NOT NULL
+			  AND c.created_at < t.created_at + make_interval(mins => p.response_minutes)
+			  AND (c.author_id = pr.owner_id
+			    OR EXISTS (SELECT 1 FROM project_members AS pm WHERE pm.project_id = pr.id AND pm.user_id = c.author_id)
+			    OR EXISTS (SELECT 1 FROM organization_members AS om WHERE om.org_id = pr.org_id AND om.user_id = c.author_id))
+		) AS breached
+	FROM service_desk_tickets AS t
+	JOIN issues AS i ON i.id = t.issue_id
+	JOIN policy AS p ON p.desk_id = t.service_desk_id AND p.priority = i.priority
+	JOIN workflow_statuses AS s ON s.id = i.status_id
+	WHERE t.response_open AND t.created_at <= ?0::timestamptz - make_interval(mins => p.response_minutes)
+), due AS (
+	-- LATERAL with OFFSET 0, which keeps the planner from flattening it into a join: one
+	-- range of issues_sla_scope (or issues_project_updated) per policy and rule, never a
+	-- scan of every issue, whatever the planner guesses of the computed bounds.
+	SELECT i.id AS issue_id, p.id AS policy_id, 'RESOLUTION' AS kind, NULL::uuid AS rule_id
+	FROM policy AS p CROSS JOIN LATERAL (
+		SELECT i.id FROM issues AS i
+		WHERE i.project_id = p.project_id AND i.priority = p.priority
+		  AND i.sla_start_time > p.since AND i.sla_start_time <= ?0::timestamptz - p.resolution
+		OFFSET 0
+	) AS i
+	UNION
+	SELECT i.id, p.id, 'RESOLUTION', NULL::uuid
+	FROM policy AS p CROSS JOIN LATERAL (
+		SELECT i.id FROM issues AS i
+		WHERE i.project_id = p.project_id AND i.updated_at >= ?3::timestamptz
+		  AND i.priority = p.priority AND i.sla_start_time <= ?0::timestamptz - p.resolution
+		OFFSET 0
+	) AS i
+	UNION
+	SELECT i.id, r.policy_id, 'ESCALATION', r.id
+	FROM rule AS r CROSS JOIN LATERAL (
+		SELECT i.id FROM issues AS i
+		WHERE i.project_id = r.project_id AND i.priority = r.priority
+		  AND i.sla_start_time > r.since AND i.sla_start_time <= ?0::timestamptz - r.after
+		OFFSET 0
+	) AS i
+	UNION
+	SELECT i.id, r.policy_id, 'ESCALATION', r.id
+	FROM rule AS r CROSS JOIN LATERAL (
+		SELECT i.id FROM issues AS i
+		WHERE i.project_id = r.project_id AND i.updated_at >= ?3::timestamptz
+		  AND i.priority = r.priority AND i.sla_start_time <= ?0::timestamptz - r.after
+		OFFSET 0
+	) AS i
+	UNION
+	SELECT rd.issue_id, rd.policy_id, 'RESPONSE', NULL::uuid FROM response_due AS rd WHERE rd.breached
+), fresh AS (
+	SELECT due.* FROM due
+	WHERE NOT EXISTS (SELECT 1 FROM sla_reports AS r
+		WHERE r.issue_id = due.issue_id AND r.sla_policy_id = due.policy_id AND r.kind = due.kind
+		  AND r.escalation_rule_id IS NOT DISTINCT FROM due.rule_id)
+	ORDER BY due.issue_id, due.policy_id, due.kind, due.rule_id
+	LIMIT ?1
+), ins AS (
+	INSERT INTO sla_reports (issue_id, sla_policy_id, kind, escalation_rule_id, reported_at)
+	SELECT issue_id, policy_id, kind, rule_id, ?0::timestamptz FROM fresh
+	ON CONFLICT DO NOTHING
+	RETURNING issue_id, sla_policy_id, kind, escalation_rule_id
+), closed AS (
+	UPDATE service_desk_tickets AS t SET response_open = false
+	FROM response_due AS rd
+	WHERE t.issue_id = rd.issue_id AND t.response_open
+	  AND (NOT rd.breached
+	    OR EXISTS (SELECT 1 FROM ins WHERE ins.issue_id = rd.issue_id AND ins.kind = 'RESPONSE')
+	    OR EXISTS (SELECT 1 FROM sla_reports AS r
+	      WHERE r.issue_id = rd.issue_id AND r.sla_policy_id = rd.policy_id AND r.kind = 'RESPONSE'))
+)
+SELECT ins.issue_id, ins.sla_policy_id AS policy_id, ins.kind, ins.escalation_rule_id AS rule_id,
+	i.key AS issue_key, i.title AS issue_title, i.project_id, pr.key AS project_key, sp.name AS policy_name,
+	CASE ins.kind WHEN 'RESOLUTION' THEN sp.resolution_minutes WHEN 'RESPONSE' THEN sp.response_minutes
+		ELSE er.escalate_after_minutes END AS minutes,
+	er.assignee_id,
+	CASE WHEN ins.kind = 'ESCALATION' THEN er.notify_user_ids
+		ELSE ARRAY(SELECT DISTINCT u FROM escalation_rules AS r2, unnest(r2.notify_user_ids) AS u
+			WHERE r2.sla_policy_id = ins.sla_policy_id) END AS recipients
+FROM ins
+JOIN issues AS i ON i.id = ins.issue_id
+JOIN projects AS pr ON pr.id = i.project_id
+JOIN sla_policies AS sp ON sp.id = ins.sla_policy_id
+LEFT JOIN escalation_rules AS er ON er.id = ins.escalation_rule_id
+ORDER BY minutes, ins.issue_id, ins.kind`
+
+// scanState reads where the last complete scan got to: its clock (to) and the time
+// from which changes count as new (since, changeMargin before it started). Before the
+// first scan both are the Unix epoch, before anything Taskweave stores.
+func scanState(ctx context.Context, tx bun.Tx) (to, since time.Time, err error) {
+	var scannedTo, scannedAt *time.Time
+	if err := tx.NewRaw("SELECT scanned_to, scanned_at FROM sla_scan_state").Scan(ctx, &scannedTo, &scannedAt); err != nil {
+		return to, since, fmt.Errorf("sla scan state: %w", err)
+	}
+	to, since = time.Unix(0, 0).UTC(), time.Unix(0, 0).UTC()
+	if scannedTo != nil {
+		to = scannedTo.UTC()
+	}
+	if scannedAt != nil {
+		since = scannedAt.UTC().Add(-changeMargin)
+	}
+	return to, since, nil
+}
+
+// advanceSQL moves the scan state once a scan has reported everything due at ?0: the
+// clock never goes back (another worker's may be ahead), and the start time is this
+// transaction's, which precedes the scan statement's snapshot.
+const advanceSQL = `UPDATE sla_scan_state SET scanned_to = greatest(scanned_to, ?0::timestamptz), scanned_at = now()`
+
+// report is one SLA report the scan made, with what its notifications need.
+type report struct {
+	IssueID    uuid.UUID   `bun:"issue_id"`
+	PolicyID   uuid.UUID   `bun:"policy_id"`
+	Kind       string      `bun:"kind"`
+	RuleID     *uuid.UUID  `bun:"rule_id"`
+	IssueKey   string      `bun:"issue_key"`
+	IssueTitle string      `bun:"issue_title"`
+	ProjectID  uuid.UUID   `bun:"project_id"`
+	ProjectKey string      `bun:"project_key"`
+	PolicyName string      `bun:"policy_name"`
+	Minutes    int         `bun:"minutes"`
+	AssigneeID *uuid.UUID  `bun:"assignee_id"`
+	Recipients []uuid.UUID `bun:"recipients,array"`
+}
+
+func (r *report) subject() issue.Subject {
+	return issue.Subject{ProjectID: r.ProjectID, ProjectKey: r.ProjectKey, IssueID: r.IssueID, IssueKey: r.IssueKey,
+		Title: r.IssueTitle}
+}
+
+// ScanResult counts what one scan reported.
+type ScanResult struct {
+	Resolution  int
+	Response    int
+	Escalations int
+	// Assigned counts escalations that gave the issue to the rule's assignee.
+	Assigned int
+}
+
+// Monitor is the SLA breach monitor: the worker runs Scan periodically
+// (docs/operations.md#service-desk).
+type Monitor struct {
+	db      *bun.DB
+	bus     *event.Bus
+	audit   *audit.Recorder
+	metrics *Metrics
+	now     func() time.Time
+	batch   int
+}
+
+// NewMonitor builds a monitor whose clock is now (time.Now when nil); m may be nil.
+func NewMonitor(db *store.DB, bus *event.Bus, m *Metrics, now func() time.Time) *Monitor {
+	if now == nil {
+		now = time.Now
+	}
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	return &Monitor{db: db.Bun, bus: bus, audit: audit.NewRecorder(bus), metrics: m, now: now, batch: DefaultScanBatch}
+}
+
+// WithBatch returns a monitor making at most n reports per transaction (tests, bench).
+func (m *Monitor) WithBatch(n int) *Monitor {
+	c := *m
+	c.batch = max(1, n)
+	return &c
+}
+
+// Scan reports every breach and escalation due now and not reported before: for each,
+// in the transaction that records it, the notification jobs (SLA_BREACHED,
+// SLA_RESPONSE_BREACHED, SLA_ESCALATED to the escalation rules' users), the audit job
+// (by 'system') and, for an escalation with an assignee, the assignment with its issue
+// events. Running it again, concurrently or after a crash, reports nothing twice.
+func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
+	start := time.Now()
+	now := m.now().UTC()
+	var total ScanResult
+	for {
+		res, n, err := m.scanBatch(ctx, now)
+		if err != nil {
+			m.metrics.observeScan(start, err)
+			return total, err
+		}
+		total.Resolution += res.Resolution
+		total.Response += res.Response
+		total.Escalations += res.Escalations
+		total.Assigned += res.Assigned
+		m.metrics.Breaches.WithLabelValues(BreachResolution).Add(float64(res.Resolution))
+		m.metrics.Breaches.WithLabelValues(BreachResponse).Add(float64(res.Response))
+		m.metrics.Escalations.Add(float64(res.Escalations))
+		if n < m.batch {
+			break
+		}
+	}
+	m.metrics.observeScan(start, nil)
+	return total, nil
+}
+
+// scanBatch makes one transaction's reports; n is how many the statement inserted.
+func (m *Monitor) scanBatch(ctx context.Context, now time.Time) (ScanResult, int, error) {
+	var res ScanResult
+	var n int
+	err := store.InTx(ctx, m.db, func(ctx context.Context, tx bun.Tx) error {
+		res, n = ScanResult{}, 0
+		// One memo for the batch: the audit toggles are read once, not per report.
+		ctx = event.WithMemo(ctx)
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", scanLock); err != nil {
+			return fmt.Errorf("sla scan lock: %w", err)
+		}
+		to, since, err := scanState(ctx, tx)
+		if err != nil {
+			return err
+		}
+		var reports []report
+		if err := tx.NewRaw(scanSQL, now, m.batch, to, since).Scan(ctx, &reports); err != nil && !isNoRows(err) {
+			return fmt.Errorf("sla scan: %w", err)
+		}
+		n = len(reports)
+		if n < m.batch {
+			// Everything due now is reported (this batch holds the rest).
+			if _, err := tx.NewRaw(advanceSQL, now).Exec(ctx); err != nil {
+				return fmt.Errorf("sla scan state: %w", err)
+			}
+		}
+		if n == 0 {
+			return nil
+		}
+		jobs, err := m.consequences(ctx, tx, reports, &res)
+		if err != nil {
+			return err
+		}
+		if res.Assigned, err = m.assign(ctx, tx, now, reports); err != nil {
+			return err
+		}
+		return m.bus.Enqueue(ctx, tx, jobs...)
+	})
+	return res, n, err
+}
+
+// consequences are the notification and audit jobs of the reports.
+func (m *Monitor) consequences(ctx context.Context, tx bun.Tx, reports []report, res *ScanResult) ([]river.InsertManyParams, error) {
+	var out []river.InsertManyParams
+	for i := range reports {
+		r := &reports[i]
+		var typ, action string
+		switch r.Kind {
+		case KindResolution:
+			typ, action = NotifySLABreached, AuditSLABreached
+			res.Resolution++
+		case KindResponse:
+			typ, action = NotifySLAResponseBreached, AuditSLAResponseBreached
+			res.Response++
+		default:
+			typ, action = NotifySLAEscalated, AuditSLAEscalated
+			res.Escalations++
+		}
+		if len(r.Recipients) > 0 {
+			out = append(out, river.InsertManyParams{Args: directNotification(typ, r.subject(), nil, r.Recipients,
+				map[string]string{"policy": r.PolicyName, "minutes": strconv.Itoa(r.Minutes)})})
+		}
+		details, err := json.Marshal(map[string]any{"issueKey": r.IssueKey, "kind": r.Kind, "slaPolicyId": r.PolicyID,
+			"policy": r.PolicyName, "minutes": r.Minutes, "escalationRuleId": r.RuleID})
+		if err != nil {
+			return nil, fmt.Errorf("audit details: %w", err)
+		}
+		projectID := r.ProjectID
+		p, err := m.audit.Job(ctx, tx, audit.Entry{Action: action, UserEmail: "system", ProjectID: &projectID,
+			ResourceType: "ISSUE", ResourceID: r.IssueID.String(), Details: string(details)})
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			out = append(out, *p)
+		}
+	}
+	return out, nil
+}
+
+// assignSQL gives each issue of ?0 to the user of ?1 at the same index, where that is a
+// change and the user can still see the project, and returns the changes with the old
+// and new assignee's names. The issue rows are locked first, so the old assignee read is
+// the one replaced.
+const assignSQL = `WITH a AS (
+	SELECT * FROM unnest(?0::uuid[], ?1::uuid[]) AS a (issue_id, assignee_id)
+), cur AS (
+	SELECT i.id, i.assignee_id FROM issues AS i JOIN a ON a.issue_id = i.id ORDER BY i.id FOR UPDATE OF i
+)
+UPDATE issues AS i SET assignee_id = a.assignee_id, updated_at = clock_timestamp()
+FROM a, cur, projects AS p, users AS u
+WHERE i.id = a.issue_id AND cur.id = i.id AND p.id = i.project_id AND u.id = a.assignee_id
+  AND u.deleted_at IS NULL AND u.active AND cur.assignee_id IS DISTINCT FROM a.assignee_id
+  AND (p.owner_id = u.id
+    OR EXISTS (SELECT 1 FROM project_members AS pm WHERE pm.project_id = p.id AND pm.user_id = u.id)
+    OR EXISTS (SELECT 1 FROM organization_members AS om WHERE om.org_id = p.org_id AND om.user_id = u.id))
+RETURNING i.id AS issue_id, cur.assignee_id AS old_id,
+	(SELECT display_name FROM users WHERE id = cur.assignee_id) AS old_name, u.display_name AS new_name`
+
+// assign gives each escalated issue to its rule's assignee (of several rules reported
+// together, the one with the longest delay wins), in one statement, and publishes the
+// assignee changes as changes by the system (no actor) in one Emit: audit ISSUE_UPDATED
+// by 'system', the ISSUE_ASSIGNED notification, the issue.assigned webhook, automation.
+// A change by the system has no activity entry (an entry needs an actor).
+func (m *Monitor) assign(ctx context.Context, tx bun.Tx, now time.Time, reports []report) (int, error) {
+	// Reports come ordered by minutes, so the last rule of an issue has the longest delay.
+	want := map[uuid.UUID]*report{}
+	var order []uuid.UUID
+	for i := range reports {
+		r := &reports[i]
+		if r.Kind != KindEscalation || r.AssigneeID == nil {
+			continue
+		}
+		if _, ok := want[r.IssueID]; !ok {
+			order = append(order, r.IssueID)
+		}
+		want[r.IssueID] = r
+	}
+	if len(order) == 0 {
+		return 0, nil
+	}
+	assignees := make([]uuid.UUID, len(order))
+	for i, id := range order {
+		assignees[i] = *want[id].AssigneeID
+	}
+	var changed []struct {
+		IssueID uuid.UUID  `bun:"issue_id"`
+		OldID   *uuid.UUID `bun:"old_id"`
+		OldName *string    `bun:"old_name"`
+		NewName string     `bun:"new_name"`
+	}
+	if err := tx.NewRaw(assignSQL, pgdialect.Array(order), pgdialect.Array(assignees)).Scan(ctx, &changed); err != nil && !isNoRows(err) {
+		return 0, fmt.Errorf("escalation assignment: %w", err)
+	}
+	events := make([]event.Event, len(changed))
+	for i, c := range changed {
+		r := want[c.IssueID]
+		events[i] = issue.FieldChanged{Subject: r.subject(), By: issue.By{Email: "system"}, Field: issue.FieldAssignee,
+			OldValue: str(c.OldName), NewValue: c.NewName, OldRaw: idStr(c.OldID), NewRaw: r.AssigneeID.String(), At: now}
+	}
+	if err := m.bus.Emit(ctx, tx, events...); err != nil {
+		return 0, err
+	}
+	return len(changed), nil
+}
+
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func idStr(id *uuid.UUID) string {
+	if id == nil {
+		return ""
+	}
+	return id.String()
+}
+
+// errRollback ends Explain's transaction without keeping anything.
+var errRollback = errors.New("servicedesk: explain rolled back")
+
+// Explain returns the plan of one scan batch at the monitor's clock (EXPLAIN, with
+// ANALYZE the statement really runs): for the plan test and the bench. The transaction
+// is rolled back, so nothing it would report is recorded.
+func (m *Monitor) Explain(ctx context.Context, analyze bool) (string, error) {
+	opts := "(COSTS OFF)"
+	if analyze {
+		opts = "(ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
+	}
+	var lines []string
+	err := store.InTx(ctx, m.db, func(ctx context.Context, tx bun.Tx) error {
+		to, since, err := scanState(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if err := tx.NewRaw("EXPLAIN "+opts+" "+scanSQL, m.now().UTC(), m.batch, to, since).Scan(ctx, &lines); err != nil {
+			return fmt.Errorf("explain sla scan: %w", err)
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		return "", err
+	}
+	return strings.Join(lines, "\n"), nil
+}
