@@ -87,7 +87,7 @@ CREATE INDEX automation_actions_rule ON automation_actions (rule_id, position, o
 -- their end.
 CREATE TABLE automation_executions (
     id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    rule_id     uuid NOT NULL REFERENCES automation_rules (id) ON DELETE CASCADE,
+    rule_id     uuid NOT NULL, -- no foreign key: automation_rules_delete_executions below
     event_id    uuid NOT NULL,
     project_id  uuid,
     issue_id    uuid,
@@ -102,3 +102,17 @@ CREATE TABLE automation_executions (
 );
 -- The execution log of a rule, newest first; retention walks its old end per rule.
 CREATE INDEX automation_executions_rule ON automation_executions (rule_id, created_at DESC, id DESC);
+
+-- Deleting rules deletes their log, as ON DELETE CASCADE would. A foreign key would also
+-- key-share-lock the rule for every row written, and every evaluation writes a row for
+-- each rule its trigger loads: workers writing rows for the same rules at once would
+-- turn those locks into multixacts. The writers check instead (without a lock) that the
+-- rule still exists, so a row outlives its rule only when both happen in the same
+-- instant; it is never listed, its rule being gone.
+CREATE FUNCTION automation_delete_executions() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM automation_executions WHERE rule_id IN (SELECT id FROM deleted_rules);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER automation_rules_delete_executions AFTER DELETE ON automation_rules
+    REFERENCING OLD TABLE AS deleted_rules FOR EACH STATEMENT EXECUTE FUNCTION automation_delete_executions();

@@ -97,8 +97,10 @@ func triggerOf(ev event.Event) (trigger string, project uuid.UUID, issues []uuid
 // SYSTEM), once per Emit call.
 func activeTriggers(ctx context.Context, tx bun.Tx, projectID uuid.UUID) (map[string]bool, error) {
 	return event.Memo(ctx, "automation.triggers."+projectID.String(), func() (map[string]bool, error) {
-		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT trigger_type FROM automation_rules
-			WHERE enabled AND (project_id = ? OR project_id IS NULL)`, projectID)
+		// Positional, on the *sql.Tx: prepared once per connection, as it runs with
+		// every change of every project.
+		rows, err := tx.Tx.QueryContext(ctx, `SELECT DISTINCT trigger_type FROM automation_rules
+			WHERE enabled AND (project_id = $1 OR project_id IS NULL)`, projectID)
 		if err != nil {
 			return nil, fmt.Errorf("read automation triggers: %w", err)
 		}

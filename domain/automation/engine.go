@@ -73,7 +73,7 @@ var errHandled = errors.New("automation: rule already handled for this event")
 // and the other rules go on; an infrastructure error is returned once every rule had
 // its turn, so River retries the job and only the rules without a row run again.
 func (e *Engine) Evaluate(ctx context.Context, job jobs.AutomationEvaluate) ([]Outcome, error) {
-	subj, st, err := loadSubject(ctx, e.DB.Bun, job.ProjectID, job.IssueID)
+	subj, st, err := loadSubject(ctx, e.DB, job.ProjectID, job.IssueID)
 	if err != nil {
 		return nil, err
 	}
@@ -164,14 +164,13 @@ func (e *Engine) skip(ctx context.Context, job jobs.AutomationEvaluate, skips []
 	if len(skips) == 0 {
 		return nil, nil
 	}
-	rows := make([]store.AutomationExecution, len(skips))
+	rules, statuses, details := make([]uuid.UUID, len(skips)), make([]string, len(skips)), make([]string, len(skips))
 	for i, s := range skips {
-		rows[i] = execution(job, s.rule.ID, StatusSkipped, s.detail)
+		rules[i], statuses[i], details[i] = s.rule.ID, StatusSkipped, s.detail
 	}
-	var written []uuid.UUID
-	err := e.DB.Bun.NewInsert().Model(&rows).On("CONFLICT (event_id, rule_id) DO NOTHING").Returning("rule_id").Scan(ctx, &written)
-	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
-		return nil, fmt.Errorf("write skipped executions: %w", err)
+	written, err := writeExecutions(ctx, e.DB, job, rules, statuses, details)
+	if err != nil {
+		return nil, err
 	}
 	latency := time.Since(job.EventAt)
 	byRule := make(map[uuid.UUID]string, len(skips))
@@ -200,12 +199,11 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 	var done []ActionOutcome
 	failed := -1
 	err := store.InTx(ctx, e.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
-		row := execution(job, r.ID, StatusSuccess, detail)
-		res, err := tx.NewInsert().Model(&row).On("CONFLICT (event_id, rule_id) DO NOTHING").Exec(ctx)
+		wrote, err := writeExecution(ctx, tx.Tx, job, r.ID, StatusSuccess, detail)
 		if err != nil {
-			return fmt.Errorf("write execution: %w", err)
+			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if !wrote {
 			return errHandled
 		}
 		// Changes made here publish their events at the next chain depth.
@@ -232,12 +230,11 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 	}
 	a := r.Actions[failed]
 	reason := truncate(fmt.Sprintf("actions[%d] %s: %s", failed, a.Type, describe(err)), executionDetailMaxRunes)
-	row := execution(job, r.ID, StatusFailed, reason)
-	res, werr := e.DB.Bun.NewInsert().Model(&row).On("CONFLICT (event_id, rule_id) DO NOTHING").Exec(ctx)
+	wrote, werr := writeExecution(ctx, e.DB.SQL, job, r.ID, StatusFailed, reason)
 	if werr != nil {
-		return nil, fmt.Errorf("write failed execution: %w", werr)
+		return nil, werr
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !wrote {
 		return nil, nil
 	}
 	acts := make([]ActionOutcome, 0, failed+1)
@@ -248,23 +245,18 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 	return &Outcome{RuleID: r.ID, Status: StatusFailed, Detail: reason, Actions: acts, Latency: time.Since(job.EventAt)}, nil
 }
 
-// execution is the row of rule for job.
-func execution(job jobs.AutomationEvaluate, ruleID uuid.UUID, status, detail string) store.AutomationExecution {
-	projectID, issueID, at := job.ProjectID, job.IssueID, job.EventAt
-	row := store.AutomationExecution{ID: newID(), RuleID: ruleID, EventID: job.EventID, ProjectID: &projectID, IssueID: &issueID,
-		EventType: job.Trigger, Status: status, ChainDepth: job.ChainDepth}
-	if !at.IsZero() {
-		row.EventAt = &at
-	}
-	if detail != "" {
-		row.Detail = &detail
-	}
-	return row
-}
+// subjectSQL reads an issue with its project, and the rule stamps of the project ($1)
+// and of SYSTEM ($2), in one statement; the issue's columns are NULL once it is
+// deleted. Positional, so each connection prepares it once: it runs for every event.
+const subjectSQL = `SELECT coalesce((SELECT stamp FROM automation_stamps WHERE scope = $1), 0),
+		coalesce((SELECT stamp FROM automation_stamps WHERE scope = $2), 0),
+		i.id, i.project_id, p.key, p.workflow_id, i.key, i.title, i.type, i.priority, i.assignee_id, i.status_id,
+		i.story_points, i.reporter_id
+	FROM (SELECT 1) AS one LEFT JOIN issues AS i ON i.id = $3 LEFT JOIN projects AS p ON p.id = i.project_id`
 
 // loadSubject reads the event's issue with its project (nil when it was deleted
-// since), and the rule stamps of its project and of SYSTEM, in one statement.
-func loadSubject(ctx context.Context, db bun.IDB, projectID, issueID uuid.UUID) (*subject, stamps, error) {
+// since), and the rule stamps of its project and of SYSTEM.
+func loadSubject(ctx context.Context, db *store.DB, projectID, issueID uuid.UUID) (*subject, stamps, error) {
 	var (
 		st stamps
 		r  struct {
@@ -273,13 +265,8 @@ func loadSubject(ctx context.Context, db bun.IDB, projectID, issueID uuid.UUID) 
 			points                                            *int
 		}
 	)
-	err := db.NewRaw(`SELECT coalesce((SELECT stamp FROM automation_stamps WHERE scope = ?), 0),
-			coalesce((SELECT stamp FROM automation_stamps WHERE scope = ?), 0),
-			i.id, i.project_id, p.key, p.workflow_id, i.key, i.title, i.type, i.priority, i.assignee_id, i.status_id,
-			i.story_points, i.reporter_id
-		FROM (SELECT 1) AS one LEFT JOIN issues AS i ON i.id = ? LEFT JOIN projects AS p ON p.id = i.project_id`,
-		projectID, uuid.Nil, issueID).
-		Scan(ctx, &st.project, &st.system, &r.id, &r.project, &r.projectKey, &r.workflow, &r.key, &r.title, &r.typ,
+	err := db.Pool.QueryRow(ctx, subjectSQL, projectID, uuid.Nil, issueID).
+		Scan(&st.project, &st.system, &r.id, &r.project, &r.projectKey, &r.workflow, &r.key, &r.title, &r.typ,
 			&r.priority, &r.assignee, &r.status, &r.points, &r.reporter)
 	if err != nil {
 		return nil, st, fmt.Errorf("read issue %s: %w", issueID, err)
