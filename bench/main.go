@@ -14,6 +14,11 @@
 //
 // The sla phase (-sla-issues, -sla-scans) times the SLA breach monitor's periodic scan
 // over 100,000 running timers and prints its plan.
+//
+// The automation phase (-auto-rules, -auto-events, -auto-rate) saves 200 rules in the
+// project, starts two `taskweave worker` processes and emits 1,000 issue events on the
+// server's bus: events/s until every evaluation (and every chain the rules' own changes
+// start) is done, and the p99 from an event to its executions' rows.
 package main
 
 import (
@@ -61,6 +66,7 @@ type options struct {
 	keep       bool
 	phases     string
 	deliver    deliverOptions
+	automation automationOptions
 	sla        slaOptions
 }
 
@@ -73,10 +79,15 @@ func main() {
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
-	flag.StringVar(&o.phases, "phases", "list,create,raw,board,fanout,deliver,crash,sla", "phases to run, comma-separated (list, create, raw, board, fanout, deliver, crash, sla)")
+	flag.StringVar(&o.phases, "phases", "list,create,raw,board,fanout,deliver,crash,sla,automation", "phases to run, comma-separated (list, create, raw, board, fanout, deliver, crash, sla, automation)")
 	flag.IntVar(&o.sla.issues, "sla-issues", 100000, "issues with running SLA timers in the sla phase")
 	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
 	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
+	flag.IntVar(&o.automation.rules, "auto-rules", 200, "enabled automation rules in the automation phase")
+	flag.IntVar(&o.automation.events, "auto-events", 1000, "issue events the automation phase measures")
+	flag.IntVar(&o.automation.warmup, "auto-warmup", 200, "issue events worked before the automation phase's measurement (not counted)")
+	flag.IntVar(&o.automation.rate, "auto-rate", 600, "offered issue events per second in the automation phase (0 = as fast as possible)")
+	flag.IntVar(&o.automation.workers, "auto-workers", 2, "worker processes in the automation phase")
 	flag.IntVar(&o.deliver.events, "events", 10000, "issue events emitted by the deliver and crash phases")
 	flag.IntVar(&o.deliver.warmup, "warmup-events", 1000, "issue events delivered before each deliver phase's measurement (not counted)")
 	flag.IntVar(&o.deliver.rate, "rate", 3500, "offered issue events per second in the deliver phases (0 = as fast as possible)")
@@ -237,6 +248,13 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("sla phase: %w", err)
 		}
 		printSLA(o.sla, res)
+	}
+	if strings.Contains(o.phases, "automation") {
+		res, err := runAutomation(ctx, db, url, srv.Bus(), c, s, o.automation)
+		if err != nil {
+			return fmt.Errorf("automation phase: %w", err)
+		}
+		printAutomation(o.automation, res)
 	}
 	if !strings.Contains(o.phases, "create") || !strings.Contains(o.phases, "raw") {
 		return nil
