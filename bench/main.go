@@ -12,6 +12,12 @@
 // verdict on each target. The load generator shares the machine (and the process) with
 // the server and Postgres, so its own work is part of what is measured.
 //
+// The pages phase lists the project at page 0, at random pages and at the last page,
+// plain, by last update and with three cf filters. The pgbench phase runs the writes of
+// POST /issues as pgbench transactions in the same project: the ceiling the create phase
+// is compared with, measured in the same run. The create64 phase creates issues spread
+// over 64 projects, through the API and then as pgbench transactions.
+//
 // The sla phase (-sla-issues, -sla-scans) times the SLA breach monitor's periodic scan
 // over 100,000 running timers and prints its plan.
 //
@@ -79,7 +85,7 @@ func main() {
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
-	flag.StringVar(&o.phases, "phases", "list,create,raw,board,fanout,deliver,crash,sla,automation", "phases to run, comma-separated (list, create, raw, board, fanout, deliver, crash, sla, automation)")
+	flag.StringVar(&o.phases, "phases", "list,pages,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation", "phases to run, comma-separated (list, pages, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation)")
 	flag.IntVar(&o.sla.issues, "sla-issues", 100000, "issues with running SLA timers in the sla phase")
 	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
 	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
@@ -185,10 +191,29 @@ func run(ctx context.Context, o options) error {
 		list = load(ctx, o.clients, o.duration, c.get(listPath, s.token))
 		list.statements = stats.snapshot().minus(before)
 	}
-	if strings.Contains(o.phases, "create") {
+	var pages []pagesResult
+	if hasPhase(o.phases, "pages") {
+		if pages, err = runPages(ctx, c, s, o.clients, o.duration, stats); err != nil {
+			return fmt.Errorf("pages phase: %w", err)
+		}
+	}
+	if hasPhase(o.phases, "create") {
 		before := stats.snapshot()
 		create = load(ctx, o.clients, o.duration, c.post(createPath, s.token))
 		create.statements = stats.snapshot().minus(before)
+	}
+	var pgOne, pgSpread pgbenchResult
+	if hasPhase(o.phases, "pgbench") {
+		script := pgbenchScript(benchProject{id: s.projectID, key: s.key, statusID: s.statusID}, s.userID)
+		if pgOne, err = runPgbench(ctx, url, []string{script}, o.clients, o.duration); err != nil {
+			return err
+		}
+	}
+	var spread result
+	if hasPhase(o.phases, "create64") {
+		if spread, pgSpread, err = runCreate64(ctx, db, c, s, url, o.clients, o.duration, stats); err != nil {
+			return fmt.Errorf("create64 phase: %w", err)
+		}
 	}
 	if strings.Contains(o.phases, "raw") {
 		raw = load(ctx, o.clients, o.duration, rawCreate)
@@ -216,6 +241,10 @@ func run(ctx context.Context, o options) error {
 	if strings.Contains(o.phases, "board") {
 		fmt.Printf("board %.0f req/s (target ≥ %d): %s\n", board.rps(), targetBoardRPS, verdict(board.rps() >= targetBoardRPS))
 	}
+	if hasPhase(o.phases, "pages") {
+		printPages(pages)
+	}
+	printCreates(o.phases, s.audit, create, pgOne, spread, pgSpread)
 	if strings.Contains(o.phases, "fanout") {
 		r, err := runFanout(ctx, "http://"+ln.Addr().String(), db, c, s, 500)
 		if err != nil {
@@ -256,7 +285,7 @@ func run(ctx context.Context, o options) error {
 		}
 		printAutomation(o.automation, res)
 	}
-	if !strings.Contains(o.phases, "create") || !strings.Contains(o.phases, "raw") {
+	if !hasPhase(o.phases, "create") || !hasPhase(o.phases, "raw") {
 		return nil
 	}
 	ratio := create.rps() / raw.rps()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ type seeded struct {
 	statusID  uuid.UUID
 	token     string
 	audit     bool
+	// cfQuery is three cf filters over the seeded custom fields (a DROPDOWN option, a
+	// ticked CHECKBOX, a NUMBER): one issue in six matches all three.
+	cfQuery string
 }
 
 // seed registers a user and creates the project through the API, then bulk-inserts n
@@ -88,10 +92,77 @@ func seed(ctx context.Context, db *store.DB, c *client, n int, audit bool) (*see
 	if err := db.Pool.SendBatch(ctx, batch).Close(); err != nil {
 		return nil, fmt.Errorf("bulk insert: %w", err)
 	}
-	if _, err := db.Pool.Exec(ctx, "ANALYZE issues, issue_labels, labels, projects, workflow_statuses, users"); err != nil {
+	if err := seedCustomFields(ctx, db, c, s); err != nil {
+		return nil, fmt.Errorf("custom fields: %w", err)
+	}
+	// VACUUM as autovacuum would soon after a bulk load: the visibility map lets the list
+	// find a page's keys by index-only scans, as it does on a settled database.
+	if _, err := db.Pool.Exec(ctx, `VACUUM ANALYZE issues, issue_labels, labels, projects, workflow_statuses, users,
+		custom_fields, custom_field_options, custom_field_values`); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// seedCustomFields creates three custom fields through the API (Severity, a DROPDOWN of
+// four options; Blocked, a CHECKBOX; Points, a NUMBER) and gives every seeded issue a
+// value of each in SQL, so every list row carries values and cf filters have work.
+func seedCustomFields(ctx context.Context, db *store.DB, c *client, s *seeded) error {
+	field := func(name, typ string) (string, error) {
+		body, _ := json.Marshal(map[string]string{"name": name, "type": typ})
+		raw, err := c.do(ctx, http.MethodPost, "/api/v1/projects/"+s.key+"/custom-fields", s.token, body, http.StatusCreated, true)
+		if err != nil {
+			return "", err
+		}
+		var f struct {
+			ID string `json:"id"`
+		}
+		return f.ID, json.Unmarshal(raw, &f)
+	}
+	severity, err := field("Severity", "DROPDOWN")
+	if err != nil {
+		return err
+	}
+	var options []string
+	for i, label := range []string{"Critical", "Major", "Minor", "Trivial"} {
+		body, _ := json.Marshal(map[string]any{"label": label, "sortOrder": i})
+		raw, err := c.do(ctx, http.MethodPost, "/api/v1/projects/"+s.key+"/custom-fields/"+severity+"/options", s.token, body,
+			http.StatusCreated, true)
+		if err != nil {
+			return err
+		}
+		var o struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return err
+		}
+		options = append(options, o.ID)
+	}
+	blocked, err := field("Blocked", "CHECKBOX")
+	if err != nil {
+		return err
+	}
+	points, err := field("Points", "NUMBER")
+	if err != nil {
+		return err
+	}
+	// Severity: options round robin (by number % 4); Blocked: ticked for two issues in
+	// three; Points: number % 2. Major, ticked and 1 together: the numbers ≡ 1 (mod 4)
+	// that are no multiple of 3, one issue in six.
+	_, err = db.Pool.Exec(ctx, `INSERT INTO custom_field_values (issue_id, field_id, option_id, bool_value, number_value)
+		SELECT i.id, f.id,
+			CASE WHEN f.id = $2 THEN ($5::uuid[])[1 + i.number % 4] END,
+			CASE WHEN f.id = $3 THEN i.number % 3 <> 0 END,
+			CASE WHEN f.id = $4 THEN i.number % 2 END
+		FROM issues AS i CROSS JOIN (VALUES ($2::uuid), ($3::uuid), ($4::uuid)) AS f (id)
+		WHERE i.project_id = $1`, s.projectID, severity, blocked, points, options)
+	if err != nil {
+		return err
+	}
+	cf := func(field, value string) string { return "cf=" + url.QueryEscape(field+":"+value) }
+	s.cfQuery = cf(severity, options[1]) + "&" + cf(blocked, "true") + "&" + cf(points, "1")
+	return nil
 }
 
 // rawInsert is the statement POST /issues runs under the project row's lock: the key

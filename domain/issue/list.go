@@ -51,9 +51,13 @@ type Filter struct {
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // params collects positional arguments; the SQL text then depends only on which
-// filters are set, so each shape is prepared once per connection and its plan reused.
-// LIMIT and OFFSET are written as literals instead: with them as parameters Postgres
-// never settles on a generic plan and plans this many-join query on every execution.
+// filters are set (and the page size), so each shape is prepared once per connection
+// and its plan reused. The size is written as a literal; the offset is a parameter
+// behind a sub-select (OFFSET (SELECT $n)): as a bare parameter it is a known constant
+// in each custom plan, custom plans then look cheaper than the generic one and Postgres
+// plans this many-join statement anew on every execution (about a millisecond); behind
+// the sub-select every plan guesses the same, and after five executions the connection
+// keeps the generic plan. As a literal it made each page a statement of its own.
 type params []any
 
 func (ps *params) add(v any) string {
@@ -181,7 +185,7 @@ func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit i
 	}
 	if len(views) == 0 && offset > 0 {
 		// Past the last page there is no row to carry the total.
-		if err := s.pool.QueryRow(ctx, count, args...).Scan(&n); err != nil {
+		if err := s.pool.QueryRow(ctx, count, args[:len(args)-1]...).Scan(&n); err != nil {
 			return nil, 0, fmt.Errorf("count issues: %w", err)
 		}
 	}
@@ -189,7 +193,8 @@ func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit i
 }
 
 // listStatement is the statement of one list page, the statement of the total alone
-// (for a page past the end, which has no row to carry it) and their arguments. The SQL
+// (for a page past the end, which has no row to carry it) and their arguments: the
+// total's are all but the last, the offset. The SQL
 // text depends only on which filters are set and on the page, so each shape is
 // prepared once per connection.
 func listStatement(p Project, f Filter, conds []customfield.Condition, today time.Time, offset, limit int) (query, count string, args []any) {
@@ -214,7 +219,7 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	FROM issues AS i` + join + `
 	WHERE i.project_id = ` + project + where + `
 	ORDER BY ` + f.order("i") + `
-	LIMIT ` + strconv.Itoa(limit) + ` OFFSET ` + strconv.Itoa(offset) + `
+	LIMIT ` + strconv.Itoa(limit) + ` OFFSET (SELECT ` + ps.add(offset) + `::bigint)
 )
 SELECT ` + listColumns + `, (
 	SELECT json_agg(json_build_array(d.id, d.name, d.type, d.required) ORDER BY d.sort_order, d.created_at, d.id)
