@@ -61,15 +61,15 @@ func parseRule(body []byte) (automation.RuleInput, error) {
 		in.Enabled = *r.Enabled
 	}
 	for _, a := range r.Actions {
-		in.Actions = append(in.Actions, automation.ActionInput{Position: a.Position, Type: str(a.Type), Params: a.Params})
+		in.Actions = append(in.Actions, automation.ActionInput{Position: a.Position, Type: ruleText(a.Type), Params: a.Params})
 	}
 	return in, nil
 }
 
 func toGroupInput(g groupRequest) automation.GroupInput {
-	out := automation.GroupInput{Logic: str(g.Logic)}
+	out := automation.GroupInput{Logic: ruleText(g.Logic)}
 	for _, c := range g.Conditions {
-		out.Conditions = append(out.Conditions, automation.ConditionInput{Type: str(c.Type), Operator: str(c.Operator), Params: c.Params})
+		out.Conditions = append(out.Conditions, automation.ConditionInput{Type: ruleText(c.Type), Operator: ruleText(c.Operator), Params: c.Params})
 	}
 	for _, c := range g.ChildGroups {
 		out.Groups = append(out.Groups, toGroupInput(c))
@@ -77,7 +77,7 @@ func toGroupInput(g groupRequest) automation.GroupInput {
 	return out
 }
 
-func str(s *string) string {
+func ruleText(s *string) string {
 	if s == nil {
 		return ""
 	}
