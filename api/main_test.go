@@ -8,7 +8,14 @@ import (
 	"github.com/taskweave/taskweave/store/storetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+// TestMain runs the package's tests on their own database, then leaves the summary of
+// the answers the harness checked against the OpenAPI document in
+// apitest.CoverageFile() (printed under -v).
+func TestMain(m *testing.M) {
+	code := storetest.Main(m)
+	apitest.WriteOpenAPICoverage()
+	os.Exit(code)
+}
 
 // shared is a harness on the package's shared database.
 func shared(t *testing.T) *apitest.Harness {

@@ -122,20 +122,26 @@ func (r *Response) Array(tb testing.TB) []any {
 }
 
 // Do sends one request through the app. body may be nil, a string/[]byte (sent raw)
-// or anything else (sent as JSON). headers are name, value pairs.
+// or anything else (sent as JSON). headers are name, value pairs. Every answer is
+// checked against the OpenAPI document (CheckOpenAPI): an undeclared status, content
+// type or body fails the test.
 func (h *Harness) Do(method, path string, body any, token string, headers ...string) *Response {
 	h.T.Helper()
 	var rd io.Reader
+	var sent []byte
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = bytes.NewBufferString(b)
+		sent = []byte(b)
 	case []byte:
-		rd = bytes.NewReader(b)
+		sent = b
 	default:
 		raw, err := json.Marshal(b)
 		require.NoError(h.T, err)
-		rd = bytes.NewReader(raw)
+		sent = raw
+	}
+	if body != nil {
+		rd = bytes.NewReader(sent)
 	}
 	req := httptest.NewRequest(method, path, rd)
 	if rd != nil {
@@ -152,6 +158,10 @@ func (h *Harness) Do(method, path string, body any, token string, headers ...str
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(h.T, err)
+	if err := CheckOpenAPI(Exchange{Method: method, Target: path, RequestHeader: req.Header, RequestBody: sent,
+		Status: resp.StatusCode, Header: resp.Header, Body: raw}); err != nil {
+		h.T.Error(err)
+	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
 }
 
