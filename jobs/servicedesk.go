@@ -42,9 +42,6 @@ func (MailPoll) InsertOpts() river.InsertOpts {
 // acknowledges twice; the worker reads the address and key from the ticket.
 type TicketAck struct {
 	IssueID uuid.UUID `json:"issueId" river:"unique"`
-	// InReplyTo is the Message-ID of the sender's e-mail, so mail clients thread the
-	// reply under it.
-	InReplyTo string `json:"inReplyTo,omitempty"`
 }
 
 // Kind implements river.JobArgs.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/notify"
 	"github.com/taskweave/taskweave/domain/servicedesk"
 	"github.com/taskweave/taskweave/jobs"
 )
@@ -17,30 +19,62 @@ type ServiceDeskConfig struct {
 	SLAInterval time.Duration
 	// Now is the breach monitor's clock; nil is time.Now (tests move it).
 	Now func() time.Time
+	// Mail is the e-mail ingestion (TW_MAIL_INGEST_ENABLED, TW_IMAP_*, TW_MAIL_INTERVAL).
+	Mail servicedesk.MailboxConfig
 }
+
+// DefaultMailInterval is the mailbox poll period when TW_MAIL_INTERVAL is unset.
+const DefaultMailInterval = time.Minute
 
 // DefaultSLAInterval is the breach monitor's period when TW_SLA_INTERVAL is unset.
 const DefaultSLAInterval = time.Minute
 
-// addServiceDeskWorkers registers the SLA breach monitor and returns its periodic job.
+// addServiceDeskWorkers registers the SLA breach monitor, the mailbox poll and the
+// ticket acknowledgement, and returns the periodic jobs: the scan always, the poll when
+// e-mail ingestion is on.
 //
 // River enqueues periodic jobs only on the elected leader among the worker processes
-// sharing the database, so N workers scan once per period, not N times. Leadership can
-// move (a leader dies, a new one is elected and enqueues on its own schedule), so that
-// alone would not keep a breach from being reported twice: sla_reports' unique key does,
-// whoever scans and however often.
+// sharing the database, so N workers scan (and poll) once per period, not N times.
+// Leadership can move (a leader dies, a new one is elected and enqueues on its own
+// schedule), so that alone would not keep a breach from being reported twice:
+// sla_reports' unique key does, whoever scans and however often; for e-mail,
+// mail_messages' key does the same.
 func addServiceDeskWorkers(ws *river.Workers, cfg Config, d Deps) []*river.PeriodicJob {
 	m := servicedesk.NewMetrics(d.Registry)
-	river.AddWorker(ws, &SLAScanWorker{Monitor: servicedesk.NewMonitor(d.DB, d.Bus, m, cfg.ServiceDesk.Now), Log: d.Log})
-	interval := cfg.ServiceDesk.SLAInterval
+	sd := cfg.ServiceDesk
+	river.AddWorker(ws, &SLAScanWorker{Monitor: servicedesk.NewMonitor(d.DB, d.Bus, m, sd.Now), Log: d.Log})
+	// The poll worker is registered even with ingestion off, so a poll queued before it
+	// was switched off completes (doing nothing) instead of waiting for a worker.
+	var poller *servicedesk.Poller
+	if sd.Mail.Enabled {
+		svc := servicedesk.NewService(d.DB, d.Bus, audit.NewRecorder(d.Bus))
+		poller = servicedesk.NewPoller(svc, sd.Mail, m, d.Log, cfg.Mail.Addr != "")
+	}
+	river.AddWorker(ws, &MailPollWorker{Poller: poller})
+	river.AddWorker(ws, &TicketAckWorker{
+		Desk:   servicedesk.NewService(d.DB, d.Bus, audit.NewRecorder(d.Bus)),
+		Mailer: notify.NewMailer(d.DB.Bun, cfg.Mail.Addr, cfg.Mail.From, cfg.BaseURL),
+	})
+
+	interval := sd.SLAInterval
 	if interval <= 0 {
 		interval = DefaultSLAInterval
 	}
-	return []*river.PeriodicJob{
+	periodic := []*river.PeriodicJob{
 		river.NewPeriodicJob(river.PeriodicInterval(interval), func() (river.JobArgs, *river.InsertOpts) {
 			return jobs.SLAScan{}, nil
 		}, &river.PeriodicJobOpts{ID: "sla_scan", RunOnStart: true}),
 	}
+	if poller != nil {
+		every := sd.Mail.Interval
+		if every <= 0 {
+			every = DefaultMailInterval
+		}
+		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
+			return jobs.MailPoll{}, nil
+		}, &river.PeriodicJobOpts{ID: "mail_poll", RunOnStart: true}))
+	}
+	return periodic
 }
 
 // SLAScanWorker runs one breach monitor scan.
@@ -62,4 +96,47 @@ func (w *SLAScanWorker) Work(ctx context.Context, _ *river.Job[jobs.SLAScan]) er
 			"escalations", res.Escalations, "assigned", res.Assigned)
 	}
 	return nil
+}
+
+// MailPollWorker polls the desk mailbox once (servicedesk.Poller). With ingestion off
+// (nil Poller) it does nothing.
+type MailPollWorker struct {
+	river.WorkerDefaults[jobs.MailPoll]
+	Poller *servicedesk.Poller
+}
+
+// Work implements river.Worker. A failed poll is not retried (MaxAttempts 1): the next
+// period polls again, and nothing of a failed poll is lost (an unhandled message stays
+// unseen).
+func (w *MailPollWorker) Work(ctx context.Context, _ *river.Job[jobs.MailPoll]) error {
+	if w.Poller == nil {
+		return nil
+	}
+	_, err := w.Poller.Poll(ctx)
+	return err
+}
+
+// Timeout gives a poll of a slow mailbox longer than the default job timeout.
+func (w *MailPollWorker) Timeout(*river.Job[jobs.MailPoll]) time.Duration { return 5 * time.Minute }
+
+// TicketAckWorker sends a ticket's acknowledgement to its sender, naming the key. As
+// with notification e-mails, a refusal of the relay, or no relay configured any more,
+// cancels the job instead of retrying it for hours.
+type TicketAckWorker struct {
+	river.WorkerDefaults[jobs.TicketAck]
+	Desk   *servicedesk.Service
+	Mailer *notify.Mailer
+}
+
+// Work implements river.Worker.
+func (w *TicketAckWorker) Work(ctx context.Context, job *river.Job[jobs.TicketAck]) error {
+	ack, err := w.Desk.Acknowledgement(ctx, job.Args.IssueID)
+	if err != nil || ack == nil {
+		return err
+	}
+	err = w.Mailer.SendTo(ctx, job.Args.IssueID, ack.To, ack.Subject, ack.Text, servicedesk.AckType)
+	if notify.Permanent(err) {
+		return river.JobCancel(err)
+	}
+	return err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/domain/pipeline"
 	"github.com/taskweave/taskweave/domain/queue"
+	"github.com/taskweave/taskweave/domain/servicedesk"
 	"github.com/taskweave/taskweave/domain/sso"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/jobs"
@@ -207,5 +208,9 @@ func ignoreClosed(err error) error {
 
 // serviceDeskConfig is the breach monitor's and the e-mail ingestion's configuration.
 func (a *app) serviceDeskConfig() workers.ServiceDeskConfig {
-	return workers.ServiceDeskConfig{SLAInterval: a.cfg.SLAInterval}
+	c := a.cfg
+	return workers.ServiceDeskConfig{SLAInterval: c.SLAInterval, Mail: servicedesk.MailboxConfig{
+		Enabled: c.MailIngestEnabled, Addr: c.IMAPAddr, Username: c.IMAPUser, Password: c.IMAPPassword,
+		Mailbox: c.IMAPMailbox, TLS: c.IMAPTLS, Interval: c.MailInterval,
+	}}
 }

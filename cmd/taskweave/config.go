@@ -51,6 +51,8 @@ type Config struct {
 	IMAPUser          string        `env:"TW_IMAP_USER"`
 	IMAPPassword      string        `env:"TW_IMAP_PASSWORD"`
 	MailInterval      time.Duration `env:"TW_MAIL_INTERVAL, default=60s"`
+	IMAPMailbox       string        `env:"TW_IMAP_MAILBOX, default=INBOX"`
+	IMAPTLS           string        `env:"TW_IMAP_TLS, default=auto"` // auto, tls, starttls or none
 	SMTPAddr          string        `env:"TW_SMTP_ADDR"`
 	SMTPFrom          string        `env:"TW_SMTP_FROM"`
 
@@ -79,5 +81,22 @@ func loadConfig(ctx context.Context, lookup envconfig.Lookuper) (*Config, error)
 	if (cfg.OAuthGoogleClientID == "") != (cfg.OAuthGoogleClientSecret == "") {
 		return nil, fmt.Errorf("TW_OAUTH_GOOGLE_CLIENT_ID and TW_OAUTH_GOOGLE_CLIENT_SECRET are set together or not at all")
 	}
+	if err := checkMailIngest(&cfg); err != nil {
+		return nil, err
+	}
 	return &cfg, nil
+}
+
+// checkMailIngest refuses an e-mail ingestion that cannot work: switched on without a
+// server or account, or with an unknown TLS mode.
+func checkMailIngest(cfg *Config) error {
+	switch cfg.IMAPTLS {
+	case "auto", "tls", "starttls", "none":
+	default:
+		return fmt.Errorf("TW_IMAP_TLS must be auto, tls, starttls or none (got %q)", cfg.IMAPTLS)
+	}
+	if cfg.MailIngestEnabled && (cfg.IMAPAddr == "" || cfg.IMAPUser == "") {
+		return fmt.Errorf("TW_MAIL_INGEST_ENABLED needs TW_IMAP_ADDR and TW_IMAP_USER")
+	}
+	return nil
 }

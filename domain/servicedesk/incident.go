@@ -126,9 +126,7 @@ func (s *Service) ResolveIncident(ctx context.Context, by audit.Actor, p Project
 		}
 		if postmortem != nil {
 			body := PostmortemHeading + "\n\n" + *postmortem
-			// A system comment in this transaction; like an automation rule's comment it
-			// triggers no COMMENT_ADDED rule.
-			if _, err := s.comments.ForAutomation(tx).Create(ctx, p.issueProject(), nil, issue.Ref{ID: inc.IssueID}, body); err != nil {
+			if _, err := s.comments.WithTx(tx).Create(ctx, p.issueProject(), nil, issue.Ref{ID: inc.IssueID}, body); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,167 @@
+package servicedesk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/jobs"
+	"github.com/taskweave/taskweave/store"
+)
+
+// errUnknownAddress: no enabled desk receives mail at any recipient address.
+var errUnknownAddress = errors.New("servicedesk: e-mail is not addressed to a service desk")
+
+// Outcomes of one ingested e-mail (mail_messages.outcome, and with "duplicate" the
+// label of taskweave_mail_ingest_messages_total).
+const (
+	IngestTicket    = "TICKET"
+	IngestComment   = "COMMENT"
+	IngestSkipped   = "SKIPPED"
+	IngestDuplicate = "DUPLICATE"
+)
+
+// Ingested is what became of one e-mail.
+type Ingested struct {
+	Outcome string
+	// IssueID and IssueKey name the new ticket, or the ticket the reply was added to.
+	IssueID  uuid.UUID
+	IssueKey string
+}
+
+// Ingest turns one parsed e-mail into a ticket of the desk it is addressed to, or, when
+// its subject names a ticket of that desk and it comes from the ticket's sender (or the
+// ticket has none), into a system comment on that ticket. It is idempotent by the
+// e-mail's Key: one already ingested (or skipped) is IngestDuplicate and changes
+// nothing. An e-mail to no enabled desk is recorded as skipped and returns an error
+// whose FailureReason is FailureUnknownAddress. ack queues the sender's acknowledgement
+// (jobs.TicketAck) with a new ticket.
+func (s *Service) Ingest(ctx context.Context, e *Email, ack bool) (Ingested, error) {
+	var out Ingested
+	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		out = Ingested{}
+		var t *target
+		var err error
+		if len(e.Recipients) > 0 {
+			t, err = loadTarget(ctx, tx, "lower(d.email_address) IN (?)", bun.In(e.Recipients))
+		} else {
+			err = ErrDeskNotFound
+		}
+		if errors.Is(err, ErrDeskNotFound) {
+			fresh, err := recordMail(ctx, tx, e.Key, IngestSkipped, nil)
+			if err != nil {
+				return err
+			}
+			if !fresh {
+				out.Outcome = IngestDuplicate
+				return nil
+			}
+			out.Outcome = IngestSkipped
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		fresh, err := recordMail(ctx, tx, e.Key, IngestTicket, nil)
+		if err != nil {
+			return err
+		}
+		if !fresh {
+			out.Outcome = IngestDuplicate
+			return nil
+		}
+		sender := senderAddress(e.From)
+		if reply, err := s.replyTarget(ctx, tx, t, e.Subject, sender); err != nil {
+			return err
+		} else if reply != nil {
+			p := Project{ID: t.ProjectID, Key: t.Key, WorkflowID: t.WorkflowID}
+			body := TicketDescription(sender, ticketText(e.Text))
+			if _, err := s.comments.WithTx(tx).Create(ctx, p.issueProject(), nil, issue.Ref{ID: reply.IssueID}, body); err != nil {
+				return err
+			}
+			out = Ingested{Outcome: IngestComment, IssueID: reply.IssueID, IssueKey: reply.IssueKey}
+		} else {
+			r, err := s.submit(ctx, tx, t, NewTicket{Title: ticketTitle(e.Subject), Description: ticketText(e.Text),
+				SenderEmail: sender, Channel: ChannelEmail})
+			if err != nil {
+				return err
+			}
+			out = Ingested{Outcome: IngestTicket, IssueID: r.TicketID, IssueKey: r.IssueKey}
+			if ack && sender != nil {
+				if err := s.bus.Enqueue(ctx, tx, river.InsertManyParams{Args: jobs.TicketAck{IssueID: r.TicketID}}); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = tx.NewRaw("UPDATE mail_messages SET outcome = ?, issue_id = ? WHERE message_id = ?", out.Outcome, out.IssueID, e.Key).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("record e-mail: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Ingested{}, err
+	}
+	if out.Outcome == IngestSkipped {
+		return out, errUnknownAddress
+	}
+	return out, nil
+}
+
+// recordMail inserts the e-mail's row; fresh is false when the key was there already.
+func recordMail(ctx context.Context, tx bun.Tx, key, outcome string, issueID *uuid.UUID) (bool, error) {
+	var k string
+	err := tx.NewRaw(`INSERT INTO mail_messages (message_id, outcome, issue_id) VALUES (?, ?, ?)
+		ON CONFLICT (message_id) DO NOTHING RETURNING message_id`, key, outcome, issueID).Scan(ctx, &k)
+	if isNoRows(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("record e-mail: %w", err)
+	}
+	return true, nil
+}
+
+// replyRef is the ticket a reply goes to.
+type replyRef struct {
+	IssueID  uuid.UUID `bun:"issue_id"`
+	IssueKey string    `bun:"key"`
+}
+
+// replyTarget finds the ticket of desk t whose key the subject names and whose sender
+// is this e-mail's (or none), or nil: a reply from someone else opens a ticket of its
+// own rather than adding to another person's.
+func (s *Service) replyTarget(ctx context.Context, tx bun.Tx, t *target, subject string, sender *string) (*replyRef, error) {
+	var keys []string
+	for _, k := range subjectKeys(subject) {
+		if strings.HasPrefix(k, t.Key+"-") {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	from := ""
+	if sender != nil {
+		from = strings.ToLower(*sender)
+	}
+	var ref replyRef
+	err := tx.NewRaw(`SELECT tk.issue_id, i.key FROM service_desk_tickets AS tk
+		JOIN issues AS i ON i.id = tk.issue_id
+		WHERE tk.service_desk_id = ? AND i.key IN (?)
+		  AND (tk.sender_email IS NULL OR lower(tk.sender_email) = ?)
+		ORDER BY i.number LIMIT 1`, t.DeskID, bun.In(keys), from).Scan(ctx, &ref)
+	if isNoRows(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find replied ticket: %w", err)
+	}
+	return &ref, nil
+}

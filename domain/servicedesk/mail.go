@@ -1,0 +1,200 @@
+package servicedesk
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/mail"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/emersion/go-message"
+	_ "github.com/emersion/go-message/charset" // decodes the common non-UTF-8 charsets
+	gomail "github.com/emersion/go-message/mail"
+)
+
+// MaxMailBytes is the largest incoming e-mail turned into a ticket; a larger one is
+// skipped (FailureTooLarge).
+const MaxMailBytes = 1 << 20
+
+// Reasons an incoming e-mail is skipped; each is the label of
+// taskweave_mail_ingest_failures_total.
+var (
+	errNoText    = errors.New("servicedesk: e-mail has no text/plain part")
+	errTooLarge  = errors.New("servicedesk: e-mail is larger than 1 MiB")
+	errMalformed = errors.New("servicedesk: e-mail is not valid MIME")
+)
+
+// Email is an incoming e-mail as the desk uses it.
+type Email struct {
+	// Key identifies the message for idempotency: its Message-ID without the angle
+	// brackets, or "sha256:" and the digest of the raw message when it has none.
+	Key     string
+	Subject string
+	// From is the sender's address, "" when missing or unusable.
+	From string
+	// Recipients are every address in To, Cc, Delivered-To and X-Original-To, lower case.
+	Recipients []string
+	// Text is the first text/plain part, decoded to UTF-8.
+	Text string
+}
+
+// ParseEmail reads a raw RFC 5322 message. A message over MaxMailBytes, one that is not
+// valid MIME and one without a text/plain part are errors whose FailureReason names
+// them.
+func ParseEmail(raw []byte) (*Email, error) {
+	if len(raw) > MaxMailBytes {
+		return nil, errTooLarge
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, fmt.Errorf("%w: empty message", errMalformed)
+	}
+	r, err := gomail.CreateReader(bytes.NewReader(raw))
+	if err != nil && !message.IsUnknownCharset(err) && !message.IsUnknownEncoding(err) {
+		return nil, fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	if r == nil {
+		return nil, errMalformed
+	}
+	defer r.Close()
+	if r.Header.Len() == 0 {
+		return nil, fmt.Errorf("%w: no header", errMalformed)
+	}
+	e := &Email{}
+	if id, err := r.Header.MessageID(); err == nil && id != "" {
+		e.Key = truncateRunes(id, 998)
+	} else {
+		sum := sha256.Sum256(raw)
+		e.Key = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	if s, err := r.Header.Subject(); err == nil {
+		e.Subject = strings.Join(strings.Fields(s), " ")
+	} else {
+		e.Subject = strings.Join(strings.Fields(r.Header.Get("Subject")), " ")
+	}
+	if from, err := r.Header.AddressList("From"); err == nil && len(from) > 0 {
+		e.From = from[0].Address
+	}
+	found := false
+	seen := map[string]bool{}
+	for _, key := range []string{"To", "Cc", "Delivered-To", "X-Original-To"} {
+		addrs, err := r.Header.AddressList(key)
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if addr := strings.ToLower(a.Address); addr != "" && !seen[addr] {
+				seen[addr] = true
+				e.Recipients = append(e.Recipients, addr)
+			}
+		}
+	}
+	for {
+		p, err := r.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if message.IsUnknownCharset(err) || message.IsUnknownEncoding(err) {
+				continue
+			}
+			return nil, fmt.Errorf("%w: %w", errMalformed, err)
+		}
+		h, ok := p.Header.(*gomail.InlineHeader)
+		if !ok {
+			continue // an attachment
+		}
+		ct, _, err := h.ContentType()
+		if err != nil {
+			ct = "text/plain" // RFC 2045's default
+		}
+		if ct != "text/plain" || found {
+			continue
+		}
+		found = true
+		body, err := io.ReadAll(io.LimitReader(p.Body, MaxMailBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errMalformed, err)
+		}
+		if !utf8.Valid(body) {
+			body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
+		}
+		text := strings.ReplaceAll(string(body), "\r\n", "\n")
+		e.Text = strings.TrimSpace(strings.ReplaceAll(text, "\x00", ""))
+	}
+	if !found {
+		return nil, errNoText
+	}
+	return e, nil
+}
+
+// FailureReason is the metric label of a ParseEmail error ("" for another error).
+func FailureReason(err error) string {
+	switch {
+	case errors.Is(err, errNoText):
+		return FailureNoText
+	case errors.Is(err, errTooLarge):
+		return FailureTooLarge
+	case errors.Is(err, errMalformed):
+		return FailureMalformed
+	case errors.Is(err, errUnknownAddress):
+		return FailureUnknownAddress
+	}
+	return ""
+}
+
+// Skipped reports whether err means the e-mail itself is unusable: it is marked seen,
+// counted and logged, never retried.
+func Skipped(err error) bool { return FailureReason(err) != "" }
+
+// ticketTitle is the title of a ticket from subject: at most MaxTitle characters, and
+// never blank.
+func ticketTitle(subject string) string {
+	s := strings.TrimSpace(subject)
+	if s == "" {
+		return "(no subject)"
+	}
+	return truncateRunes(s, MaxTitle)
+}
+
+// ticketText is the description text of an e-mail: at most MaxDescription characters
+// (a longer text is cut, with a note), the limit of the web form.
+func ticketText(text string) string {
+	const note = "\n\n[…]"
+	if utf8.RuneCountInString(text) <= MaxDescription {
+		return text
+	}
+	return truncateRunes(text, MaxDescription-utf8.RuneCountInString(note)) + note
+}
+
+// senderAddress is the sender's address when it is one the web form would accept.
+func senderAddress(from string) *string {
+	from = strings.TrimSpace(from)
+	if from == "" || utf8.RuneCountInString(from) > MaxEmail {
+		return nil
+	}
+	if a, err := mail.ParseAddress(from); err != nil || a.Address != from {
+		return nil
+	}
+	return &from
+}
+
+// issueKeyPattern finds an issue key (ABC-12) in a subject, e.g. "Re: [ABC-12] …".
+var issueKeyPattern = regexp.MustCompile(`\b([A-Z0-9]{2,10}-[0-9]{1,9})\b`)
+
+// subjectKeys lists the issue keys a subject names, upper case, in order.
+func subjectKeys(subject string) []string {
+	return issueKeyPattern.FindAllString(strings.ToUpper(subject), -1)
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n])
+}
