@@ -178,7 +178,8 @@ func TestCollectorExportsDepthAndAge(t *testing.T) {
 }
 
 // dashboardMetrics are the series the jobs dashboard may use, with their labels: the
-// queue collector's gauges, the worker's JobMetrics and the webhook worker's metrics.
+// queue collector's gauges, the worker's JobMetrics, the webhook worker's and the
+// service desk's metrics.
 var dashboardMetrics = map[string][]string{
 	"taskweave_river_jobs":                             {"queue", "kind", "state"},
 	"taskweave_river_oldest_available_job_age_seconds": {"queue", "kind"},
@@ -187,6 +188,15 @@ var dashboardMetrics = map[string][]string{
 	"taskweave_river_job_queue_wait_seconds":           {"queue", "kind", "le"},
 	"taskweave_webhook_deliveries_total":               {"outcome"},
 	"taskweave_webhook_delivery_latency_seconds":       {"le"},
+	// The service desk's (domain/servicedesk.Metrics).
+	"taskweave_servicedesk_tickets_total":  {"channel"},
+	"taskweave_sla_breaches_total":         {"kind"},
+	"taskweave_sla_escalations_total":      {},
+	"taskweave_sla_scan_duration_seconds":  {"le"},
+	"taskweave_sla_scans_total":            {"outcome"},
+	"taskweave_mail_ingest_polls_total":    {"outcome"},
+	"taskweave_mail_ingest_messages_total": {"outcome"},
+	"taskweave_mail_ingest_failures_total": {"reason"},
 }
 
 var (
