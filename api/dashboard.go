@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 
@@ -14,11 +15,14 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// Limits of dashboard requests. The grid has no natural upper bound; 1000 cells keeps
-// values far inside integer columns and any screen. A config is opaque client text.
+// Limits of dashboard requests. Positions take any integer column value: the web client
+// adds a widget "at the bottom" with gridY 9999, and the dashboard keeps it where it was
+// asked to be (docs/api-conventions.md#reports). Sizes stay within 1000 cells, far past
+// any screen. A config is opaque client text.
 const (
-	dashboardGridMax   = 1000
-	dashboardConfigMax = 65536
+	dashboardPositionMax = math.MaxInt32
+	dashboardSizeMax     = 1000
+	dashboardConfigMax   = 65536
 )
 
 // dashboardResponse is DashboardResponse in api/openapi/75-reports.yaml.
@@ -73,17 +77,17 @@ type layoutItemRequest struct {
 	GridH    *int    `json:"gridH"`
 }
 
-// dashboardGrid checks present grid members: positions from 0, sizes from 1.
+// dashboardGrid checks present grid members: positions 0 to 2^31−1, sizes 1 to 1000.
 func dashboardGrid(f *fields, prefix string, x, y, w, h *int) {
-	check := func(name string, v *int, min int) {
-		if v != nil && (*v < min || *v > dashboardGridMax) {
-			f.add(prefix+name, "RANGE", "field.RANGE", "min", strconv.Itoa(min), "max", strconv.Itoa(dashboardGridMax))
+	check := func(name string, v *int, min, max int) {
+		if v != nil && (*v < min || *v > max) {
+			f.add(prefix+name, "RANGE", "field.RANGE", "min", strconv.Itoa(min), "max", strconv.Itoa(max))
 		}
 	}
-	check("gridX", x, 0)
-	check("gridY", y, 0)
-	check("gridW", w, 1)
-	check("gridH", h, 1)
+	check("gridX", x, 0, dashboardPositionMax)
+	check("gridY", y, 0, dashboardPositionMax)
+	check("gridW", w, 1, dashboardSizeMax)
+	check("gridH", h, 1, dashboardSizeMax)
 }
 
 func parseWidget(body []byte) (dashboard.NewWidget, error) {

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"math"
 	"net/http"
 	"sync"
 	"testing"
@@ -87,6 +88,9 @@ func TestDashboardWidgets(t *testing.T) {
 		{map[string]any{"type": "VELOCITY", "gridH": 0}, "VALIDATION_ERROR", "", "gridH"},
 		{map[string]any{"type": "VELOCITY", "gridW": 1001}, "VALIDATION_ERROR", "", "gridW"},
 		{map[string]any{"type": "VELOCITY", "gridY": 1 << 40}, "VALIDATION_ERROR", "", "gridY"},
+		{map[string]any{"type": "VELOCITY", "gridY": 1 << 31}, "VALIDATION_ERROR", "", "gridY"},
+		{map[string]any{"type": "VELOCITY", "gridX": 1 << 31}, "VALIDATION_ERROR", "", "gridX"},
+		{map[string]any{"type": "VELOCITY", "gridH": 1001}, "VALIDATION_ERROR", "", "gridH"},
 	} {
 		r := f.h.Do("POST", f.path("/dashboard/widgets"), c.body, f.owner.Access)
 		require.Equal(t, http.StatusBadRequest, r.Status, "%v: %s", c.body, r.Body)
@@ -198,4 +202,24 @@ func TestDashboardRoles(t *testing.T) {
 	issueProblem(t, f.h.Do("GET", f.path("/dashboard"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
 	issueProblem(t, f.h.Do("GET", "/api/v1/projects/NOPE0/dashboard", nil, f.owner.Access), 404, "NOT_FOUND", "")
 	require.Equal(t, []any{w}, dashboardOf(t, f, f.owner.Access)["widgets"], "refused calls changed nothing")
+}
+
+// TestDashboardWidgetAtTheBottom is the web client's "add at the bottom": gridY 9999 is
+// accepted and kept, as are the largest positions; the layout moves widgets there too.
+func TestDashboardWidgetAtTheBottom(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	w := dashboardWidget(t, f, map[string]any{"type": "ISSUE_COUNT", "gridX": 0, "gridY": 9999, "gridW": 1000, "gridH": 1000})
+	require.Equal(t, []any{9999.0, 1000.0, 1000.0}, []any{w["gridY"], w["gridW"], w["gridH"]})
+	far := dashboardWidget(t, f, map[string]any{"type": "VELOCITY", "gridX": math.MaxInt32, "gridY": math.MaxInt32})
+	require.Equal(t, []any{float64(math.MaxInt32), float64(math.MaxInt32)}, []any{far["gridX"], far["gridY"]})
+	d := dashboardOf(t, f, f.member.Access)
+	require.Equal(t, []any{w, far}, d["widgets"], "stored where the client asked")
+
+	r := f.h.Do("PUT", f.path("/dashboard/layout"), []map[string]any{{"widgetId": w["id"], "gridY": 123456789}}, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	require.Equal(t, 123456789.0, r.JSON(t)["widgets"].([]any)[0].(map[string]any)["gridY"])
+	r = f.h.Do("PUT", f.path("/dashboard/layout"), []map[string]any{{"widgetId": w["id"], "gridY": int64(math.MaxInt32) + 1}}, f.owner.Access)
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	require.Contains(t, r.JSON(t)["details"], "[0].gridY")
 }

@@ -90,6 +90,9 @@ func (s *Server) getIssue(c *fiber.Ctx) error {
 	if r.Refs, err = s.issueRefsOf(c, v.ID); err != nil {
 		return err
 	}
+	if v.ViewAudited {
+		s.issueViewed(c, a, v)
+	}
 	return c.JSON(r)
 }
 

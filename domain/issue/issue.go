@@ -168,6 +168,10 @@ type View struct {
 	// CustomFields holds every custom field of the project with the issue's value, in
 	// the fields' order, where the read loads them (nil elsewhere).
 	CustomFields []customfield.FieldValue `bun:"-"`
+	// ViewAudited is set by Get when the audit level ALL is on: the read is to be
+	// recorded as ISSUE_VIEWED. Get reads the toggle with the issue, so a read with the
+	// level off costs no statement more.
+	ViewAudited bool `bun:"view_audited"`
 }
 
 // dateString renders a plain date, or "" for none.

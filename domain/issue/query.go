@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -40,11 +41,18 @@ func loadView(ctx context.Context, db bun.IDB, p Project, ref Ref, lock bool) (*
 	return v, nil
 }
 
-// Get returns one issue with its labels and versions.
+// Get returns one issue with its labels, versions and custom fields, and whether the
+// read is to be recorded (View.ViewAudited).
 func (s *Service) Get(ctx context.Context, p Project, ref Ref) (*View, error) {
-	v, err := loadView(ctx, s.db, p, ref, false)
+	v := &View{ProjectKey: p.Key}
+	err := ref.where(selectView(s.db, v), p).
+		ColumnExpr("coalesce((SELECT enabled FROM audit_config WHERE level = ?), false) AS view_audited", string(audit.LevelAll)).
+		Scan(ctx)
 	if err != nil {
-		return nil, err
+		if store.Translate(err) == store.ErrNotFound {
+			return nil, ErrNotFound
+		}
+		return nil, fmt.Errorf("load issue: %w", err)
 	}
 	if err := fillLabels(ctx, s.db, []*View{v}); err != nil {
 		return nil, err

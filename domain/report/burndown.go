@@ -9,8 +9,8 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// DefaultSprintDays is how far a sprint without an end date runs: its end is taken as
-// startDate + 14 days.
+// DefaultSprintDays is how long a sprint without an end date runs, counting its start
+// day: its last day is startDate + 13 (docs/api-conventions.md#reports).
 const DefaultSprintDays = 14
 
 // Day is one point of a burndown chart.
@@ -29,8 +29,9 @@ type Burndown struct {
 }
 
 // burndownQuery computes report rule 2 (docs/api-conventions.md#reports) for sprint ?0 of
-// project ?3 with today = ?1 in one statement; ?2 is DefaultSprintDays. Issues are looked
-// up by (project_id, sprint_id), the columns of their index.
+// project ?3 with today = ?1 in one statement; ?2 is the last day's distance from the
+// start without an end date (DefaultSprintDays − 1). Issues are looked up by
+// (project_id, sprint_id), the columns of their index.
 //
 // length is endDate − startDate in days, so day index d runs 0..length and the ideal line
 // falls from the planned points on the first day to 0 on the last (a one-day sprint,
@@ -66,7 +67,7 @@ func BurndownOf(ctx context.Context, db bun.IDB, projectID, sprintID uuid.UUID, 
 		return nil, err
 	}
 	b := &Burndown{SprintID: sprintID, Days: []Day{}}
-	if err := db.NewRaw(burndownQuery, sprintID, today.UTC().Format(time.DateOnly), DefaultSprintDays, projectID).Scan(ctx, &b.Days); err != nil {
+	if err := db.NewRaw(burndownQuery, sprintID, today.UTC().Format(time.DateOnly), DefaultSprintDays-1, projectID).Scan(ctx, &b.Days); err != nil {
 		return nil, fmt.Errorf("burndown of sprint %s: %w", sprintID, err)
 	}
 	return b, nil

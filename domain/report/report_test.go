@@ -167,16 +167,18 @@ func TestBurndownDates(t *testing.T) {
 	require.NotNil(t, bd.Days)
 	require.Empty(t, bd.Days, "no startDate: no days")
 
-	// No endDate: the sprint runs 14 days from its start, 15 dates inclusive.
-	noEnd := b.sprint(t, "ACTIVE", "2026-03-02", "", ptr(14))
+	// No endDate: the sprint runs 14 days counting its start day, so the last is
+	// startDate + 13.
+	noEnd := b.sprint(t, "ACTIVE", "2026-03-02", "", ptr(13))
 	b.issue(t, b.todo, &noEnd, ptr(6), "")
 	bd, err = report.BurndownOf(b.ctx, b.db, b.projectID, noEnd, today)
 	require.NoError(t, err)
-	require.Len(t, bd.Days, report.DefaultSprintDays+1)
+	require.Len(t, bd.Days, 14)
+	require.Equal(t, report.DefaultSprintDays, len(bd.Days))
 	require.Equal(t, "2026-03-02", bd.Days[0].Date)
-	require.Equal(t, "2026-03-16", bd.Days[14].Date)
+	require.Equal(t, "2026-03-15", bd.Days[13].Date)
 	for d, day := range bd.Days {
-		require.Equal(t, int64(14-d), day.IdealPoints, "14 points over 14 days: one a day")
+		require.Equal(t, int64(13-d), day.IdealPoints, "13 points over a length of 13 days: one a day, 0 on the last")
 		require.Equal(t, int64(6), day.RemainingPoints, "every date is after today")
 	}
 
