@@ -103,6 +103,7 @@ func New(cfg Config, d Deps) *Server {
 	// pre-parse multipart bodies either (it would spool the upload to memory and disk).
 	fc.StreamRequestBody = true
 	fc.DisablePreParseMultipartForm = true
+	fc.ReadBufferSize = maxRequestHead
 	if len(cfg.TrustedProxies) > 0 {
 		fc.EnableTrustedProxyCheck = true
 		fc.TrustedProxies = cfg.TrustedProxies
@@ -110,6 +111,7 @@ func New(cfg Config, d Deps) *Server {
 		fc.EnableIPValidation = true
 	}
 	s.App = fiber.New(fc)
+	s.guardServer()
 	s.routes()
 	return s
 }

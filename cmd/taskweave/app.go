@@ -101,7 +101,7 @@ func (a *app) serveAPI(ctx context.Context, addr string, withWorker bool) error 
 	}
 	g.Go(func() error {
 		a.log.Info("api listening", "addr", addr)
-		return srv.App.Listen(addr)
+		return srv.Listen(addr)
 	})
 	g.Go(func() error {
 		<-ctx.Done()
