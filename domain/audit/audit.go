@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -151,7 +152,22 @@ func levelOn(ctx context.Context, db bun.IDB, level Level) (bool, error) {
 	if level == LevelSecurity {
 		return true, nil
 	}
-	return event.Memo(ctx, "audit.level."+string(level), func() (bool, error) { return Enabled(ctx, db, level) })
+	return event.Memo(ctx, levelKey(level), func() (bool, error) { return Enabled(ctx, db, level) })
+}
+
+func levelKey(level Level) string { return "audit.level." + string(level) }
+
+// LevelPrefetch lets an emitter read a level's toggle ahead, with a statement of its own
+// (event.Prefetch), instead of levelOn reading it while the emitter holds its locks.
+func LevelPrefetch(level Level) event.Prefetch {
+	return event.Prefetch{
+		Key: func(uuid.UUID) string { return levelKey(level) },
+		SQL: func(string) string {
+			return "coalesce((SELECT enabled FROM audit_config WHERE level = '" + string(level) + "'), " +
+				strconv.FormatBool(defaultEnabled(level)) + ")::text"
+		},
+		Decode: func(s string) (any, error) { return strconv.ParseBool(s) },
+	}
 }
 
 // Enabled reads one level's toggle.

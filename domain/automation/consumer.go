@@ -3,6 +3,7 @@ package automation
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -39,7 +40,30 @@ func RegisterConsumers(bus *event.Bus, rec *audit.Recorder) {
 	bus.Register(Consumer, issue.EventCreated, issue.EventStatusChanged, issue.EventFieldChanged,
 		comment.EventCreated, sprint.EventStarted, sprint.EventCompleted)
 	bus.Register(auditConsumer(rec), EventFired)
+	bus.RegisterPrefetch(triggersPrefetch, issue.EventCreated, issue.EventStatusChanged, issue.EventFieldChanged,
+		comment.EventCreated, sprint.EventStarted, sprint.EventCompleted)
 }
+
+// triggersPrefetch lets an emitter read activeTriggers' answer ahead, with a statement of
+// its own, instead of the consumer reading it while the emitter holds its locks.
+var triggersPrefetch = event.Prefetch{
+	Key: triggersKey,
+	SQL: func(project string) string {
+		return `(SELECT coalesce(string_agg(DISTINCT trigger_type, ','), '') FROM automation_rules
+			WHERE enabled AND (project_id = ` + project + ` OR project_id IS NULL))`
+	},
+	Decode: func(s string) (any, error) {
+		out := map[string]bool{}
+		for _, t := range strings.Split(s, ",") {
+			if t != "" {
+				out[t] = true
+			}
+		}
+		return out, nil
+	},
+}
+
+func triggersKey(projectID uuid.UUID) string { return "automation.triggers." + projectID.String() }
 
 // Consumer turns an event with a trigger into one evaluation job per issue it is about,
 // in the event's transaction. The job carries a fresh event id (the exactly-once key),
@@ -96,7 +120,7 @@ func triggerOf(ev event.Event) (trigger string, project uuid.UUID, issues []uuid
 // activeTriggers reads which triggers have an enabled rule for the project (its own or
 // SYSTEM), once per Emit call.
 func activeTriggers(ctx context.Context, tx bun.Tx, projectID uuid.UUID) (map[string]bool, error) {
-	return event.Memo(ctx, "automation.triggers."+projectID.String(), func() (map[string]bool, error) {
+	return event.Memo(ctx, triggersKey(projectID), func() (map[string]bool, error) {
 		// Positional, on the *sql.Tx: prepared once per connection, as it runs with
 		// every change of every project.
 		rows, err := tx.Tx.QueryContext(ctx, `SELECT DISTINCT trigger_type FROM automation_rules

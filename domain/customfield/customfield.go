@@ -7,6 +7,7 @@ package customfield
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -70,10 +71,10 @@ type Definition struct {
 
 // Option is one choice of a DROPDOWN field.
 type Option struct {
-	ID        uuid.UUID
-	FieldID   uuid.UUID
-	Label     string
-	SortOrder int
+	ID        uuid.UUID `json:"id"`
+	FieldID   uuid.UUID `json:"-"`
+	Label     string    `json:"label"`
+	SortOrder int       `json:"sortOrder"`
 }
 
 // option returns the option of d with id, or nil.
@@ -146,6 +147,43 @@ func list(ctx context.Context, db bun.IDB, where string, args ...any) ([]Definit
 		if r.OptionID != nil {
 			d := &out[len(out)-1]
 			d.Options = append(d.Options, Option{ID: *r.OptionID, FieldID: r.ID, Label: *r.OptionLabel, SortOrder: *r.OptionSort})
+		}
+	}
+	return out, nil
+}
+
+// DefinitionsSQL is a scalar SQL expression of the project's fields with their options,
+// as JSON text, for a statement that reads them together with other things (an issue
+// create reads them with the default status); project is the placeholder of the
+// project id. DecodeDefinitions reads the text.
+func DefinitionsSQL(project string) string {
+	return `(SELECT coalesce(json_agg(json_build_object('id', cf.id, 'name', cf.name, 'type', cf.type, 'required', cf.required,
+			'sortOrder', cf.sort_order, 'options', (
+				SELECT coalesce(json_agg(json_build_object('id', o.id, 'label', o.label, 'sortOrder', o.sort_order)
+					ORDER BY o.sort_order, o.created_at, o.id), '[]')
+				FROM custom_field_options AS o WHERE o.field_id = cf.id))
+		ORDER BY ` + fieldOrder + `), '[]')::text
+	FROM custom_fields AS cf WHERE cf.project_id = ` + project + `)`
+}
+
+// DecodeDefinitions reads DefinitionsSQL's text.
+func DecodeDefinitions(text string) ([]Definition, error) {
+	var rows []struct {
+		ID        uuid.UUID `json:"id"`
+		Name      string    `json:"name"`
+		Type      string    `json:"type"`
+		Required  bool      `json:"required"`
+		SortOrder int       `json:"sortOrder"`
+		Options   []Option  `json:"options"`
+	}
+	if err := json.Unmarshal([]byte(text), &rows); err != nil {
+		return nil, fmt.Errorf("decode custom fields: %w", err)
+	}
+	out := make([]Definition, len(rows))
+	for i, r := range rows {
+		out[i] = Definition{ID: r.ID, Name: r.Name, Type: r.Type, Required: r.Required, SortOrder: r.SortOrder, Options: r.Options}
+		for j := range out[i].Options {
+			out[i].Options[j].FieldID = r.ID
 		}
 	}
 	return out, nil

@@ -33,9 +33,10 @@ type BatchConsumer func(ctx context.Context, tx bun.Tx, evs []Event) ([]river.In
 // Bus holds the insert-only River client (riverdatabasesql, sharing bun's *sql.Tx) and
 // the consumers registered per event name.
 type Bus struct {
-	river     *river.Client[*sql.Tx]
-	consumers map[string][]Consumer
-	batches   []batchConsumer
+	river      *river.Client[*sql.Tx]
+	consumers  map[string][]Consumer
+	batches    []batchConsumer
+	prefetches map[string][]Prefetch
 }
 
 type batchConsumer struct {

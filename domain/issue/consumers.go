@@ -22,6 +22,7 @@ const (
 // log. Webhooks, automation and board push register theirs beside it.
 func RegisterConsumers(bus *event.Bus, rec *audit.Recorder) {
 	bus.Register(auditConsumer(rec), EventCreated, EventStatusChanged, EventFieldChanged, EventDeleted)
+	bus.RegisterPrefetch(audit.LevelPrefetch(audit.LevelWrite), EventCreated, EventStatusChanged, EventFieldChanged, EventDeleted)
 }
 
 // auditConsumer turns an issue event into an audit job when the WRITE level is on.

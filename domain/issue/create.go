@@ -8,15 +8,15 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/customfield"
-	"github.com/taskweave/taskweave/domain/workflow"
 	"github.com/taskweave/taskweave/store"
 )
 
 // insertIssue allocates the next key and inserts the issue in one statement. Keys are
 // allocated under the project row's lock (the UPDATE), so concurrent creates never
 // share a number, and a rolled-back create gives its number back. Everything else the
-// create needs is read before, so the lock is held only for this statement, the event
-// fan-out and the commit. It takes positional parameters so the driver prepares it
+// create needs is read before (readCreateContext, with what the event consumers would
+// read), so the lock is held only for this statement, the jobs and records the event
+// writes, if any, and the commit. It takes positional parameters so the driver prepares it
 // once per connection: with bun's inlined values every create would be parsed and
 // planned anew inside the lock.
 const insertIssue = `WITH seq AS (
@@ -42,12 +42,14 @@ func (s *Service) Create(ctx context.Context, p Project, actor Actor, in NewIssu
 		ProjectKey: p.Key, ReporterName: actor.DisplayName,
 		Labels: []LabelRef{}, FixVersions: []VersionRef{}, AffectsVersions: []VersionRef{},
 	}
+	withFields := len(in.CustomFieldValues) > 0 || in.RequireCustomFields
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		status, err := workflow.DefaultStatus(ctx, tx, p.WorkflowID)
+		cc, err := s.readCreateContext(ctx, tx, p, withFields)
 		if err != nil {
 			return err
 		}
-		v.StatusID, v.StatusName, v.StatusCategory = status.ID, status.Name, status.Category
+		ctx = cc.ctx
+		v.StatusID, v.StatusName, v.StatusCategory = cc.status.ID, cc.status.Name, cc.status.Category
 		if in.AssigneeID != nil {
 			name, err := memberName(ctx, tx, p.ID, *in.AssigneeID)
 			if err != nil {
@@ -70,11 +72,13 @@ func (s *Service) Create(ctx context.Context, p Project, actor Actor, in NewIssu
 		if v.Labels, err = projectLabels(ctx, tx, p.ID, in.LabelIDs); err != nil {
 			return err
 		}
-		fields, values, err := planCustomFields(ctx, tx, p, in)
-		if err != nil {
-			return err
+		v.CustomFields = []customfield.FieldValue{}
+		var values []customfield.Change
+		if withFields {
+			if v.CustomFields, values, err = customfield.Plan(customfield.Blank(cc.fields), in.CustomFieldValues, in.RequireCustomFields); err != nil {
+				return err
+			}
 		}
-		v.CustomFields = fields
 
 		var due *string
 		if in.DueDate != nil {

@@ -18,21 +18,6 @@ const FieldCustomField = "customField"
 // member naming the field.
 const activityCustomField = "CUSTOM_FIELD_CHANGED"
 
-// planCustomFields checks a create's custom field values before the issue is inserted:
-// the project's fields are read only when values were sent or required fields are
-// enforced. It returns the values the new issue shows (one per field) and those to
-// write.
-func planCustomFields(ctx context.Context, tx bun.Tx, p Project, in NewIssue) ([]customfield.FieldValue, []customfield.Change, error) {
-	if len(in.CustomFieldValues) == 0 && !in.RequireCustomFields {
-		return []customfield.FieldValue{}, nil, nil
-	}
-	defs, err := customfield.List(ctx, tx, p.ID)
-	if err != nil {
-		return nil, nil, err
-	}
-	return customfield.Plan(customfield.Blank(defs), in.CustomFieldValues, in.RequireCustomFields)
-}
-
 // patchCustomFields applies a patch's customFieldValues: the values after the patch
 // (nil when the patch names none) and one change per changed field.
 func patchCustomFields(ctx context.Context, tx bun.Tx, p Project, issueID uuid.UUID, in Patch) ([]customfield.FieldValue, []change, error) {

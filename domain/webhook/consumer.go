@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -41,12 +42,21 @@ func RegisterConsumers(bus *event.Bus, cfg Config) {
 // webhook.deliver jobs to queue, which the bus inserts through River's client.
 func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 	maxAttempts := cfg.WithDefaults().MaxAttempts()
+	bus.RegisterPrefetch(enabledPrefetch, names...)
 	bus.RegisterBatch(func(ctx context.Context, tx bun.Tx, evs []event.Event) ([]river.InsertManyParams, error) {
 		msgs := make([]Message, 0, len(evs))
 		for _, ev := range evs {
-			if m, ok := mapper(ev); ok {
-				msgs = append(msgs, m)
+			m, ok := mapper(ev)
+			if !ok {
+				continue
 			}
+			// An emitter that read ahead that the project has no enabled webhook saves the
+			// statement (a webhook enabled in the microseconds since is as one enabled
+			// just after this change).
+			if has, known := event.Memoized[bool](ctx, enabledKey(m.ProjectID)); known && !has {
+				continue
+			}
+			msgs = append(msgs, m)
 		}
 		if len(msgs) == 0 {
 			return nil, nil
@@ -54,6 +64,18 @@ func Register(bus *event.Bus, cfg Config, mapper Mapper, names ...string) {
 		return saveDeliveries(ctx, tx, msgs, maxAttempts)
 	}, names...)
 }
+
+// enabledPrefetch lets an emitter read ahead whether the project has an enabled webhook
+// (event.Prefetch): when it has none, the batch consumer sends no statement.
+var enabledPrefetch = event.Prefetch{
+	Key: enabledKey,
+	SQL: func(project string) string {
+		return "EXISTS (SELECT 1 FROM webhooks WHERE project_id = " + project + " AND enabled)::text"
+	},
+	Decode: func(s string) (any, error) { return strconv.ParseBool(s) },
+}
+
+func enabledKey(projectID uuid.UUID) string { return "webhook.enabled." + projectID.String() }
 
 // MaxAttempts is one attempt plus one per retry delay.
 func (c Config) MaxAttempts() int { return len(c.RetryDelays) + 1 }
