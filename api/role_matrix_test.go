@@ -71,6 +71,8 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 	ping := h.Do("POST", base+"/webhooks/"+hook["id"].(string)+"/test", nil, owner.Access).JSON(t)
 	reportSprintID := reportMatrixSprint(t, h, key)
 	dashWidget := h.Do("POST", base+"/dashboard/widgets", map[string]any{"type": "VELOCITY"}, owner.Access).JSON(t)
+	autoRule := h.Do("POST", base+"/automation/rules", map[string]any{"name": "Matrix", "triggerType": "ISSUE_CREATED"}, owner.Access).JSON(t)
+	autoRuleAt := base + "/automation/rules/" + autoRule["id"].(string)
 	upload := func() any { return matrixMultipart(t, atFile("m.txt", "text/plain", "matrix")) }
 	fileAt := base + "/issues/" + issue["key"].(string) + "/attachments"
 	first := upload().(matrixRaw)
@@ -163,6 +165,17 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 		{"PUT", "/dashboard/layout", base + "/dashboard/layout", func() any { return []any{map[string]any{"widgetId": dashWidget["id"], "gridX": 1}} }, "ADMIN", 200},
 		{"POST", "/dashboard/widgets", base + "/dashboard/widgets", func() any { return map[string]any{"type": "ISSUE_COUNT"} }, "ADMIN", 201},
 		{"DELETE", "/dashboard/widgets/:widgetId", base + "/dashboard/widgets/" + random, nil, "ADMIN", 404},
+
+		// Automation rules: any project role reads, the project ADMIN writes.
+		{"GET", "/automation/rules", base + "/automation/rules", nil, "VIEWER", 200},
+		{"POST", "/automation/rules", base + "/automation/rules", func() any {
+			return map[string]any{"name": unique("r"), "triggerType": "ISSUE_CREATED"}
+		}, "ADMIN", 201},
+		{"GET", "/automation/rules/:rid", autoRuleAt, nil, "VIEWER", 200},
+		{"PUT", "/automation/rules/:rid", autoRuleAt, func() any { return map[string]any{"name": unique("r")} }, "ADMIN", 200},
+		{"DELETE", "/automation/rules/:rid", base + "/automation/rules/" + random, nil, "ADMIN", 404},
+		{"PATCH", "/automation/rules/:rid/toggle", autoRuleAt + "/toggle", nil, "ADMIN", 200},
+		{"GET", "/automation/rules/:rid/executions", autoRuleAt + "/executions", nil, "VIEWER", 200},
 
 		{"POST", "/issues/:issueKey/attachments", fileAt, upload, "MEMBER", 201},
 		{"GET", "/issues/:issueKey/attachments", fileAt, nil, "VIEWER", 200},

@@ -178,8 +178,8 @@ func TestCollectorExportsDepthAndAge(t *testing.T) {
 }
 
 // dashboardMetrics are the series the jobs dashboard may use, with their labels: the
-// queue collector's gauges, the worker's JobMetrics, the webhook worker's and the
-// service desk's metrics.
+// queue collector's gauges, the worker's JobMetrics, the webhook worker's, the service
+// desk's and the automation worker's metrics.
 var dashboardMetrics = map[string][]string{
 	"taskweave_river_jobs":                             {"queue", "kind", "state"},
 	"taskweave_river_oldest_available_job_age_seconds": {"queue", "kind"},
@@ -197,6 +197,10 @@ var dashboardMetrics = map[string][]string{
 	"taskweave_mail_ingest_polls_total":    {"outcome"},
 	"taskweave_mail_ingest_messages_total": {"outcome"},
 	"taskweave_mail_ingest_failures_total": {"reason"},
+	// The automation worker's (workers.newAutomationMetrics).
+	"taskweave_automation_evaluations_total":     {"trigger", "outcome"},
+	"taskweave_automation_actions_total":         {"type", "outcome"},
+	"taskweave_automation_event_latency_seconds": {"le"},
 }
 
 var (
