@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/taskweave/taskweave/domain/weblink"
 )
 
 // decodeJSON reads a JSON object into dst. Malformed JSON, anything but an object, and a
@@ -91,6 +93,13 @@ func (f *fields) text(field, v string, notBlank bool, max int) {
 		f.add(field, "BLANK", "field.BLANK")
 	case max > 0 && utf8.RuneCountInString(v) > max:
 		f.add(field, "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(max))
+	}
+}
+
+// link checks a present, non-empty link: an absolute http or https URL (weblink.Valid).
+func (f *fields) link(field, v string) {
+	if !weblink.Valid(v) {
+		f.add(field, "URL", "field.HTTP_URL")
 	}
 }
 

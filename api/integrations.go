@@ -47,7 +47,7 @@ func (s *Server) integrationWebhookURL(p integration.Provider, projectKey string
 }
 
 // parseCreateIntegration decodes a create body: provider in any letter case, repoUrl
-// optional (blank means none) and at most 2048 characters.
+// optional (blank means none), an http(s) URL of at most 2048 characters.
 func parseCreateIntegration(body []byte) (integration.NewIntegration, error) {
 	var r createIntegrationRequest
 	if err := decodeJSON(body, &r); err != nil {
@@ -65,6 +65,7 @@ func parseCreateIntegration(body []byte) (integration.NewIntegration, error) {
 	if r.RepoURL != nil {
 		if u := strings.TrimSpace(*r.RepoURL); u != "" {
 			f.text("repoUrl", u, false, integration.MaxRepoURLLength)
+			f.link("repoUrl", u)
 			in.RepoURL = &u
 		}
 	}

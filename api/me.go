@@ -25,8 +25,9 @@ func parseUpdateMe(body []byte) (auth.ProfileChange, error) {
 	if r.DisplayName != nil {
 		f.text("displayName", *r.DisplayName, true, 255)
 	}
-	if r.AvatarURL != nil {
+	if r.AvatarURL != nil && *r.AvatarURL != "" { // "" clears the avatar
 		f.text("avatarUrl", *r.AvatarURL, false, 512)
+		f.link("avatarUrl", *r.AvatarURL)
 	}
 	return auth.ProfileChange{DisplayName: r.DisplayName, AvatarURL: r.AvatarURL}, f.err()
 }

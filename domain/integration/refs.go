@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/weblink"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -173,13 +174,15 @@ func issueKeys(text, projectKey string) []string {
 }
 
 // dedupe keeps the first of each (issue, type, external id) and drops references that
-// cannot be stored: no external id, or an id or address over the column limits.
+// cannot be stored: no external id, an id or address over the column limits, or an
+// address that is no http(s) URL (a javascript: one would run in a reader's browser).
 func dedupe(in []candidate) []candidate {
 	seen := map[[3]string]bool{}
 	out := make([]candidate, 0, len(in))
 	for _, c := range in {
 		c.ExternalID, c.URL, c.Title = clean(c.ExternalID, 0), clean(c.URL, 0), clean(c.Title, 0)
-		if c.ExternalID == "" || utf8.RuneCountInString(c.ExternalID) > maxExternalID || utf8.RuneCountInString(c.URL) > maxURL {
+		if c.ExternalID == "" || utf8.RuneCountInString(c.ExternalID) > maxExternalID || utf8.RuneCountInString(c.URL) > maxURL ||
+			!weblink.Valid(c.URL) {
 			continue
 		}
 		k := [3]string{c.IssueKey, c.RefType, c.ExternalID}

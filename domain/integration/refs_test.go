@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,7 +35,7 @@ func TestExtractGitHubPush(t *testing.T) {
 func TestExtractGitHubEventChoice(t *testing.T) {
 	t.Parallel()
 	pr := `{"action":"opened","number":42,"pull_request":{"number":42,"title":"ABC-3 title","body":"Fixes ABC-4","html_url":"https://g/pull/42"},
-		"commits":[{"id":"c1","message":"ABC-9","url":"u"}]}`
+		"commits":[{"id":"c1","message":"ABC-9","url":"https://g/u"}]}`
 
 	// Without X-GitHub-Event, the pull_request member decides.
 	got, err := extract(GitHub, "", []byte(pr), "ABC")
@@ -47,10 +48,10 @@ func TestExtractGitHubEventChoice(t *testing.T) {
 	got, err = extract(GitHub, "push", []byte(pr), "ABC")
 	require.NoError(t, err)
 	require.Len(t, got, 1)
-	require.Equal(t, candidate{IssueKey: "ABC-9", RefType: RefCommit, ExternalID: "c1", URL: "u", Title: "ABC-9"}, got[0])
+	require.Equal(t, candidate{IssueKey: "ABC-9", RefType: RefCommit, ExternalID: "c1", URL: "https://g/u", Title: "ABC-9"}, got[0])
 
 	// Without either, it is a push.
-	got, err = extract(GitHub, "", []byte(`{"commits":[{"id":"c1","message":"ABC-9","url":"u"}]}`), "ABC")
+	got, err = extract(GitHub, "", []byte(`{"commits":[{"id":"c1","message":"ABC-9","url":"https://g/u"}]}`), "ABC")
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 
@@ -60,12 +61,12 @@ func TestExtractGitHubEventChoice(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, got, ev)
 	}
-	got, err = extract(GitHub, "pull_request", []byte(`{"number":1,"pull_request":{"title":"ABC-1","body":null,"html_url":"h"}}`), "ABC")
+	got, err = extract(GitHub, "pull_request", []byte(`{"number":1,"pull_request":{"title":"ABC-1","body":null,"html_url":"https://g/h"}}`), "ABC")
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 
 	// A member of an unexpected type does not hide the rest.
-	got, err = extract(GitHub, "push", []byte(`{"commits":[{"id":"c1","message":"ABC-1","url":"u"},{"id":5,"message":"ABC-2"}]}`), "ABC")
+	got, err = extract(GitHub, "push", []byte(`{"commits":[{"id":"c1","message":"ABC-1","url":"https://g/u"},{"id":5,"message":"ABC-2"}]}`), "ABC")
 	require.NoError(t, err)
 	require.Equal(t, "ABC-1", got[0].IssueKey)
 
@@ -95,9 +96,9 @@ func TestExtractGitLab(t *testing.T) {
 
 func TestExtractDropsUnstorableRefs(t *testing.T) {
 	t.Parallel()
-	payload := `{"commits":[{"id":"` + strings.Repeat("a", 256) + `","message":"ABC-1","url":"u"},
-		{"id":"ok","message":"ABC-1","url":"` + strings.Repeat("u", 2049) + `"},
-		{"id":"fine","message":"ABC-1","url":"` + strings.Repeat("u", 2048) + `"}]}`
+	payload := `{"commits":[{"id":"` + strings.Repeat("a", 256) + `","message":"ABC-1","url":"https://g/u"},
+		{"id":"ok","message":"ABC-1","url":"https://g/` + strings.Repeat("u", 2049-len("https://g/")) + `"},
+		{"id":"fine","message":"ABC-1","url":"https://g/` + strings.Repeat("u", 2048-len("https://g/")) + `"}]}`
 	got, err := extract(GitHub, "push", []byte(payload), "ABC")
 	require.NoError(t, err)
 	require.Len(t, got, 1)
@@ -133,4 +134,30 @@ func TestParseProvider(t *testing.T) {
 		require.False(t, ok, in)
 	}
 	require.Equal(t, "gitlab", GitLab.PathSegment())
+}
+
+// TestExtractDropsRefsWithoutAnHTTPLink: a reference is stored with its address, and a
+// client renders that as a link, so one whose address is no http(s) URL is dropped; the
+// provider's others stay.
+func TestExtractDropsRefsWithoutAnHTTPLink(t *testing.T) {
+	t.Parallel()
+	var commits []string
+	for i, u := range []string{"javascript:alert(document.cookie)", "JAVASCRIPT:alert(1)", " javascript:alert(1)",
+		"java\tscript:alert(1)", "data:text/html;base64,PHNjcmlwdD4=", "vbscript:x", "//evil.example/c", "", "u",
+		"https://user:pw@evil.example/c", "https://g/fine"} {
+		commits = append(commits, fmt.Sprintf(`{"id":"c%d","message":"ABC-1","url":%q}`, i, u))
+	}
+	got, err := extract(GitHub, "push", []byte(`{"commits":[`+strings.Join(commits, ",")+`]}`), "ABC")
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, "https://g/fine", got[0].URL)
+
+	mr := `{"object_kind":"merge_request","object_attributes":{"iid":7,"title":"ABC-6","url":"javascript:alert(1)"}}`
+	got, err = extract(GitLab, "", []byte(mr), "ABC")
+	require.NoError(t, err)
+	require.Empty(t, got)
+	pr := `{"action":"opened","number":4,"pull_request":{"number":4,"title":"ABC-3","html_url":"data:text/html,x"}}`
+	got, err = extract(GitHub, "pull_request", []byte(pr), "ABC")
+	require.NoError(t, err)
+	require.Empty(t, got)
 }

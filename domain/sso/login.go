@@ -17,6 +17,7 @@ import (
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/weblink"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -176,7 +177,7 @@ func (s *Service) provision(ctx context.Context, tx bun.Tx, p *provider, who ide
 	case !errors.Is(store.Translate(err), store.ErrNotFound):
 		return nil, err
 	}
-	if who.Picture != "" && utf8.RuneCountInString(who.Picture) <= 512 {
+	if utf8.RuneCountInString(who.Picture) <= 512 && weblink.Valid(who.Picture) {
 		u.AvatarURL = &who.Picture
 	}
 	if _, err := tx.NewInsert().Model(&u).Returning("*").Exec(ctx); err != nil {
