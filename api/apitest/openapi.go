@@ -240,51 +240,50 @@ func (c *coverage) saw(op string, status int) {
 	c.seen[op+" "+strconv.Itoa(status)]++
 }
 
-// OpenAPICoverage summarizes the answers checked so far: how many, which declared
-// (operation, status) pairs were never seen, which operations never answered.
-func OpenAPICoverage() string {
+// OpenAPICoverage summarizes the answers checked so far: a one-line headline, and the
+// full text naming the operations and declared (operation, status) pairs never seen.
+func OpenAPICoverage() (headline, full string) {
 	c, err := loadContract()
 	if err != nil {
-		return "openapi coverage: " + err.Error()
+		return "openapi coverage: " + err.Error(), ""
 	}
 	cov.mu.Lock()
 	defer cov.mu.Unlock()
-	var ops, declared, unseen, unseenOps []string
 	seenOps := map[string]bool{}
 	for k := range cov.seen {
 		seenOps[strings.Fields(k)[0]] = true
 	}
+	ops, declared := 0, 0
+	var unseen, unseenOps []string
 	for path, item := range c.doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			ops = append(ops, op.OperationID)
+			ops++
 			if !seenOps[op.OperationID] {
 				unseenOps = append(unseenOps, op.OperationID+" ("+method+" "+path+")")
 			}
 			for status := range op.Responses.Map() {
-				key := op.OperationID + " " + status
-				declared = append(declared, key)
-				if cov.seen[key] == 0 {
-					unseen = append(unseen, key)
+				declared++
+				if cov.seen[op.OperationID+" "+status] == 0 {
+					unseen = append(unseen, op.OperationID+" "+status)
 				}
 			}
 		}
 	}
 	sort.Strings(unseen)
 	sort.Strings(unseenOps)
-	var skipped []string
-	total := 0
+	skipped := 0
+	var reasons []string
 	for why, n := range cov.skipped {
-		skipped = append(skipped, fmt.Sprintf("  %6d  %s", n, why))
-		total += n
+		skipped += n
+		reasons = append(reasons, fmt.Sprintf("  %6d  %s\n", n, why))
 	}
-	sort.Strings(skipped)
+	sort.Strings(reasons)
+	headline = fmt.Sprintf("%d responses validated (%d not: not API paths or unknown paths answered 4xx); "+
+		"%d of %d operations and %d of %d declared (operation, status) pairs exercised",
+		cov.validated, skipped, ops-len(unseenOps), ops, declared-len(unseen), declared)
 	var b strings.Builder
-	fmt.Fprintf(&b, "OpenAPI coverage of this test run\n")
-	fmt.Fprintf(&b, "operations in the document: %d (exercised: %d)\n", len(ops), len(ops)-len(unseenOps))
-	fmt.Fprintf(&b, "responses validated: %d\n", cov.validated)
-	fmt.Fprintf(&b, "responses not validated: %d\n%s\n", total, strings.Join(skipped, "\n"))
-	fmt.Fprintf(&b, "declared (operation, status) pairs: %d, exercised: %d, never exercised: %d\n",
-		len(declared), len(declared)-len(unseen), len(unseen))
+	fmt.Fprintf(&b, "OpenAPI coverage of this test run\n%s\n", headline)
+	fmt.Fprintf(&b, "\nresponses not validated, by reason:\n%s", strings.Join(reasons, ""))
 	fmt.Fprintf(&b, "\noperations never exercised (%d):\n", len(unseenOps))
 	for _, o := range unseenOps {
 		fmt.Fprintf(&b, "  %s\n", o)
@@ -293,11 +292,18 @@ func OpenAPICoverage() string {
 	for _, u := range unseen {
 		fmt.Fprintf(&b, "  %s\n", u)
 	}
-	return b.String()
+	return headline, b.String()
 }
 
-// CoverageFile is where WriteOpenAPICoverage leaves the summary.
-func CoverageFile() string { return filepath.Join(os.TempDir(), "taskweave-openapi-coverage.txt") }
+// CoverageFile is where WriteOpenAPICoverage leaves the summary: TW_OPENAPI_COVERAGE,
+// else taskweave-openapi-coverage.txt in the temporary directory (the last test binary
+// to finish wins; set the variable to keep one run's).
+func CoverageFile() string {
+	if f := os.Getenv("TW_OPENAPI_COVERAGE"); f != "" {
+		return f
+	}
+	return filepath.Join(os.TempDir(), "taskweave-openapi-coverage.txt")
+}
 
 // WriteOpenAPICoverage writes OpenAPICoverage to CoverageFile and, under go test -v,
 // prints it; a package's TestMain calls it after m.Run. Nothing is written when no
@@ -309,12 +315,12 @@ func WriteOpenAPICoverage() {
 	if n == 0 {
 		return
 	}
-	summary := OpenAPICoverage()
-	if err := os.WriteFile(CoverageFile(), []byte(summary), 0o644); err != nil {
+	headline, full := OpenAPICoverage()
+	if err := os.WriteFile(CoverageFile(), []byte(full), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "openapi coverage:", err)
 	}
 	if testing.Verbose() {
-		fmt.Print(summary)
+		fmt.Print(full)
 	}
-	fmt.Printf("openapi: %d responses validated; summary in %s\n", n, CoverageFile())
+	fmt.Printf("openapi: %s; summary in %s\n", headline, CoverageFile())
 }
