@@ -184,6 +184,10 @@ func (p *workerProcs) ready(ctx context.Context) error {
 }
 
 // startWorkers builds the binary and starts n worker processes with env.
+// workerCPUProfile (-worker-cpuprofile) is the path prefix of the worker processes' CPU
+// profiles; "" for none.
+var workerCPUProfile string
+
 func startWorkers(ctx context.Context, n int, env []string) (*workerProcs, error) {
 	dir, err := os.MkdirTemp("", "taskweave-bench-")
 	if err != nil {
@@ -205,6 +209,9 @@ func startWorkers(ctx context.Context, n int, env []string) (*workerProcs, error
 		cmd := exec.Command(bin, "worker")
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Env = append(cmd.Env, "TW_HTTP_ADDR="+addr)
+		if workerCPUProfile != "" {
+			cmd.Env = append(cmd.Env, fmt.Sprintf("TW_CPU_PROFILE=%s.%d", workerCPUProfile, i+1))
+		}
 		cmd.Stderr = &prefixWriter{prefix: fmt.Sprintf("worker %d: ", i+1)}
 		if err := cmd.Start(); err != nil {
 			p.stop()

@@ -94,6 +94,8 @@ func main() {
 	flag.IntVar(&o.automation.warmup, "auto-warmup", 200, "issue events worked before the automation phase's measurement (not counted)")
 	flag.IntVar(&o.automation.rate, "auto-rate", 600, "offered issue events per second in the automation phase (0 = as fast as possible)")
 	flag.IntVar(&o.automation.workers, "auto-workers", 2, "worker processes in the automation phase")
+	flag.IntVar(&o.automation.batch, "auto-batch", 5, "issue events per transaction in the automation phase")
+	flag.StringVar(&workerCPUProfile, "worker-cpuprofile", "", "write a CPU profile of each worker process of the deliver and automation phases to this path plus .1, .2, … (TW_CPU_PROFILE)")
 	flag.IntVar(&o.deliver.events, "events", 10000, "issue events emitted by the deliver and crash phases")
 	flag.IntVar(&o.deliver.warmup, "warmup-events", 1000, "issue events delivered before each deliver phase's measurement (not counted)")
 	flag.IntVar(&o.deliver.rate, "rate", 3500, "offered issue events per second in the deliver phases (0 = as fast as possible)")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/sethvargo/go-envconfig"
@@ -53,6 +54,11 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper) error {
 		return app.serveAPI(ctx, addrOr(cfg.HTTPAddr, ":8080"), false)
 	case "worker":
 		workerGC(lookup)
+		stop, err := cpuProfile(lookup)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		return app.serveWorker(ctx, addrOr(cfg.HTTPAddr, ":8081"))
 	default:
 		if err := app.migrate(ctx); err != nil {
@@ -84,4 +90,25 @@ func addrOr(addr, def string) string {
 		return def
 	}
 	return addr
+}
+
+// cpuProfile starts a CPU profile of the process into the file TW_CPU_PROFILE names (a
+// diagnostic for benches, off unless set) and returns what stops and writes it.
+func cpuProfile(lookup envconfig.Lookuper) (func(), error) {
+	path, ok := lookup.Lookup("TW_CPU_PROFILE")
+	if !ok || path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("TW_CPU_PROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("TW_CPU_PROFILE: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
