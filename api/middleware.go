@@ -18,10 +18,16 @@ import (
 
 const principalKey = "principal"
 
-// edge runs first for every request: a deadline on the request context, panic recovery
-// without a stack trace in the reply, error rendering and the HTTP metrics.
+// pendingKey holds an access token verified without its user row (deferredAuth), until
+// projectAccess reads the row with the project.
+const pendingKey = "pendingAccess"
+
+// edge runs first for every request: the security headers, a deadline on the request
+// context, panic recovery without a stack trace in the reply, error rendering and the
+// HTTP metrics.
 func (s *Server) edge(c *fiber.Ctx) (err error) {
 	start := time.Now()
+	secureHeaders(c)
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
 	c.SetUserContext(ctx)
@@ -44,7 +50,18 @@ func (s *Server) edge(c *fiber.Ctx) (err error) {
 func (s *Server) authenticate(c *fiber.Ctx) error {
 	h := c.Get(fiber.HeaderAuthorization)
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		p, err := s.authn.Authenticate(c.UserContext(), strings.TrimSpace(h[7:]))
+		token := strings.TrimSpace(h[7:])
+		if deferredAuth(c, token) {
+			claims, err := s.authn.VerifyAccessToken(token)
+			switch {
+			case err == nil:
+				c.Locals(pendingKey, claims)
+			case !isUnauthenticated(err):
+				return err
+			}
+			return c.Next()
+		}
+		p, err := s.authn.Authenticate(c.UserContext(), token)
 		switch {
 		case err == nil:
 			c.Locals(principalKey, p)
@@ -57,11 +74,31 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 
 func isUnauthenticated(err error) bool { return err != nil && errors.Is(err, auth.ErrUnauthenticated) }
 
+// deferredAuth picks the requests whose access token's user row is read with the
+// project of the path, in the statement projectAccess makes anyway: the issue list and
+// issue creation, the busiest calls, whose handlers call projectAccess before anything
+// else. Every other request, and every personal access token or API key, is
+// authenticated here in full.
+func deferredAuth(c *fiber.Ctx, token string) bool {
+	if strings.HasPrefix(token, auth.PATPrefix) || strings.HasPrefix(token, auth.APIKeyPrefix) {
+		return false
+	}
+	if m := c.Method(); m != http.MethodGet && m != http.MethodPost {
+		return false
+	}
+	rest, ok := strings.CutPrefix(c.Path(), "/api/v1/projects/")
+	key, tail, _ := strings.Cut(rest, "/")
+	return ok && key != "" && tail == "issues"
+}
+
 // requireUser guards every protected route: 401 without a valid credential, 403 for a
 // read-only token that writes or an API key outside its project.
 func (s *Server) requireUser(c *fiber.Ctx) error {
 	p := principal(c)
 	if p == nil {
+		if _, pending := c.Locals(pendingKey).(*auth.AccessClaims); pending {
+			return c.Next() // projectAccess checks the user row
+		}
 		return errUnauthorized
 	}
 	if p.Method == auth.MethodPAT && p.Scope == auth.ScopeReadOnly {

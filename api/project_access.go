@@ -1,9 +1,12 @@
 package api
 
 import (
+	"errors"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/project"
 )
@@ -12,7 +15,7 @@ import (
 // effective role and requires at least min: unknown key 404, not a member 403.
 // Every project endpoint goes through it.
 func (s *Server) projectAccess(c *fiber.Ctx, min project.Role) (*project.Access, error) {
-	a, err := project.Load(c.UserContext(), s.db.Bun, c.Params("key"), principal(c))
+	a, err := s.loadAccess(c)
 	if err != nil {
 		return nil, err
 	}
@@ -22,6 +25,39 @@ func (s *Server) projectAccess(c *fiber.Ctx, min project.Role) (*project.Access,
 	if err := a.Require(min); err != nil {
 		return nil, err
 	}
+	return a, nil
+}
+
+// loadAccess loads the project of the path with the caller's roles. A caller whose
+// token's user row is still to be read (deferredAuth) is authenticated here, in the same
+// statement: an unknown, inactive or revoked user is 401 as in authenticate, and then
+// the principal is set for the rest of the request.
+func (s *Server) loadAccess(c *fiber.Ctx) (*project.Access, error) {
+	ctx, key := c.UserContext(), c.Params("key")
+	claims, pending := c.Locals(pendingKey).(*auth.AccessClaims)
+	if !pending {
+		return project.Load(ctx, s.db.Bun, key, principal(c))
+	}
+	c.Locals(pendingKey, nil)
+	a, u, err := project.LoadWithUser(ctx, s.db.Bun, key, claims.UserID)
+	if errors.Is(err, project.ErrNotFound) {
+		// No project to read the user with: the credential is checked alone, so a bad
+		// one is still 401, not 404.
+		p, aerr := s.authn.AccessUser(ctx, claims)
+		if aerr != nil {
+			return nil, aerr
+		}
+		c.Locals(principalKey, p)
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := claims.Principal(u)
+	if err != nil {
+		return nil, err
+	}
+	c.Locals(principalKey, p)
 	return a, nil
 }
 

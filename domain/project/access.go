@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -106,6 +108,58 @@ func (r *roleRow) access() *Access {
 		a.Role = inh
 	}
 	return a
+}
+
+// userRow is a project with the caller's roles and the caller's user row (LoadWithUser).
+type userRow struct {
+	roleRow         `bun:",extend"`
+	UserID          *uuid.UUID `bun:"u_id"`
+	UserEmail       *string    `bun:"u_email"`
+	UserDisplayName *string    `bun:"u_display_name"`
+	UserSystemRole  *string    `bun:"u_system_role"`
+	UserLanguage    *string    `bun:"u_language"`
+	UserOrgID       *uuid.UUID `bun:"u_org_id"`
+	UserActive      *bool      `bun:"u_active"`
+	UserDeletedAt   *time.Time `bun:"u_deleted_at"`
+	UserNotBefore   *time.Time `bun:"u_tokens_not_before"`
+}
+
+// LoadWithUser is Load for a caller whose credential is checked with the project, in
+// the same statement: it also returns the caller's user row (nil when there is none),
+// which the API checks as authentication would have (auth.AccessClaims.Principal).
+// Unknown key → ErrNotFound, and no user row: the caller checks the credential alone.
+func LoadWithUser(ctx context.Context, db bun.IDB, key string, userID uuid.UUID) (*Access, *store.User, error) {
+	var row userRow
+	cols := make([]string, len(auth.UserColumns))
+	for i, c := range auth.UserColumns {
+		cols[i] = "u." + c + " AS u_" + c
+	}
+	err := selectWithRoles(db, &row, userID).ColumnExpr(strings.Join(cols, ", ")).
+		Join("LEFT JOIN users AS u ON u.id = ?", userID).
+		Where("project.key = ?", key).Scan(ctx)
+	if err != nil {
+		if store.Translate(err) == store.ErrNotFound {
+			return nil, nil, ErrNotFound
+		}
+		return nil, nil, fmt.Errorf("load project %s: %w", key, err)
+	}
+	var u *store.User
+	if row.UserID != nil {
+		u = &store.User{ID: *row.UserID, Email: deref(row.UserEmail), DisplayName: deref(row.UserDisplayName),
+			SystemRole: deref(row.UserSystemRole), Language: row.UserLanguage, OrgID: row.UserOrgID,
+			Active: row.UserActive != nil && *row.UserActive, DeletedAt: row.UserDeletedAt}
+		if row.UserNotBefore != nil {
+			u.TokensNotBefore = *row.UserNotBefore
+		}
+	}
+	return row.access(), u, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // Load resolves a project by key and the caller's effective role in one query.
