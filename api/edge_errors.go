@@ -150,5 +150,14 @@ func (c *headConn) newlineInHead() bool {
 func (s *Server) writeEdgeError(fctx *fasthttp.RequestCtx, e *Error) {
 	c := s.App.AcquireCtx(fctx)
 	defer s.App.ReleaseCtx(c)
+	secureHeaders(c)
 	writeError(c, s.log, e)
+}
+
+// secureHeaders are on every reply: no content sniffing, and no caching (replies carry
+// credentials and private data). A handler that needs otherwise sets its own after
+// (attachment downloads: private, no-cache; River UI's hashed assets: immutable).
+func secureHeaders(c *fiber.Ctx) {
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderCacheControl, "no-store")
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// operationalRoutes are the public probes and the Prometheus endpoint.
+// operationalRoutes are the public probes and the Prometheus endpoint, unless
+// Config.MetricsOff moves that off the API's port (TW_METRICS_ADDR).
 func (s *Server) operationalRoutes(app *fiber.App) {
 	app.Get("/healthz", func(c *fiber.Ctx) error {
 		return c.JSON(fiber.Map{"status": "UP"})
@@ -23,7 +24,7 @@ func (s *Server) operationalRoutes(app *fiber.App) {
 		}
 		return c.JSON(fiber.Map{"status": "UP"})
 	})
-	if s.deps.Registry != nil {
+	if s.deps.Registry != nil && !s.cfg.MetricsOff {
 		app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})))
 	}
 }

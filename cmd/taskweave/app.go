@@ -77,7 +77,7 @@ func (a *app) server() (*api.Server, error) {
 	c := a.cfg
 	return api.Wire(api.Settings{
 		Config: api.Config{TrustedProxies: c.TrustedProxies, RequestTimeout: c.RequestTimeout, BaseURL: c.BaseURL,
-			AttachmentsDir: c.AttachmentsDir, MaxUploadBytes: c.MaxUploadBytes},
+			AttachmentsDir: c.AttachmentsDir, MaxUploadBytes: c.MaxUploadBytes, MetricsOff: c.MetricsAddr != ""},
 		JWTSecret: c.JWTSecret, AccessTokenTTL: c.AccessTokenTTL, RefreshTokenTTL: c.RefreshTokenTTL,
 		RegistrationEnabled: c.RegistrationEnabled, AuthRateLimit: c.AuthRateLimit, AuthRateWindow: c.AuthRateWindow,
 		Webhook: a.webhookConfig(),
@@ -99,6 +99,7 @@ func (a *app) serveAPI(ctx context.Context, addr string, withWorker bool) error 
 			return err
 		}
 	}
+	a.serveMetrics(ctx, g)
 	g.Go(func() error {
 		a.log.Info("api listening", "addr", addr)
 		return srv.Listen(addr)
@@ -130,7 +131,10 @@ func (a *app) serveWorker(ctx context.Context, addr string) error {
 		}
 		_, _ = w.Write([]byte(`{"status":"UP"}`))
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}))
+	if a.cfg.MetricsAddr == "" {
+		mux.Handle("GET /metrics", a.metricsHandler())
+	}
+	a.serveMetrics(ctx, g)
 	hs := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	g.Go(func() error {
 		a.log.Info("worker listening", "addr", addr)
@@ -143,6 +147,32 @@ func (a *app) serveWorker(ctx context.Context, addr string) error {
 		return hs.Shutdown(sctx)
 	})
 	return ignoreClosed(g.Wait())
+}
+
+func (a *app) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{})
+}
+
+// serveMetrics serves GET /metrics, and nothing else, on TW_METRICS_ADDR when that is a
+// listen address, so a public API port need not expose the process's metrics.
+func (a *app) serveMetrics(ctx context.Context, g *errgroup.Group) {
+	addr := a.cfg.MetricsAddr
+	if addr == "" || addr == MetricsOff {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metricsHandler())
+	hs := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	g.Go(func() error {
+		a.log.Info("metrics listening", "addr", addr)
+		return hs.ListenAndServe()
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return hs.Shutdown(sctx)
+	})
 }
 
 func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {

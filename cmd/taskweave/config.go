@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/taskweave/taskweave/domain/auth"
 )
+
+// MetricsOff is the TW_METRICS_ADDR value that serves no /metrics.
+const MetricsOff = "off"
 
 // Config is every setting, read only from the environment (README.md#configuration).
 type Config struct {
@@ -27,6 +31,9 @@ type Config struct {
 	AuthRateWindow      time.Duration `env:"TW_AUTH_RATE_WINDOW, default=60s"`
 	TrustedProxies      []string      `env:"TW_TRUSTED_PROXIES"`
 	RequestTimeout      time.Duration `env:"TW_REQUEST_TIMEOUT, default=10s"`
+	// MetricsAddr: empty serves /metrics on TW_HTTP_ADDR, "off" nowhere, an address on a
+	// listener of its own (and not on TW_HTTP_ADDR).
+	MetricsAddr string `env:"TW_METRICS_ADDR"`
 
 	OAuthGitHubClientID     string `env:"TW_OAUTH_GITHUB_CLIENT_ID"`
 	OAuthGitHubClientSecret string `env:"TW_OAUTH_GITHUB_CLIENT_SECRET"`
@@ -71,6 +78,11 @@ func loadConfig(ctx context.Context, lookup envconfig.Lookuper) (*Config, error)
 	}
 	if len(cfg.JWTSecret) < auth.MinSecretLen {
 		return nil, fmt.Errorf("TW_JWT_SECRET must be at least %d bytes (got %d)", auth.MinSecretLen, len(cfg.JWTSecret))
+	}
+	if cfg.MetricsAddr != "" && cfg.MetricsAddr != MetricsOff {
+		if _, _, err := net.SplitHostPort(cfg.MetricsAddr); err != nil {
+			return nil, fmt.Errorf("TW_METRICS_ADDR must be off or a listen address such as 127.0.0.1:9090 (got %q)", cfg.MetricsAddr)
+		}
 	}
 	if cfg.AuthRateLimit < 1 || cfg.AuthRateWindow <= 0 {
 		return nil, fmt.Errorf("TW_AUTH_RATE_LIMIT must be at least 1 and TW_AUTH_RATE_WINDOW positive")
