@@ -44,15 +44,19 @@ func NewStoredName(filename string) string {
 // CleanFilename turns the name a client sent into the name kept on the record: the base
 // name only (a path with `/` or `\` loses its directories, as old browsers send
 // `C:\Users\…\a.pdf`), surrounding white space trimmed, invalid UTF-8 and control
-// characters (Postgres text takes no NUL; headers take no line breaks) replaced. It may
-// return "" or a name over MaxFilename; the caller refuses those.
+// characters (Postgres text takes no NUL; headers take no line breaks) replaced, and the
+// bidirectional embedding, override and isolate characters removed (isBidiControl). It
+// may return "" or a name over MaxFilename; the caller refuses those.
 func CleanFilename(raw string) string {
 	raw = strings.ToValidUTF8(raw, "\uFFFD")
 	if i := strings.LastIndexAny(raw, `/\`); i >= 0 {
 		raw = raw[i+1:]
 	}
 	raw = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		switch {
+		case isBidiControl(r):
+			return -1
+		case unicode.IsControl(r):
 			return '_'
 		}
 		return r
@@ -62,6 +66,14 @@ func CleanFilename(raw string) string {
 		return ""
 	}
 	return raw
+}
+
+// isBidiControl reports the explicit bidirectional formatting characters U+202A–U+202E
+// (LRE, RLE, PDF, LRO, RLO) and U+2066–U+2069 (LRI, RLI, FSI, PDI): in a file name they
+// make a reader see another name than the real one ("invoice\u202Efdp.exe" shows as
+// "invoiceexe.pdf").
+func isBidiControl(r rune) bool {
+	return (r >= '\u202A' && r <= '\u202E') || (r >= '\u2066' && r <= '\u2069')
 }
 
 // FilenameTooLong reports whether a cleaned filename is over MaxFilename characters.

@@ -48,6 +48,13 @@ func TestCleanFilename(t *testing.T) {
 		"line\nbreak\x00.txt":          "line_break_.txt",
 		"bad\xffutf8.txt":              "bad\uFFFDutf8.txt",
 		"Übersicht «Q1».pdf":           "Übersicht «Q1».pdf",
+		"invoice\u202Efdp.exe":         "invoicefdp.exe",
+		"\u202A\u202B\u202C\u202D\u202E\u2066\u2067\u2068\u2069":               "",
+		"a\u202Ab\u202Bc\u202Cd\u202De\u202Ef\u2066g\u2067h\u2068i\u2069j.txt": "abcdefghij.txt",
+		" \u2067 spaced.txt \u2069 ":                                           "spaced.txt",
+		"\u200Emarks\u200F\u2069.txt":                                          "\u200Emarks\u200F.txt", // LRM and RLM are marks, not controls: kept
+		"\u2065\u206A edge.txt":                                                "\u2065\u206A edge.txt", // the neighbours of the isolates are not bidi controls
+		"עברית\u2067.pdf":                                                      "עברית.pdf",
 	} {
 		require.Equal(t, want, attachment.CleanFilename(raw), "%q", raw)
 	}
