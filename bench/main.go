@@ -195,7 +195,7 @@ func run(ctx context.Context, o options) error {
 	}
 	var pages []pagesResult
 	if hasPhase(o.phases, "pages") {
-		if pages, err = runPages(ctx, c, s, o.clients, o.duration, stats); err != nil {
+		if pages, err = runPages(ctx, db, c, s, o.clients, o.duration, stats); err != nil {
 			return fmt.Errorf("pages phase: %w", err)
 		}
 	}
