@@ -265,7 +265,7 @@ func loadSubject(ctx context.Context, db *store.DB, projectID, issueID uuid.UUID
 			points                                            *int
 		}
 	)
-	err := db.Pool.QueryRow(ctx, subjectSQL, projectID, uuid.Nil, issueID).
+	err := db.Pool.QueryRow(ctx, subjectSQL, [16]byte(projectID), [16]byte(uuid.Nil), [16]byte(issueID)).
 		Scan(&st.project, &st.system, &r.id, &r.project, &r.projectKey, &r.workflow, &r.key, &r.title, &r.typ,
 			&r.priority, &r.assignee, &r.status, &r.points, &r.reporter)
 	if err != nil {
