@@ -247,7 +247,9 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 
 // subjectSQL reads an issue with its project, and the rule stamps of the project ($1)
 // and of SYSTEM ($2), in one statement; the issue's columns are NULL once it is
-// deleted. Positional, so each connection prepares it once: it runs for every event.
+// deleted. Positional, so each connection prepares it once: it runs for every event,
+// on the Keyed pool (key lookups only), whose sessions also keep its generic plan
+// instead of planning it anew each time as a worker's ordinary sessions do.
 const subjectSQL = `SELECT coalesce((SELECT stamp FROM automation_stamps WHERE scope = $1), 0),
 		coalesce((SELECT stamp FROM automation_stamps WHERE scope = $2), 0),
 		i.id, i.project_id, p.key, p.workflow_id, i.key, i.title, i.type, i.priority, i.assignee_id, i.status_id,
@@ -265,7 +267,7 @@ func loadSubject(ctx context.Context, db *store.DB, projectID, issueID uuid.UUID
 			points                                            *int
 		}
 	)
-	err := db.Pool.QueryRow(ctx, subjectSQL, [16]byte(projectID), [16]byte(uuid.Nil), [16]byte(issueID)).
+	err := db.Keyed.QueryRow(ctx, subjectSQL, [16]byte(projectID), [16]byte(uuid.Nil), [16]byte(issueID)).
 		Scan(&st.project, &st.system, &r.id, &r.project, &r.projectKey, &r.workflow, &r.key, &r.title, &r.typ,
 			&r.priority, &r.assignee, &r.status, &r.points, &r.reporter)
 	if err != nil {

@@ -15,7 +15,9 @@ import (
 // The statements of the execution log take positional parameters, so each connection
 // prepares them once: an event writes one row per rule its trigger loads, a few dozen
 // in a large project, and bun's inlined values would have every one parsed and planned
-// anew.
+// anew. The skipped rows' statement runs on the Keyed pool (it reads and writes by key
+// only), whose sessions keep its generic plan: a worker's ordinary sessions plan every
+// execution again (plan_cache_mode=force_custom_plan, see store.OpenWorker).
 const (
 	// insertExecutionsSQL writes the rows of one event's rules, one per array element;
 	// rows an earlier run of the job wrote stay as they are, and a rule deleted since it
@@ -65,7 +67,7 @@ func writeExecutions(ctx context.Context, db *store.DB, job jobs.AutomationEvalu
 	for i, id := range rules {
 		ids[i], ruleIDs[i] = newID(), id
 	}
-	rows, err := db.Pool.Query(ctx, insertExecutionsSQL, ids, ruleIDs, statuses, details,
+	rows, err := db.Keyed.Query(ctx, insertExecutionsSQL, ids, ruleIDs, statuses, details,
 		[16]byte(job.EventID), [16]byte(job.ProjectID), [16]byte(job.IssueID), job.Trigger, job.ChainDepth, eventAt(job))
 	if err != nil {
 		return nil, fmt.Errorf("write executions: %w", err)
