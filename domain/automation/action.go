@@ -72,15 +72,13 @@ func (r *run) action(ctx context.Context, a Action) error {
 		if err != nil {
 			return err
 		}
-		_, err = issues.Update(ctx, p, actor, ref, issue.Patch{StatusID: &id})
-		return err
+		return issues.Apply(ctx, p, actor, ref, issue.Patch{StatusID: &id})
 	case ActionSetPriority:
 		prio := a.Params["priority"]
 		if !valid(issue.Priorities, prio) {
 			return fmt.Errorf("%w: unknown priority %q", errRefused, prio)
 		}
-		_, err := issues.Update(ctx, p, actor, ref, issue.Patch{Priority: &prio})
-		return err
+		return issues.Apply(ctx, p, actor, ref, issue.Patch{Priority: &prio})
 	case ActionSetAssignee:
 		patch := issue.Patch{ClearAssignee: true}
 		if strings.TrimSpace(a.Params["assigneeId"]) != "" {
@@ -90,8 +88,7 @@ func (r *run) action(ctx context.Context, a Action) error {
 			}
 			patch = issue.Patch{AssigneeID: &id}
 		}
-		_, err := issues.Update(ctx, p, actor, ref, patch)
-		return err
+		return issues.Apply(ctx, p, actor, ref, patch)
 	case ActionSendNotification:
 		return r.notify(ctx, a)
 	case ActionCreateComment:
