@@ -73,6 +73,12 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 	dashWidget := h.Do("POST", base+"/dashboard/widgets", map[string]any{"type": "VELOCITY"}, owner.Access).JSON(t)
 	autoRule := h.Do("POST", base+"/automation/rules", map[string]any{"name": "Matrix", "triggerType": "ISSUE_CREATED"}, owner.Access).JSON(t)
 	autoRuleAt := base + "/automation/rules/" + autoRule["id"].(string)
+	field := h.Do("POST", base+"/custom-fields", map[string]any{"name": "Matrix text", "type": "TEXT"}, owner.Access).JSON(t)
+	dropdown := h.Do("POST", base+"/custom-fields", map[string]any{"name": "Matrix dropdown", "type": "DROPDOWN"}, owner.Access).JSON(t)
+	dropdownAt := base + "/custom-fields/" + dropdown["id"].(string)
+	option := h.Do("POST", dropdownAt+"/options", map[string]any{"label": "first"}, owner.Access).JSON(t)
+	// The service desk's fixtures: an enabled desk (its reads answer 404 without one).
+	require.Equal(t, http.StatusOK, h.Do("POST", base+"/service-desk/enable", map[string]any{"emailAddress": nil}, owner.Access).Status)
 	upload := func() any { return matrixMultipart(t, atFile("m.txt", "text/plain", "matrix")) }
 	fileAt := base + "/issues/" + issue["key"].(string) + "/attachments"
 	first := upload().(matrixRaw)
@@ -182,6 +188,31 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 		{"GET", "/issues/:issueKey/attachments/:attachmentId/download", fileAt + "/" + file["id"].(string) + "/download", nil, "VIEWER", 200},
 		// Uploader or PROJECT_ADMIN: TestAttachmentDeleteRules; here an unknown id, 404 for anyone with WRITE.
 		{"DELETE", "/issues/:issueKey/attachments/:attachmentId", fileAt + "/" + random, nil, "MEMBER", 404},
+
+		{"GET", "/custom-fields", base + "/custom-fields", nil, "VIEWER", 200},
+		{"POST", "/custom-fields", base + "/custom-fields", func() any { return map[string]any{"name": unique("cf"), "type": "TEXT"} }, "MEMBER", 201},
+		{"PUT", "/custom-fields/reorder", base + "/custom-fields/reorder", func() any { return []any{map[string]any{"id": field["id"], "sortOrder": 1}} }, "MEMBER", 204},
+		{"PUT", "/custom-fields/:id", base + "/custom-fields/" + field["id"].(string), func() any { return map[string]any{"name": unique("cf")} }, "MEMBER", 200},
+		{"DELETE", "/custom-fields/:id", base + "/custom-fields/" + random, nil, "MEMBER", 404},
+		{"POST", "/custom-fields/:id/options", dropdownAt + "/options", func() any { return map[string]any{"label": unique("o")} }, "MEMBER", 201},
+		{"PUT", "/custom-fields/:id/options/:optionId", dropdownAt + "/options/" + option["id"].(string), func() any { return map[string]any{"label": unique("o")} }, "MEMBER", 200},
+		{"DELETE", "/custom-fields/:id/options/:optionId", dropdownAt + "/options/" + random, nil, "MEMBER", 404},
+
+		{"POST", "/service-desk/enable", base + "/service-desk/enable", func() any { return map[string]any{"emailAddress": nil} }, "ADMIN", 200},
+		{"GET", "/service-desk", base + "/service-desk", nil, "VIEWER", 200},
+		// PUBLIC: every caller may submit a ticket, whatever credentials it carries.
+		{"POST", "/service-desk/tickets", base + "/service-desk/tickets", func() any { return map[string]any{"title": "Matrix ticket"} }, "PUBLIC", 201},
+		{"GET", "/service-desk/tickets", base + "/service-desk/tickets", nil, "VIEWER", 200},
+		// Creating a policy changes the desk for good (one per priority): a body without a
+		// name shows the caller got past the role check.
+		{"POST", "/service-desk/sla-policies", base + "/service-desk/sla-policies", func() any { return map[string]any{"priority": "HIGH"} }, "ADMIN", 400},
+		{"GET", "/service-desk/sla-policies", base + "/service-desk/sla-policies", nil, "VIEWER", 200},
+		{"DELETE", "/service-desk/sla-policies/:id", base + "/service-desk/sla-policies/" + random, nil, "ADMIN", 404},
+		{"POST", "/service-desk/sla-policies/:id/escalation-rules", base + "/service-desk/sla-policies/" + random + "/escalation-rules",
+			func() any { return map[string]any{"escalateAfterMinutes": 5, "notifyUserIds": []string{}} }, "ADMIN", 404},
+		{"POST", "/incidents", base + "/incidents", func() any { return map[string]any{"issueId": random, "severity": "P3", "onCallAssigneeId": nil} }, "MEMBER", 404},
+		{"GET", "/incidents", base + "/incidents", nil, "VIEWER", 200},
+		{"PATCH", "/incidents/:id", base + "/incidents/" + random, func() any { return map[string]any{"postmortemBody": nil} }, "MEMBER", 404},
 	}
 
 	// Every registered project route is in the table.
@@ -223,6 +254,8 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 			}
 			want, reason := 403, ""
 			switch {
+			case c.min == "PUBLIC":
+				want = c.ok
 			case who.name == "anonymous":
 				want = 401
 			case who.name == "foreign API key":
