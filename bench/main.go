@@ -62,18 +62,21 @@ const (
 )
 
 type options struct {
-	duration   time.Duration
-	clients    int
-	issues     int
-	conns      int
-	audit      bool
-	cpuprofile string
-	memprofile string
-	keep       bool
-	phases     string
-	deliver    deliverOptions
-	automation automationOptions
-	sla        slaOptions
+	duration time.Duration
+	clients  int
+	issues   int
+	conns    int
+	audit    bool
+	// customFields seeds three custom fields with a value on every issue (the default);
+	// off, the list phases read the same rows as before custom fields existed.
+	customFields bool
+	cpuprofile   string
+	memprofile   string
+	keep         bool
+	phases       string
+	deliver      deliverOptions
+	automation   automationOptions
+	sla          slaOptions
 }
 
 func main() {
@@ -82,6 +85,7 @@ func main() {
 	flag.IntVar(&o.clients, "c", 32, "concurrent clients")
 	flag.IntVar(&o.issues, "issues", 10000, "issues seeded in the project")
 	flag.IntVar(&o.conns, "conns", 0, "database pool size (0 = the pgx default, as TW_DATABASE_MAX_CONNS=0)")
+	flag.BoolVar(&o.customFields, "custom-fields", true, "seed three custom fields with a value on every issue (the cf list phases need them)")
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
@@ -150,7 +154,7 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf("bench: %d clients, %s per phase, %d CPUs, pool %d connections, audit WRITE %v\n",
 		o.clients, o.duration, runtime.NumCPU(), db.Pool.Config().MaxConns, o.audit)
 	seedStart := time.Now()
-	s, err := seed(ctx, db, c, o.issues, o.audit)
+	s, err := seed(ctx, db, c, o.issues, o.audit, o.customFields)
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}

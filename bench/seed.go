@@ -34,7 +34,7 @@ type seeded struct {
 
 // seed registers a user and creates the project through the API, then bulk-inserts n
 // issues in SQL: a third of them carry a label, half an assignee, all a description.
-func seed(ctx context.Context, db *store.DB, c *client, n int, audit bool) (*seeded, error) {
+func seed(ctx context.Context, db *store.DB, c *client, n int, audit, customFields bool) (*seeded, error) {
 	s := &seeded{email: "bench-" + uuid.NewString()[:8] + "@example.com", audit: audit}
 	body, _ := json.Marshal(map[string]string{"email": s.email, "displayName": "Bench", "password": "bench password 123"})
 	raw, err := c.do(ctx, http.MethodPost, "/api/v1/auth/register", "", body, http.StatusCreated, true)
@@ -92,8 +92,10 @@ func seed(ctx context.Context, db *store.DB, c *client, n int, audit bool) (*see
 	if err := db.Pool.SendBatch(ctx, batch).Close(); err != nil {
 		return nil, fmt.Errorf("bulk insert: %w", err)
 	}
-	if err := seedCustomFields(ctx, db, c, s); err != nil {
-		return nil, fmt.Errorf("custom fields: %w", err)
+	if customFields {
+		if err := seedCustomFields(ctx, db, c, s); err != nil {
+			return nil, fmt.Errorf("custom fields: %w", err)
+		}
 	}
 	// VACUUM as autovacuum would soon after a bulk load: the visibility map lets the list
 	// find a page's keys by index-only scans, as it does on a settled database.

@@ -35,7 +35,7 @@ func TestFanout(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, srv.App.ShutdownWithTimeout(5*time.Second)) })
 	base := "http://" + ln.Addr().String()
 	c := newClient(base, 4)
-	s, err := seed(ctx, db, c, 10, false)
+	s, err := seed(ctx, db, c, 10, false, true)
 	require.NoError(t, err)
 
 	r, err := runFanout(ctx, base, db, c, s, clients)
