@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/store"
 )
 
 // DefaultRetention is how long executions are kept when TW_AUTOMATION_RETENTION is
@@ -33,17 +35,10 @@ func Cleanup(ctx context.Context, db bun.IDB, retention time.Duration, batch int
 	if batch <= 0 {
 		batch = CleanupBatch
 	}
-	var total int64
-	for {
-		res, err := db.NewRaw("DELETE FROM automation_executions WHERE id IN ("+oldExecutionsSQL+")",
-			retention.Seconds(), batch, batch).Exec(ctx)
-		if err != nil {
-			return total, fmt.Errorf("clean automation executions: %w", err)
-		}
-		n, _ := res.RowsAffected()
-		total += n
-		if n < int64(batch) {
-			return total, nil
-		}
+	n, err := store.DeleteInBatches(ctx, db, batch, "DELETE FROM automation_executions WHERE id IN ("+oldExecutionsSQL+")",
+		retention.Seconds(), batch, batch)
+	if err != nil {
+		return n, fmt.Errorf("clean automation executions: %w", err)
 	}
+	return n, nil
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/store"
 )
 
 // CleanupBatch is how many delivery records one cleanup statement deletes, so pruning a
@@ -30,17 +32,10 @@ func Cleanup(ctx context.Context, db bun.IDB, retention time.Duration, batch int
 	if batch <= 0 {
 		batch = CleanupBatch
 	}
-	var total int64
-	for {
-		res, err := db.NewRaw("DELETE FROM webhook_deliveries WHERE id IN ("+oldDeliveriesSQL+")",
-			retention.Seconds(), batch, batch).Exec(ctx)
-		if err != nil {
-			return total, fmt.Errorf("clean webhook deliveries: %w", err)
-		}
-		n, _ := res.RowsAffected()
-		total += n
-		if n < int64(batch) {
-			return total, nil
-		}
+	n, err := store.DeleteInBatches(ctx, db, batch, "DELETE FROM webhook_deliveries WHERE id IN ("+oldDeliveriesSQL+")",
+		retention.Seconds(), batch, batch)
+	if err != nil {
+		return n, fmt.Errorf("clean webhook deliveries: %w", err)
 	}
+	return n, nil
 }
