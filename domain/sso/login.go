@@ -91,7 +91,7 @@ func (s *Service) Finish(ctx context.Context, registration string, cb Callback, 
 	}
 	var refused *FlowError
 	var refusedUser *store.User
-	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	link := func(ctx context.Context, tx bun.Tx) error {
 		u, err := s.localUser(ctx, tx, p, who, meta)
 		if errors.As(err, &refused) {
 			refusedUser = u
@@ -107,7 +107,15 @@ func (s *Service) Finish(ctx context.Context, registration string, cb Callback, 
 		_, err = tx.ExecContext(ctx, `INSERT INTO sso_login_codes (code_hash, user_id, provider, expires_at)
 			VALUES (?, ?, ?, now() + make_interval(secs => ?))`, auth.HashToken(code), u.ID, p.id, CodeTTL.Seconds())
 		return err
-	})
+	}
+	err = store.InTx(ctx, s.db, link)
+	var dup *store.ConstraintError
+	if errors.As(store.Translate(err), &dup) && dup.Kind == "unique" {
+		// Two first logins of one new identity (two tabs, a double click) raced to
+		// provision it: the other committed the account, which this second try finds.
+		refused, refusedUser = nil, nil
+		err = store.InTx(ctx, s.db, link)
+	}
 	if err != nil {
 		return "", wrap("finish sso login", store.Translate(err))
 	}
