@@ -169,9 +169,10 @@ func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit i
 	page := make([]View, 0, min(limit, 64))
 	n := 0
 	var fields listFields
+	var sc listScan
 	for rows.Next() {
 		page = append(page, View{ProjectKey: p.Key})
-		if err := scanListRow(rows, &page[len(page)-1], &n, &fields); err != nil {
+		if err := scanListRow(rows, &page[len(page)-1], &n, &fields, &sc); err != nil {
 			rows.Close()
 			return nil, 0, fmt.Errorf("list issues: %w", err)
 		}
@@ -280,32 +281,43 @@ func (lf *listFields) decode(raw []byte) error {
 	return nil
 }
 
+// listScan holds scanListRow's destinations: one per page rather than one allocation
+// of each per row (every destination handed to Scan escapes to the heap).
+type listScan struct {
+	assignee, parent, sprint pgtype.UUID
+	ids, fields              [][16]byte
+	names, colors            []string
+	// The values' arrays are scanned into pgtype's flat arrays of its own types: pgx
+	// decodes those with one element plan per array, where slices of pointers
+	// ([]*string, []*time.Time) went through its reflection plan element by element.
+	texts, numbers, optionLabels pgtype.FlatArray[pgtype.Text]
+	dates                        pgtype.FlatArray[pgtype.Date]
+	bools                        pgtype.FlatArray[pgtype.Bool]
+	options                      pgtype.FlatArray[pgtype.UUID]
+	rawDefs                      []byte
+}
+
 // scanListRow reads one list row. Ids are scanned as raw 16-byte values: through
 // uuid.UUID's sql.Scanner pgx would format and parse every id as text.
-func scanListRow(rows pgx.Rows, v *View, total *int, lf *listFields) error {
-	var assignee, parent, sprint pgtype.UUID
-	var ids, fields [][16]byte
-	var names, colors []string
-	var texts, numbers, optionLabels []*string
-	var dates []*time.Time
-	var bools []*bool
-	var options []pgtype.UUID
-	var rawDefs []byte
+func scanListRow(rows pgx.Rows, v *View, total *int, lf *listFields, sc *listScan) error {
 	// The fields' JSON is the same on every row: only the first's is read.
-	var defsDst any = &rawDefs
+	var defsDst any = &sc.rawDefs
 	if lf.loaded {
 		defsDst = nil
 	}
 	err := rows.Scan((*[16]byte)(&v.ID), (*[16]byte)(&v.ProjectID), &v.Number, &v.Key, &v.Title, &v.Description, &v.Type,
-		&v.Priority, &v.StoryPoints, (*[16]byte)(&v.StatusID), &assignee, (*[16]byte)(&v.ReporterID), &parent, &v.DueDate,
-		&sprint, &v.SLAStartTime, &v.CreatedAt, &v.UpdatedAt, &v.StatusName, &v.StatusCategory, &v.AssigneeName,
-		&v.ReporterName, &v.SprintName, total, &ids, &names, &colors, &fields, &texts, &numbers, &dates, &bools, &options,
-		&optionLabels, defsDst)
+		&v.Priority, &v.StoryPoints, (*[16]byte)(&v.StatusID), &sc.assignee, (*[16]byte)(&v.ReporterID), &sc.parent,
+		&v.DueDate, &sc.sprint, &v.SLAStartTime, &v.CreatedAt, &v.UpdatedAt, &v.StatusName, &v.StatusCategory,
+		&v.AssigneeName, &v.ReporterName, &v.SprintName, total, &sc.ids, &sc.names, &sc.colors, &sc.fields, &sc.texts,
+		&sc.numbers, &sc.dates, &sc.bools, &sc.options, &sc.optionLabels, defsDst)
 	if err != nil {
 		return err
 	}
+	ids, names, colors, fields := sc.ids, sc.names, sc.colors, sc.fields
+	texts, numbers, dates, bools, options, optionLabels := sc.texts, sc.numbers, sc.dates, sc.bools, sc.options, sc.optionLabels
+	assignee, parent, sprint := sc.assignee, sc.parent, sc.sprint
 	if !lf.loaded {
-		if err := lf.decode(rawDefs); err != nil {
+		if err := lf.decode(sc.rawDefs); err != nil {
 			return err
 		}
 	}
@@ -330,10 +342,23 @@ func scanListRow(rows pgx.Rows, v *View, total *int, lf *listFields) error {
 			continue // a field created after the statement read the fields
 		}
 		cv := &v.CustomFields[i].Value
-		cv.Set, cv.Text, cv.Number, cv.Date, cv.Bool, cv.OptionID, cv.OptionLabel = true, texts[j], numbers[j], dates[j],
-			bools[j], optionalID(options[j]), optionLabels[j]
+		cv.Set, cv.Text, cv.Number, cv.OptionID, cv.OptionLabel = true, optionalText(texts[j]), optionalText(numbers[j]),
+			optionalID(options[j]), optionalText(optionLabels[j])
+		if d := dates[j]; d.Valid {
+			cv.Date = &d.Time
+		}
+		if b := bools[j]; b.Valid {
+			cv.Bool = &b.Bool
+		}
 	}
 	return nil
+}
+
+func optionalText(t pgtype.Text) *string {
+	if !t.Valid {
+		return nil
+	}
+	return &t.String
 }
 
 func optionalID(u pgtype.UUID) *uuid.UUID {
