@@ -72,9 +72,19 @@ func (s *Server) listIssues(c *fiber.Ctx) error {
 		content[i] = toIssueResponse(v)
 	}
 	// Encoded straight into the response buffer: a page is tens of kilobytes, and
-	// c.JSON would first copy it into a fresh slice.
+	// c.JSON would first copy it into a fresh slice. appendIssuePage writes what
+	// encoding/json would, without its reflection (api/issue_list_json.go).
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return json.NewEncoder(c.Response().BodyWriter()).Encode(newPage(content, pr, total))
+	pg := newPage(content, pr, total)
+	body := c.Response().BodyWriter()
+	buf := listBuffers.Get().(*[]byte)
+	defer listBuffers.Put(buf)
+	if raw, ok := appendIssuePage((*buf)[:0], pg); ok {
+		*buf = raw
+		_, err = body.Write(raw)
+		return err
+	}
+	return json.NewEncoder(body).Encode(pg)
 }
 
 func (s *Server) getIssue(c *fiber.Ctx) error {
