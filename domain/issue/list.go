@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -140,8 +141,7 @@ func (f Filter) keyColumns(t string) string {
 // listColumns are the columns of one list row, in scan order (see scanListRow).
 const listColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description, i.type, i.priority, i.story_points,
 	i.status_id, i.assignee_id, i.reporter_id, i.parent_id, i.due_date, i.sprint_id, i.sla_start_time, i.created_at,
-	i.updated_at, s.name, s.category, a.display_name, r.display_name, sp.name, k.total,
-	lab.ids, lab.names, lab.colors, val.fields, val.texts, val.numbers, val.dates, val.bools, val.options, val.labels`
+	i.updated_at, s.name, s.category, a.display_name, r.display_name, sp.name, k.total, lab.packed, val.packed`
 
 // List returns one page of p's issues matching f, with labels and custom field values,
 // and the total, in one query whatever the page holds (two with cf filters: the types
@@ -233,14 +233,17 @@ JOIN users AS r ON r.id = i.reporter_id
 LEFT JOIN users AS a ON a.id = i.assignee_id
 LEFT JOIN sprints AS sp ON sp.id = i.sprint_id
 LEFT JOIN LATERAL (
-	SELECT array_agg(l.id) AS ids, array_agg(l.name) AS names, array_agg(l.color) AS colors
+	SELECT string_agg(l.id::text || octet_length(l.name) || ':' || l.name || octet_length(l.color) || ':' || l.color, '') AS packed
 	FROM issue_labels AS il JOIN labels AS l ON l.id = il.label_id
 	WHERE il.issue_id = k.id
 ) AS lab ON true
 LEFT JOIN LATERAL (
-	SELECT array_agg(v.field_id) AS fields, array_agg(v.text_value) AS texts, array_agg(v.number_value::text) AS numbers,
-		array_agg(v.date_value) AS dates, array_agg(v.bool_value) AS bools, array_agg(v.option_id) AS options,
-		array_agg(o.label) AS labels
+	SELECT string_agg(v.field_id::text || CASE
+		WHEN v.text_value IS NOT NULL THEN 'T' || octet_length(v.text_value) || ':' || v.text_value
+		WHEN v.number_value IS NOT NULL THEN 'N' || v.number_value::text || ';'
+		WHEN v.date_value IS NOT NULL THEN 'D' || (v.date_value - date '2000-01-01') || ';'
+		WHEN v.bool_value IS NOT NULL THEN CASE WHEN v.bool_value THEN 'B1' ELSE 'B0' END
+		ELSE 'O' || v.option_id::text || coalesce(octet_length(o.label) || ':' || o.label, '-') END, '') AS packed
 	FROM custom_field_values AS v LEFT JOIN custom_field_options AS o ON o.id = v.option_id
 	WHERE v.issue_id = k.id AND EXISTS (SELECT FROM custom_fields AS d WHERE d.project_id = ` + project + `)
 ) AS val ON true
@@ -285,20 +288,15 @@ func (lf *listFields) decode(raw []byte) error {
 // of each per row (every destination handed to Scan escapes to the heap).
 type listScan struct {
 	assignee, parent, sprint pgtype.UUID
-	ids, fields              [][16]byte
-	names, colors            []string
-	// The values' arrays are scanned into pgtype's flat arrays of its own types: pgx
-	// decodes those with one element plan per array, where slices of pointers
-	// ([]*string, []*time.Time) went through its reflection plan element by element.
-	texts, numbers, optionLabels pgtype.FlatArray[pgtype.Text]
-	dates                        pgtype.FlatArray[pgtype.Date]
-	bools                        pgtype.FlatArray[pgtype.Bool]
-	options                      pgtype.FlatArray[pgtype.UUID]
-	rawDefs                      []byte
+	labels, values           pgtype.Text
+	rawDefs                  []byte
 }
 
 // scanListRow reads one list row. Ids are scanned as raw 16-byte values: through
-// uuid.UUID's sql.Scanner pgx would format and parse every id as text.
+// uuid.UUID's sql.Scanner pgx would format and parse every id as text. A row's labels
+// and custom field values each come as one packed text (see listStatement), parsed by
+// parseLabels and parseValues: pgx decoded the ten arrays they were before through an
+// array plan each, the most expensive part of the list.
 func scanListRow(rows pgx.Rows, v *View, total *int, lf *listFields, sc *listScan) error {
 	// The fields' JSON is the same on every row: only the first's is read.
 	var defsDst any = &sc.rawDefs
@@ -308,23 +306,18 @@ func scanListRow(rows pgx.Rows, v *View, total *int, lf *listFields, sc *listSca
 	err := rows.Scan((*[16]byte)(&v.ID), (*[16]byte)(&v.ProjectID), &v.Number, &v.Key, &v.Title, &v.Description, &v.Type,
 		&v.Priority, &v.StoryPoints, (*[16]byte)(&v.StatusID), &sc.assignee, (*[16]byte)(&v.ReporterID), &sc.parent,
 		&v.DueDate, &sc.sprint, &v.SLAStartTime, &v.CreatedAt, &v.UpdatedAt, &v.StatusName, &v.StatusCategory,
-		&v.AssigneeName, &v.ReporterName, &v.SprintName, total, &sc.ids, &sc.names, &sc.colors, &sc.fields, &sc.texts,
-		&sc.numbers, &sc.dates, &sc.bools, &sc.options, &sc.optionLabels, defsDst)
+		&v.AssigneeName, &v.ReporterName, &v.SprintName, total, &sc.labels, &sc.values, defsDst)
 	if err != nil {
 		return err
 	}
-	ids, names, colors, fields := sc.ids, sc.names, sc.colors, sc.fields
-	texts, numbers, dates, bools, options, optionLabels := sc.texts, sc.numbers, sc.dates, sc.bools, sc.options, sc.optionLabels
-	assignee, parent, sprint := sc.assignee, sc.parent, sc.sprint
 	if !lf.loaded {
 		if err := lf.decode(sc.rawDefs); err != nil {
 			return err
 		}
 	}
-	v.AssigneeID, v.ParentID, v.SprintID = optionalID(assignee), optionalID(parent), optionalID(sprint)
-	v.Labels = make([]LabelRef, len(ids))
-	for i := range ids {
-		v.Labels[i] = LabelRef{ID: ids[i], Name: names[i], Color: colors[i]}
+	v.AssigneeID, v.ParentID, v.SprintID = optionalID(sc.assignee), optionalID(sc.parent), optionalID(sc.sprint)
+	if v.Labels, err = parseLabels(sc.labels.String); err != nil {
+		return err
 	}
 	slices.SortFunc(v.Labels, func(a, b LabelRef) int {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
@@ -336,29 +329,160 @@ func scanListRow(rows pgx.Rows, v *View, total *int, lf *listFields, sc *listSca
 	for i := range lf.defs {
 		v.CustomFields[i].Field = &lf.defs[i]
 	}
-	for j, id := range fields {
-		i, ok := lf.index[id]
+	return parseValues(sc.values.String, func(field uuid.UUID) *customfield.Value {
+		i, ok := lf.index[field]
 		if !ok {
-			continue // a field created after the statement read the fields
+			return nil // a field created after the statement read the fields
 		}
-		cv := &v.CustomFields[i].Value
-		cv.Set, cv.Text, cv.Number, cv.OptionID, cv.OptionLabel = true, optionalText(texts[j]), optionalText(numbers[j]),
-			optionalID(options[j]), optionalText(optionLabels[j])
-		if d := dates[j]; d.Valid {
-			cv.Date = &d.Time
+		return &v.CustomFields[i].Value
+	})
+}
+
+// errPacked is a packed labels or values text the parser does not understand.
+var errPacked = errors.New("malformed packed list column")
+
+// packed reads the list's packed texts: ids as 36 characters of text, strings as their
+// byte length, a colon and the bytes. Strings are slices of the row's text, not copies.
+type packed struct{ s string }
+
+func (p *packed) id() (uuid.UUID, error) {
+	if len(p.s) < 36 {
+		return uuid.UUID{}, errPacked
+	}
+	id, err := uuid.Parse(p.s[:36])
+	p.s = p.s[36:]
+	return id, err
+}
+
+func (p *packed) byte() (byte, error) {
+	if p.s == "" {
+		return 0, errPacked
+	}
+	c := p.s[0]
+	p.s = p.s[1:]
+	return c, nil
+}
+
+// upto returns the text before the next c and moves past c.
+func (p *packed) upto(c byte) (string, error) {
+	i := strings.IndexByte(p.s, c)
+	if i < 0 {
+		return "", errPacked
+	}
+	v := p.s[:i]
+	p.s = p.s[i+1:]
+	return v, nil
+}
+
+func (p *packed) str() (string, error) {
+	n, err := p.upto(':')
+	if err != nil {
+		return "", err
+	}
+	size, err := strconv.Atoi(n)
+	if err != nil || size < 0 || size > len(p.s) {
+		return "", errPacked
+	}
+	v := p.s[:size]
+	p.s = p.s[size:]
+	return v, nil
+}
+
+// parseLabels reads a row's labels: per label its id, name and color.
+func parseLabels(s string) ([]LabelRef, error) {
+	p := packed{s}
+	out := make([]LabelRef, 0, strings.Count(s, "-")/4)
+	for p.s != "" {
+		var l LabelRef
+		var err error
+		if l.ID, err = p.id(); err != nil {
+			return nil, err
 		}
-		if b := bools[j]; b.Valid {
-			cv.Bool = &b.Bool
+		if l.Name, err = p.str(); err != nil {
+			return nil, err
+		}
+		if l.Color, err = p.str(); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// packedEpoch is the day the packed dates count from.
+var packedEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// parseValues reads a row's custom field values into the Value at(field) returns (nil:
+// skip it). Per value: the field id, then by type T and the text, N, the number and
+// ';', D, the days since 2000-01-01 and ';', B and 1 or 0, O, the option id and its
+// label (or '-' for none).
+func parseValues(s string, at func(uuid.UUID) *customfield.Value) error {
+	p := packed{s}
+	for p.s != "" {
+		field, err := p.id()
+		if err != nil {
+			return err
+		}
+		var v customfield.Value
+		tag, err := p.byte()
+		if err != nil {
+			return err
+		}
+		switch tag {
+		case 'T':
+			t, err := p.str()
+			if err != nil {
+				return err
+			}
+			v.Text = &t
+		case 'N':
+			n, err := p.upto(';')
+			if err != nil {
+				return err
+			}
+			v.Number = &n
+		case 'D':
+			n, err := p.upto(';')
+			if err != nil {
+				return err
+			}
+			days, err := strconv.Atoi(n)
+			if err != nil {
+				return errPacked
+			}
+			d := packedEpoch.AddDate(0, 0, days)
+			v.Date = &d
+		case 'B':
+			c, err := p.byte()
+			if err != nil {
+				return err
+			}
+			b := c == '1'
+			v.Bool = &b
+		case 'O':
+			option, err := p.id()
+			if err != nil {
+				return err
+			}
+			v.OptionID = &option
+			if strings.HasPrefix(p.s, "-") {
+				p.s = p.s[1:]
+			} else {
+				label, err := p.str()
+				if err != nil {
+					return err
+				}
+				v.OptionLabel = &label
+			}
+		default:
+			return errPacked
+		}
+		if dst := at(field); dst != nil {
+			v.Set = true
+			*dst = v
 		}
 	}
 	return nil
-}
-
-func optionalText(t pgtype.Text) *string {
-	if !t.Valid {
-		return nil
-	}
-	return &t.String
 }
 
 func optionalID(u pgtype.UUID) *uuid.UUID {
