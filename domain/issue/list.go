@@ -126,6 +126,18 @@ func (f Filter) order(t string) string {
 	return t + ".number ASC"
 }
 
+// reverseOrder is order read backwards (the orders are total: each ends with the
+// unique key number).
+func (f Filter) reverseOrder(t string) string {
+	switch {
+	case f.Sort == SortUpdated:
+		return t + ".updated_at ASC, " + t + ".number ASC"
+	case f.Overdue && f.Sort == "":
+		return t + ".due_date DESC, " + t + ".number DESC"
+	}
+	return t + ".number DESC"
+}
+
 // keyColumns are the columns of alias t the order reads: only those are selected with
 // the keys, so the key scan reads the order's index alone.
 func (f Filter) keyColumns(t string) string {
@@ -215,12 +227,39 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		total = "count(*) OVER ()"
 		count = "SELECT count(*) FROM issues AS i" + join + " WHERE i.project_id = " + project + where
 	}
-	query = `WITH k AS (
-	SELECT i.id, ` + f.keyColumns("i") + `, ` + total + ` AS total
+	var keys string
+	if where != "" {
+		keys = `SELECT i.id, ` + f.keyColumns("i") + `, ` + total + ` AS total
 	FROM issues AS i` + join + `
 	WHERE i.project_id = ` + project + where + `
 	ORDER BY ` + f.order("i") + `
-	LIMIT ` + strconv.Itoa(limit) + ` OFFSET (SELECT ` + ps.add(offset) + `::bigint)
+	LIMIT ` + strconv.Itoa(limit) + ` OFFSET (SELECT ` + ps.add(offset) + `::bigint)`
+	} else {
+		// Unfiltered, the total is known before the scan: a page in the second half is
+		// read from the far end of the order's index, skipping the entries after it
+		// rather than all before it, so the last page costs what the first does. Only
+		// one branch runs (each is gated by a one-time filter on n); both read the
+		// same snapshot as the total. The size stays a literal LIMIT of the scan (the
+		// partial last page is cut by the outer LIMIT): with a computed one the planner
+		// guesses a tenth of the project's issues and joins the page by hash joins.
+		size := strconv.Itoa(limit)
+		keys = `WITH n AS (SELECT ` + total + ` AS total, (SELECT ` + ps.add(offset) + `::bigint) AS skip)
+	(SELECT i.id, ` + f.keyColumns("i") + `, (SELECT total FROM n) AS total
+	FROM issues AS i
+	WHERE i.project_id = ` + project + ` AND (SELECT skip * 2 < total FROM n)
+	ORDER BY ` + f.order("i") + `
+	LIMIT ` + size + ` OFFSET (SELECT skip FROM n))
+	UNION ALL
+	(SELECT * FROM (
+		SELECT i.id, ` + f.keyColumns("i") + `, (SELECT total FROM n) AS total
+		FROM issues AS i
+		WHERE i.project_id = ` + project + ` AND (SELECT skip * 2 >= total FROM n)
+		ORDER BY ` + f.reverseOrder("i") + `
+		LIMIT ` + size + ` OFFSET (SELECT greatest(0, total - skip - ` + size + `) FROM n)
+	) AS r LIMIT (SELECT greatest(0, least(` + size + `, total - skip)) FROM n))`
+	}
+	query = `WITH k AS (
+	` + keys + `
 )
 SELECT ` + listColumns + `, (
 	SELECT json_agg(json_build_array(d.id, d.name, d.type, d.required) ORDER BY d.sort_order, d.created_at, d.id)

@@ -91,3 +91,46 @@ func TestListLabelsAndValuesMatchGet(t *testing.T) {
 		}
 	}
 }
+
+// TestListPagesFromBothEnds proves every page of the unfiltered list, in both orders,
+// holds exactly its rows of the whole ordered list, whether it is read from the start of
+// the order's index (first half) or from its end (second half), with a partial last
+// page, and that a page past the end is empty but carries the total.
+func TestListPagesFromBothEnds(t *testing.T) {
+	t.Parallel()
+	b := setup(t, storetest.PackageDB(t))
+	svc := issue.NewService(b.db, bus(t, b.db, nil))
+	const n = 23
+	// Updated times collide in pairs, so the number breaks the tie of the update order.
+	_, err := b.db.Pool.Exec(b.ctx, `INSERT INTO issues (project_id, number, key, title, status_id, reporter_id, updated_at)
+		SELECT $1, g, $2 || '-' || g, 'I', $3, $4, timestamptz '2026-01-01' + make_interval(mins => (g * 7) % 12)
+		FROM generate_series(1, $5::int) AS g`, b.project.ID, b.project.Key, b.todo, b.owner.UserID, n)
+	require.NoError(t, err)
+	for _, sort := range []struct{ name, order string }{
+		{issue.SortCreated, "number"}, {issue.SortUpdated, "updated_at DESC, number DESC"},
+	} {
+		var want []int
+		rows, err := b.db.Pool.Query(b.ctx, "SELECT number FROM issues WHERE project_id = $1 ORDER BY "+sort.order, b.project.ID)
+		require.NoError(t, err)
+		for rows.Next() {
+			var x int
+			require.NoError(t, rows.Scan(&x))
+			want = append(want, x)
+		}
+		require.NoError(t, rows.Err())
+		require.Len(t, want, n)
+		for _, size := range []int{5, 7, 23, 50} {
+			var got []int
+			for offset := 0; offset <= n+size; offset += size {
+				views, total, err := svc.List(b.ctx, b.project, issue.Filter{Sort: sort.name}, offset, size)
+				require.NoError(t, err)
+				require.Equal(t, n, total, "%s size %d offset %d", sort.name, size, offset)
+				require.Len(t, views, max(0, min(size, n-offset)), "%s size %d offset %d", sort.name, size, offset)
+				for _, v := range views {
+					got = append(got, v.Number)
+				}
+			}
+			require.Equal(t, want, got, "%s size %d", sort.name, size)
+		}
+	}
+}
