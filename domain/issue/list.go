@@ -116,26 +116,24 @@ func (f Filter) where(ps *params, today time.Time) string {
 
 // order is the list order on the columns of alias t: key number, last change first, or
 // due date for overdue.
-func (f Filter) order(t string) string {
-	switch {
-	case f.Sort == SortUpdated:
-		return t + ".updated_at DESC, " + t + ".number DESC"
-	case f.Overdue && f.Sort == "":
-		return t + ".due_date ASC, " + t + ".number ASC"
-	}
-	return t + ".number ASC"
-}
+func (f Filter) order(t string) string { return f.orderBy(t, false) }
 
 // reverseOrder is order read backwards (the orders are total: each ends with the
 // unique key number).
-func (f Filter) reverseOrder(t string) string {
+func (f Filter) reverseOrder(t string) string { return f.orderBy(t, true) }
+
+func (f Filter) orderBy(t string, reverse bool) string {
+	asc, desc := " ASC", " DESC"
+	if reverse {
+		asc, desc = desc, asc
+	}
 	switch {
 	case f.Sort == SortUpdated:
-		return t + ".updated_at ASC, " + t + ".number ASC"
+		return t + ".updated_at" + desc + ", " + t + ".number" + desc
 	case f.Overdue && f.Sort == "":
-		return t + ".due_date DESC, " + t + ".number DESC"
+		return t + ".due_date" + asc + ", " + t + ".number" + asc
 	}
-	return t + ".number DESC"
+	return t + ".number" + asc
 }
 
 // keyColumns are the columns of alias t the order reads: only those are selected with
