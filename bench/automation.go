@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -182,57 +181,22 @@ const emitConns = 16
 func emitAutomationEvents(ctx context.Context, db *store.DB, bus *event.Bus, s *seeded, issues []benchIssue, from, n, rate, batch int) error {
 	batch = max(batch, 1)
 	batches := (n + batch - 1) / batch
-	var interval time.Duration
-	if rate > 0 {
-		interval = time.Duration(float64(time.Second) * float64(batch) / float64(rate))
-	}
-	ch := make(chan int)
-	errCh := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range emitConns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range ch {
-				first := from + b*batch
-				evs := make([]event.Event, 0, batch)
-				for i := first; i < min(first+batch, from+n); i++ {
-					evs = append(evs, benchEvent(i, issues[i%len(issues)], s))
-				}
-				tx, err := db.Bun.BeginTx(ctx, nil)
-				if err == nil {
-					if err = bus.Emit(ctx, tx, evs...); err != nil {
-						_ = tx.Rollback()
-					} else {
-						err = tx.Commit()
-					}
-				}
-				if err != nil {
-					select {
-					case errCh <- err:
-					default:
-					}
-				}
-			}
-		}()
-	}
-	start := time.Now()
-	for b := range batches {
-		if interval > 0 {
-			if wait := time.Until(start.Add(time.Duration(b) * interval)); wait > 0 {
-				time.Sleep(wait)
-			}
+	return paced(batches, batch, rate, emitConns, func(b int) error {
+		first := from + b*batch
+		evs := make([]event.Event, 0, batch)
+		for i := first; i < min(first+batch, from+n); i++ {
+			evs = append(evs, benchEvent(i, issues[i%len(issues)], s))
 		}
-		ch <- b
-	}
-	close(ch)
-	wg.Wait()
-	select {
-	case err := <-errCh:
-		return err
-	default:
-		return nil
-	}
+		tx, err := db.Bun.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := bus.Emit(ctx, tx, evs...); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
 }
 
 // awaitAutomation waits until no evaluation job is left to run (the chains the

@@ -302,19 +302,26 @@ func (d deliverResult) pct(p float64) time.Duration {
 // the other phases, this one measures the delivery pipeline.
 func emitEvents(ctx context.Context, db *store.DB, bus *event.Bus, s *seeded, recv *receiver, o deliverOptions) error {
 	batches := (o.events + o.batch - 1) / o.batch
+	return paced(batches, o.batch, o.rate, 8, func(b int) error { return emitBatch(ctx, db, bus, s, recv, b, o) })
+}
+
+// paced calls emit for batches 0..batches-1 from conns goroutines, starting batch b no
+// earlier than b×size/rate seconds after the first (rate 0: as fast as they go), and
+// returns the first error any call returned, once every batch is done.
+func paced(batches, size, rate, conns int, emit func(b int) error) error {
 	var interval time.Duration
-	if o.rate > 0 {
-		interval = time.Duration(float64(time.Second) * float64(o.batch) / float64(o.rate))
+	if rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(size) / float64(rate))
 	}
-	jobsCh := make(chan int)
+	ch := make(chan int)
 	errCh := make(chan error, 1)
 	var wg sync.WaitGroup
-	for range 8 {
+	for range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for b := range jobsCh {
-				if err := emitBatch(ctx, db, bus, s, recv, b, o); err != nil {
+			for b := range ch {
+				if err := emit(b); err != nil {
 					select {
 					case errCh <- err:
 					default:
@@ -330,9 +337,9 @@ func emitEvents(ctx context.Context, db *store.DB, bus *event.Bus, s *seeded, re
 				time.Sleep(wait)
 			}
 		}
-		jobsCh <- b
+		ch <- b
 	}
-	close(jobsCh)
+	close(ch)
 	wg.Wait()
 	select {
 	case err := <-errCh:
