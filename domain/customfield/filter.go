@@ -97,31 +97,33 @@ func Resolve(ctx context.Context, db bun.IDB, projectID uuid.UUID, filters []Fil
 // likeEscaper makes user text literal inside an ILIKE pattern.
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
-// SQL is the condition on the issue whose id is the SQL expression issueID: the
-// issues holding the value, read from the value side (the indexes of migration 0024
-// on field and value), never by reading every issue's values. arg adds a statement
-// argument and returns its placeholder.
-func (c Condition) SQL(issueID string, arg func(any) string) string {
-	in := func(cond string) string {
-		return issueID + " IN (SELECT v.issue_id FROM custom_field_values AS v WHERE v.field_id = " + arg(c.FieldID) +
-			" AND " + cond + ")"
+// SQL is the condition on the issue row aliased issue, answered from indexes, never by
+// reading every issue's values: an equality (NUMBER, DATE, DROPDOWN, ticked CHECKBOX)
+// is a containment in the row's custom_keys (the issues_custom_keys GIN index, which
+// intersects any number of them in one scan; migration 0027), a TEXT substring a search
+// of the values' trigram index. arg adds a statement argument and returns its
+// placeholder. The compared JSON is built in SQL with the same casts the triggers
+// write custom_keys with, so 1.50 finds 1.5 and a date is its ISO text.
+func (c Condition) SQL(issue string, arg func(any) string) string {
+	contains := func(value string) string {
+		return issue + ".custom_keys @> jsonb_build_object(" + arg(c.FieldID.String()) + "::text, " + value + ")"
 	}
 	switch c.Type {
 	case TypeText:
-		return in("v.text_value ILIKE " + arg("%"+likeEscaper.Replace(c.Text)+"%"))
+		return issue + ".id IN (SELECT v.issue_id FROM custom_field_values AS v WHERE v.field_id = " + arg(c.FieldID) +
+			" AND v.text_value ILIKE " + arg("%"+likeEscaper.Replace(c.Text)+"%") + ")"
 	case TypeNumber:
-		return in("v.number_value = " + arg(c.Number) + "::numeric")
+		return contains(arg(c.Number) + "::numeric")
 	case TypeDate:
-		return in("v.date_value = " + arg(c.Date.Format(time.DateOnly)) + "::date")
+		return contains(arg(c.Date.Format(time.DateOnly)) + "::date")
 	case TypeDropdown:
-		return in("v.option_id = " + arg(c.Option))
+		return contains(arg(c.Option) + "::uuid")
 	case TypeCheckbox:
 		if c.Bool {
-			return in("v.bool_value")
+			return contains("true")
 		}
 		// Unticked: no value, or a stored false.
-		return "NOT EXISTS (SELECT 1 FROM custom_field_values AS v WHERE v.issue_id = " + issueID +
-			" AND v.field_id = " + arg(c.FieldID) + " AND v.bool_value)"
+		return "NOT coalesce(" + contains("true") + ", false)"
 	}
 	return "false"
 }

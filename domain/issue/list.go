@@ -151,7 +151,7 @@ func (f Filter) keyColumns(t string) string {
 // listColumns are the columns of one list row, in scan order (see scanListRow).
 const listColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description, i.type, i.priority, i.story_points,
 	i.status_id, i.assignee_id, i.reporter_id, i.parent_id, i.due_date, i.sprint_id, i.sla_start_time, i.created_at,
-	i.updated_at, s.name, s.category, a.display_name, r.display_name, sp.name, k.total, lab.packed, val.packed`
+	i.updated_at, s.name, s.category, a.display_name, r.display_name, sp.name, k.total, lab.packed, i.custom_packed`
 
 // List returns one page of p's issues matching f, with labels and custom field values,
 // and the total, in one query whatever the page holds (two with cf filters: the types
@@ -213,7 +213,7 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	project := ps.add(p.ID)
 	where := f.where(&ps, today)
 	for _, c := range conds {
-		where += " AND " + c.SQL("i.id", ps.add)
+		where += " AND " + c.SQL("i", ps.add)
 	}
 	join := ""
 	if f.Overdue {
@@ -226,13 +226,25 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		count = "SELECT count(*) FROM issues AS i" + join + " WHERE i.project_id = " + project + where
 	}
 	var keys string
-	if where != "" {
+	switch {
+	case len(conds) > 0:
+		// The matches are found first, on their own (OFFSET 0 keeps the planner from
+		// merging the two levels): the cf containments are one scan of the GIN index,
+		// and every match is read for the total anyway, so sorting them beats walking
+		// the order's index and testing each issue, which the planner otherwise picks
+		// when it expects many matches.
+		keys = `SELECT m.id, ` + f.keyColumns("m") + `, ` + total + ` AS total
+	FROM (SELECT i.id, ` + f.keyColumns("i") + ` FROM issues AS i` + join + `
+		WHERE i.project_id = ` + project + where + ` OFFSET 0) AS m
+	ORDER BY ` + f.order("m") + `
+	LIMIT ` + strconv.Itoa(limit) + ` OFFSET (SELECT ` + ps.add(offset) + `::bigint)`
+	case where != "":
 		keys = `SELECT i.id, ` + f.keyColumns("i") + `, ` + total + ` AS total
 	FROM issues AS i` + join + `
 	WHERE i.project_id = ` + project + where + `
 	ORDER BY ` + f.order("i") + `
 	LIMIT ` + strconv.Itoa(limit) + ` OFFSET (SELECT ` + ps.add(offset) + `::bigint)`
-	} else {
+	default:
 		// Unfiltered, the total is known before the scan: a page in the second half is
 		// read from the far end of the order's index, skipping the entries after it
 		// rather than all before it, so the last page costs what the first does. Only
@@ -240,18 +252,36 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		// same snapshot as the total. The size stays a literal LIMIT of the scan (the
 		// partial last page is cut by the outer LIMIT): with a computed one the planner
 		// guesses a tenth of the project's issues and joins the page by hash joins.
+		//
+		// In key order, a project whose numbers have no gap (nothing deleted: as many
+		// issues as the highest number, and numbers are unique and positive) holds
+		// exactly the numbers 1 to total, so the page starting at skip is the issues
+		// numbered above skip: one range of the index, nothing skipped at all.
 		size := strconv.Itoa(limit)
-		keys = `WITH n AS (SELECT ` + total + ` AS total, (SELECT ` + ps.add(offset) + `::bigint) AS skip)
+		dense, gapped, denseColumn := "", "", ""
+		if f.Sort != SortUpdated {
+			denseColumn = `, total = (SELECT coalesce(max(number), 0) FROM issues WHERE project_id = ` + project + `) AS dense`
+			dense = `
 	(SELECT i.id, ` + f.keyColumns("i") + `, (SELECT total FROM n) AS total
 	FROM issues AS i
-	WHERE i.project_id = ` + project + ` AND (SELECT skip * 2 < total FROM n)
+	WHERE i.project_id = ` + project + ` AND i.number > (SELECT skip FROM n) AND (SELECT dense FROM n)
+	ORDER BY ` + f.order("i") + `
+	LIMIT ` + size + `)
+	UNION ALL`
+			gapped = "NOT dense AND "
+		}
+		keys = `WITH n AS (SELECT *` + denseColumn + `
+		FROM (SELECT ` + total + ` AS total, (SELECT ` + ps.add(offset) + `::bigint) AS skip) AS t)` + dense + `
+	(SELECT i.id, ` + f.keyColumns("i") + `, (SELECT total FROM n) AS total
+	FROM issues AS i
+	WHERE i.project_id = ` + project + ` AND (SELECT ` + gapped + `skip * 2 < total FROM n)
 	ORDER BY ` + f.order("i") + `
 	LIMIT ` + size + ` OFFSET (SELECT skip FROM n))
 	UNION ALL
 	(SELECT * FROM (
 		SELECT i.id, ` + f.keyColumns("i") + `, (SELECT total FROM n) AS total
 		FROM issues AS i
-		WHERE i.project_id = ` + project + ` AND (SELECT skip * 2 >= total FROM n)
+		WHERE i.project_id = ` + project + ` AND (SELECT ` + gapped + `skip * 2 >= total FROM n)
 		ORDER BY ` + f.reverseOrder("i") + `
 		LIMIT ` + size + ` OFFSET (SELECT greatest(0, total - skip - ` + size + `) FROM n)
 	) AS r LIMIT (SELECT greatest(0, least(` + size + `, total - skip)) FROM n))`
@@ -260,7 +290,9 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	` + keys + `
 )
 SELECT ` + listColumns + `, (
-	SELECT json_agg(json_build_array(d.id, d.name, d.type, d.required) ORDER BY d.sort_order, d.created_at, d.id)
+	SELECT json_agg(json_build_array(d.id, d.name, d.type, d.required, (
+		SELECT json_agg(json_build_array(o.id, o.label)) FROM custom_field_options AS o WHERE o.field_id = d.id
+	)) ORDER BY d.sort_order, d.created_at, d.id)
 	FROM custom_fields AS d WHERE d.project_id = ` + project + `
 ) AS defs
 FROM k
@@ -274,16 +306,6 @@ LEFT JOIN LATERAL (
 	FROM issue_labels AS il JOIN labels AS l ON l.id = il.label_id
 	WHERE il.issue_id = k.id
 ) AS lab ON true
-LEFT JOIN LATERAL (
-	SELECT string_agg(v.field_id::text || CASE
-		WHEN v.text_value IS NOT NULL THEN 'T' || octet_length(v.text_value) || ':' || v.text_value
-		WHEN v.number_value IS NOT NULL THEN 'N' || v.number_value::text || ';'
-		WHEN v.date_value IS NOT NULL THEN 'D' || (v.date_value - date '2000-01-01') || ';'
-		WHEN v.bool_value IS NOT NULL THEN CASE WHEN v.bool_value THEN 'B1' ELSE 'B0' END
-		ELSE 'O' || v.option_id::text || coalesce(octet_length(o.label) || ':' || o.label, '-') END, '') AS packed
-	FROM custom_field_values AS v LEFT JOIN custom_field_options AS o ON o.id = v.option_id
-	WHERE v.issue_id = k.id AND EXISTS (SELECT FROM custom_fields AS d WHERE d.project_id = ` + project + `)
-) AS val ON true
 ORDER BY ` + f.order("k")
 	return query, count, ps
 }
@@ -294,29 +316,54 @@ type listFields struct {
 	loaded bool
 	defs   []customfield.Definition
 	index  map[uuid.UUID]int
+	// labels are the DROPDOWN options' labels by option id: the rows' packed values
+	// name options by id only (migration 0027).
+	labels map[uuid.UUID]*string
 }
 
-// decode reads the fields' JSON, [[id, name, type, required], ...] in the fields'
-// order (null: none).
+// listField is one field as the statement's JSON tuple holds it.
+type listField struct {
+	ID       uuid.UUID
+	Name     string
+	Type     string
+	Required bool
+	Options  [][2]string
+}
+
+// decode reads the fields' JSON, [[id, name, type, required, [[option id, label],
+// ...] or null], ...] in the fields' order (null: none).
 func (lf *listFields) decode(raw []byte) error {
 	lf.loaded = true
 	if raw == nil {
 		return nil
 	}
-	var rows [][4]any
-	if err := json.Unmarshal(raw, &rows); err != nil {
+	var tuples [][5]json.RawMessage
+	if err := json.Unmarshal(raw, &tuples); err != nil {
 		return fmt.Errorf("custom fields: %w", err)
+	}
+	rows := make([]listField, len(tuples))
+	for i, t := range tuples {
+		r := &rows[i]
+		for j, dst := range []any{&r.ID, &r.Name, &r.Type, &r.Required, &r.Options} {
+			if err := json.Unmarshal(t[j], dst); err != nil {
+				return fmt.Errorf("custom fields: %w", err)
+			}
+		}
 	}
 	lf.defs = make([]customfield.Definition, len(rows))
 	lf.index = make(map[uuid.UUID]int, len(rows))
+	lf.labels = map[uuid.UUID]*string{}
 	for i, r := range rows {
-		id, err := uuid.Parse(fmt.Sprint(r[0]))
-		if err != nil {
-			return fmt.Errorf("custom fields: %w", err)
+		lf.defs[i] = customfield.Definition{ID: r.ID, Name: r.Name, Type: r.Type, Required: r.Required}
+		lf.index[r.ID] = i
+		for _, o := range r.Options {
+			id, err := uuid.Parse(o[0])
+			if err != nil {
+				return fmt.Errorf("custom fields: %w", err)
+			}
+			label := o[1]
+			lf.labels[id] = &label
 		}
-		req, _ := r[3].(bool)
-		lf.defs[i] = customfield.Definition{ID: id, Name: fmt.Sprint(r[1]), Type: fmt.Sprint(r[2]), Required: req}
-		lf.index[id] = i
 	}
 	return nil
 }
@@ -366,13 +413,20 @@ func scanListRow(rows pgx.Rows, v *View, total *int, lf *listFields, sc *listSca
 	for i := range lf.defs {
 		v.CustomFields[i].Field = &lf.defs[i]
 	}
-	return parseValues(sc.values.String, func(field uuid.UUID) *customfield.Value {
+	err = parseValues(sc.values.String, func(field uuid.UUID) *customfield.Value {
 		i, ok := lf.index[field]
 		if !ok {
 			return nil // a field created after the statement read the fields
 		}
 		return &v.CustomFields[i].Value
 	})
+	for i := range v.CustomFields {
+		if cf := &v.CustomFields[i]; cf.OptionID != nil && cf.OptionLabel == nil {
+			// Shared by every row naming the option; nothing writes through it.
+			cf.OptionLabel = lf.labels[*cf.OptionID]
+		}
+	}
+	return err
 }
 
 // errPacked is a packed labels or values text the parser does not understand.

@@ -1,12 +1,14 @@
 package issue_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskweave/taskweave/domain/customfield"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/store/storetest"
 )
@@ -106,31 +108,149 @@ func TestListPagesFromBothEnds(t *testing.T) {
 		SELECT $1, g, $2 || '-' || g, 'I', $3, $4, timestamptz '2026-01-01' + make_interval(mins => (g * 7) % 12)
 		FROM generate_series(1, $5::int) AS g`, b.project.ID, b.project.Key, b.todo, b.owner.UserID, n)
 	require.NoError(t, err)
-	for _, sort := range []struct{ name, order string }{
-		{issue.SortCreated, "number"}, {issue.SortUpdated, "updated_at DESC, number DESC"},
-	} {
-		var want []int
-		rows, err := b.db.Pool.Query(b.ctx, "SELECT number FROM issues WHERE project_id = $1 ORDER BY "+sort.order, b.project.ID)
-		require.NoError(t, err)
-		for rows.Next() {
-			var x int
-			require.NoError(t, rows.Scan(&x))
-			want = append(want, x)
-		}
-		require.NoError(t, rows.Err())
-		require.Len(t, want, n)
-		for _, size := range []int{5, 7, 23, 50} {
-			var got []int
-			for offset := 0; offset <= n+size; offset += size {
-				views, total, err := svc.List(b.ctx, b.project, issue.Filter{Sort: sort.name}, offset, size)
-				require.NoError(t, err)
-				require.Equal(t, n, total, "%s size %d offset %d", sort.name, size, offset)
-				require.Len(t, views, max(0, min(size, n-offset)), "%s size %d offset %d", sort.name, size, offset)
-				for _, v := range views {
-					got = append(got, v.Number)
-				}
+	// In key order, numbers 1 to n without a gap are read as a range from the page's
+	// first number; with gaps, by skipping index entries. Both must give the same pages.
+	check := func(stage string, n int) {
+		t.Helper()
+		for _, sort := range []struct{ name, order string }{
+			{issue.SortCreated, "number"}, {issue.SortUpdated, "updated_at DESC, number DESC"},
+		} {
+			var want []int
+			rows, err := b.db.Pool.Query(b.ctx, "SELECT number FROM issues WHERE project_id = $1 ORDER BY "+sort.order, b.project.ID)
+			require.NoError(t, err)
+			for rows.Next() {
+				var x int
+				require.NoError(t, rows.Scan(&x))
+				want = append(want, x)
 			}
-			require.Equal(t, want, got, "%s size %d", sort.name, size)
+			require.NoError(t, rows.Err())
+			require.Len(t, want, n, stage)
+			for _, size := range []int{5, 7, 23, 50} {
+				var got []int
+				for offset := 0; offset <= n+size; offset += size {
+					views, total, err := svc.List(b.ctx, b.project, issue.Filter{Sort: sort.name}, offset, size)
+					require.NoError(t, err)
+					require.Equal(t, n, total, "%s: %s size %d offset %d", stage, sort.name, size, offset)
+					require.Len(t, views, max(0, min(size, n-offset)), "%s: %s size %d offset %d", stage, sort.name, size, offset)
+					for _, v := range views {
+						got = append(got, v.Number)
+					}
+				}
+				require.Equal(t, want, got, "%s: %s size %d", stage, sort.name, size)
+			}
 		}
 	}
+	check("numbers without a gap", n)
+	_, err = b.db.Pool.Exec(b.ctx, "DELETE FROM issues WHERE project_id = $1 AND number IN (3, 10, 11)", b.project.ID)
+	require.NoError(t, err)
+	check("numbers 3, 10 and 11 deleted", n-3)
+	_, err = b.db.Pool.Exec(b.ctx, "DELETE FROM issues WHERE project_id = $1 AND number < 12", b.project.ID)
+	require.NoError(t, err)
+	check("numbers 1 to 11 deleted", n-11)
+}
+
+// TestListCopiesFollowValueChanges proves the issue row's copies of its custom field
+// values (custom_packed for the list, custom_keys for the cf filter; migration 0027's
+// triggers) follow every way a value changes: set, updated, deleted, an option renamed
+// (labels come with the definitions), an option or a whole field deleted by cascade.
+// After each change the list reads what Get reads and each filter finds exactly the
+// issues holding the value, numbers compared as numbers (7.50 is 7.5).
+func TestListCopiesFollowValueChanges(t *testing.T) {
+	t.Parallel()
+	b := setup(t, storetest.PackageDB(t))
+	svc := issue.NewService(b.db, bus(t, b.db, nil))
+	exec := func(q string, args ...any) {
+		t.Helper()
+		_, err := b.db.Pool.Exec(b.ctx, q, args...)
+		require.NoError(t, err)
+	}
+	field := func(name, typ string, order int) uuid.UUID {
+		id := uuid.New()
+		exec("INSERT INTO custom_fields (id, project_id, name, type, sort_order) VALUES ($1, $2, $3, $4, $5)", id, b.project.ID, name, typ, order)
+		return id
+	}
+	number, drop, check, due := field("Est", "NUMBER", 1), field("Sev", "DROPDOWN", 2), field("Blocked", "CHECKBOX", 3),
+		field("Due", "DATE", 4)
+	optA, optB := uuid.New(), uuid.New()
+	exec("INSERT INTO custom_field_options (id, field_id, label) VALUES ($1, $3, 'A'), ($2, $3, 'B')", optA, optB, drop)
+	var ids [3]uuid.UUID
+	for i := range ids {
+		v, err := svc.Create(b.ctx, b.project, b.owner, issue.NewIssue{Title: "I", Type: issue.TypeTask, Priority: issue.PriorityLow})
+		require.NoError(t, err)
+		ids[i] = v.ID
+	}
+	// One statement writes several issues' values, as a bulk change would.
+	exec(`INSERT INTO custom_field_values (issue_id, field_id, number_value, option_id, bool_value, date_value)
+		VALUES ($1, $3, 7.50, NULL, NULL, NULL), ($1, $4, NULL, $6, NULL, NULL), ($1, $5, NULL, NULL, true, NULL),
+			($2, $3, 7, NULL, NULL, NULL), ($2, $4, NULL, $7, NULL, NULL), ($2, $5, NULL, NULL, false, NULL),
+			($2, $8, NULL, NULL, NULL, '2026-03-01')`,
+		ids[0], ids[1], number, drop, check, optA, optB, due)
+
+	// found lists the issues matching one cf filter, by index in ids.
+	found := func(f uuid.UUID, value string) []int {
+		t.Helper()
+		views, total, err := svc.List(b.ctx, b.project, issue.Filter{CustomFields: []customfield.Filter{{FieldID: f, Value: value}}}, 0, 50)
+		require.NoError(t, err)
+		require.Len(t, views, total)
+		out := []int{}
+		for _, v := range views {
+			out = append(out, slices.Index(ids[:], v.ID))
+		}
+		return out
+	}
+	// sameAsGet: the list's values are Get's, and labels come out of the definitions.
+	sameAsGet := func(stage string) map[uuid.UUID][]customfield.FieldValue {
+		t.Helper()
+		views, _, err := svc.List(b.ctx, b.project, issue.Filter{}, 0, 50)
+		require.NoError(t, err)
+		out := map[uuid.UUID][]customfield.FieldValue{}
+		for _, v := range views {
+			got, err := svc.Get(b.ctx, b.project, issue.Ref{ID: v.ID})
+			require.NoError(t, err)
+			require.Equal(t, len(got.CustomFields), len(v.CustomFields), stage)
+			for j := range got.CustomFields {
+				require.Equal(t, got.CustomFields[j].Value, v.CustomFields[j].Value, "%s: field %d", stage, j)
+			}
+			out[v.ID] = v.CustomFields
+		}
+		return out
+	}
+
+	vals := sameAsGet("set")
+	require.Equal(t, "A", *vals[ids[0]][1].OptionLabel)
+	require.Equal(t, []int{0}, found(number, "7.5"))
+	require.Equal(t, []int{0}, found(number, "7.500"))
+	require.Equal(t, []int{1}, found(number, "7"))
+	require.Equal(t, []int{0}, found(drop, optA.String()))
+	require.Equal(t, []int{0}, found(check, "true"))
+	require.Equal(t, []int{1, 2}, found(check, "false"))
+	require.Equal(t, []int{1}, found(due, "2026-03-01"))
+	require.Equal(t, []int{}, found(due, "2026-03-02"))
+
+	exec("UPDATE custom_field_options SET label = 'Alpha' WHERE id = $1", optA)
+	exec("UPDATE custom_field_values SET number_value = 8 WHERE issue_id = $1 AND field_id = $2", ids[0], number)
+	vals = sameAsGet("option renamed, number updated")
+	require.Equal(t, "Alpha", *vals[ids[0]][1].OptionLabel)
+	require.Equal(t, []int{}, found(number, "7.5"))
+	require.Equal(t, []int{0}, found(number, "8"))
+
+	exec("DELETE FROM custom_field_options WHERE id = $1", optA)
+	exec("DELETE FROM custom_field_values WHERE issue_id = $1 AND field_id = $2", ids[1], due)
+	vals = sameAsGet("option deleted, date cleared")
+	require.False(t, vals[ids[0]][1].Set)
+	require.Equal(t, []int{1}, found(drop, optB.String()))
+	require.Equal(t, []int{}, found(due, "2026-03-01"))
+
+	exec("DELETE FROM custom_fields WHERE id = $1", check)
+	sameAsGet("field deleted")
+	var left int
+	require.NoError(t, b.db.Pool.QueryRow(b.ctx, `SELECT count(*) FROM issues
+		WHERE project_id = $1 AND (custom_keys ? $2 OR custom_packed LIKE '%' || $2 || '%')`, b.project.ID, check.String()).Scan(&left))
+	require.Zero(t, left, "no issue row keeps a copy of the deleted field's values")
+
+	exec("DELETE FROM custom_field_values WHERE issue_id = $1", ids[1])
+	var packed, keys *string
+	require.NoError(t, b.db.Pool.QueryRow(b.ctx, "SELECT custom_packed, custom_keys::text FROM issues WHERE id = $1", ids[1]).Scan(&packed, &keys))
+	require.Nil(t, packed, "an issue without values has no copy")
+	require.Nil(t, keys)
 }

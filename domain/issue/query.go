@@ -11,11 +11,18 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
+// viewColumns are the issue row's columns a View holds: named, since the row also
+// carries the list's copy of its custom field values (custom_packed, custom_keys),
+// which no View reads.
+const viewColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description, i.type, i.priority,
+	i.story_points, i.status_id, i.assignee_id, i.reporter_id, i.parent_id, i.due_date, i.sprint_id,
+	i.sla_start_time, i.created_at, i.updated_at`
+
 // selectView selects issues (alias i) with the names a response shows, in one query:
 // status, reporter, assignee and sprint are joined, never looked up per row.
 func selectView(db bun.IDB, dst any) *bun.SelectQuery {
 	return db.NewSelect().Model(dst).
-		ColumnExpr("i.*").
+		ColumnExpr(viewColumns).
 		ColumnExpr("s.name AS status_name, s.category AS status_category").
 		ColumnExpr("a.display_name AS assignee_name, r.display_name AS reporter_name, sp.name AS sprint_name").
 		Join("JOIN workflow_statuses AS s ON s.id = i.status_id").
