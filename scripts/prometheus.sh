@@ -71,7 +71,13 @@ if [[ ! -e $policy ]]; then
 	chmod 755 "$policy"
 	own_policy=1
 fi
-cleanup() { [[ -n $own_policy ]] && rm -f "$policy"; }
+# An if, not `[[ … ]] && rm`: the trap's last status becomes the script's, and a false
+# test there failed a successful install whenever the policy was not ours.
+cleanup() {
+	if [[ -n $own_policy ]]; then
+		rm -f "$policy"
+	fi
+}
 trap cleanup EXIT
 apt-get update -qq >&2 || die "apt-get update failed"
 apt-get install -y -qq --no-install-recommends prometheus >&2 || die "apt-get install prometheus failed"
