@@ -84,7 +84,7 @@ func TestIssueCreateStatements(t *testing.T) {
 				out[i] = "jobs"
 			case strings.Contains(s, "PGNotifyMany"):
 				out[i] = "notify"
-			case strings.HasPrefix(s, "SELECT project.*"):
+			case strings.HasPrefix(s, "SELECT p.id, p.key"):
 				out[i] = "access"
 			default:
 				out[i] = s

@@ -39,7 +39,7 @@ func (s *Server) loadAccess(c *fiber.Ctx) (*project.Access, error) {
 		return project.Load(ctx, s.db.Bun, key, principal(c))
 	}
 	c.Locals(pendingKey, nil)
-	a, u, err := project.LoadWithUser(ctx, s.db.Bun, key, claims.UserID)
+	a, u, err := project.LoadWithUser(ctx, s.db.Pool, key, claims.UserID)
 	if errors.Is(err, project.ErrNotFound) {
 		// No project to read the user with: the credential is checked alone, so a bad
 		// one is still 401, not 404.

@@ -6,10 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/auth"
@@ -110,49 +111,71 @@ func (r *roleRow) access() *Access {
 	return a
 }
 
-// userRow is a project with the caller's roles and the caller's user row (LoadWithUser).
-type userRow struct {
-	roleRow         `bun:",extend"`
-	UserID          *uuid.UUID `bun:"u_id"`
-	UserEmail       *string    `bun:"u_email"`
-	UserDisplayName *string    `bun:"u_display_name"`
-	UserSystemRole  *string    `bun:"u_system_role"`
-	UserLanguage    *string    `bun:"u_language"`
-	UserOrgID       *uuid.UUID `bun:"u_org_id"`
-	UserActive      *bool      `bun:"u_active"`
-	UserDeletedAt   *time.Time `bun:"u_deleted_at"`
-	UserNotBefore   *time.Time `bun:"u_tokens_not_before"`
-}
-
 // LoadWithUser is Load for a caller whose credential is checked with the project, in
 // the same statement: it also returns the caller's user row (nil when there is none),
 // which the API checks as authentication would have (auth.AccessClaims.Principal).
 // Unknown key → ErrNotFound, and no user row: the caller checks the credential alone.
-func LoadWithUser(ctx context.Context, db bun.IDB, key string, userID uuid.UUID) (*Access, *store.User, error) {
-	var row userRow
-	cols := make([]string, len(auth.UserColumns))
-	for i, c := range auth.UserColumns {
-		cols[i] = "u." + c + " AS u_" + c
-	}
-	err := selectWithRoles(db, &row, userID).ColumnExpr(strings.Join(cols, ", ")).
-		Join("LEFT JOIN users AS u ON u.id = ?", userID).
-		Where("project.key = ?", key).Scan(ctx)
+//
+// It runs on pgx with a fixed statement (loadWithUserSQL, the same rows as
+// selectWithRoles): it precedes every request on a project's issues, and building the
+// query and scanning it by reflection through bun cost about as much Go time as the
+// issue list's own statement.
+func LoadWithUser(ctx context.Context, db Querier, key string, userID uuid.UUID) (*Access, *store.User, error) {
+	var (
+		row                        roleRow
+		pr                         = &row.Project
+		id, owner, workflow, org   pgtype.UUID
+		uid, uorg                  pgtype.UUID
+		email, name, sysRole, lang *string
+		active                     *bool
+		deletedAt, notBefore       *time.Time
+	)
+	err := db.QueryRow(ctx, loadWithUserSQL, key, userID).Scan(&id, &pr.Key, &pr.Name, &pr.Description, &owner, &workflow,
+		&pr.Archived, &pr.NodeID, &org, &pr.IssueSeq, &pr.CreatedAt, &pr.UpdatedAt, &row.MemberRole, &row.OrgRole,
+		&uid, &email, &name, &sysRole, &lang, &uorg, &active, &deletedAt, &notBefore)
 	if err != nil {
-		if store.Translate(err) == store.ErrNotFound {
+		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, nil, ErrNotFound
 		}
 		return nil, nil, fmt.Errorf("load project %s: %w", key, err)
 	}
+	pr.ID, pr.OwnerID = uuid.UUID(id.Bytes), uuid.UUID(owner.Bytes)
+	pr.WorkflowID, pr.OrgID = optionalUUID(workflow), optionalUUID(org)
 	var u *store.User
-	if row.UserID != nil {
-		u = &store.User{ID: *row.UserID, Email: deref(row.UserEmail), DisplayName: deref(row.UserDisplayName),
-			SystemRole: deref(row.UserSystemRole), Language: row.UserLanguage, OrgID: row.UserOrgID,
-			Active: row.UserActive != nil && *row.UserActive, DeletedAt: row.UserDeletedAt}
-		if row.UserNotBefore != nil {
-			u.TokensNotBefore = *row.UserNotBefore
+	if uid.Valid {
+		u = &store.User{ID: uuid.UUID(uid.Bytes), Email: deref(email), DisplayName: deref(name),
+			SystemRole: deref(sysRole), Language: lang, OrgID: optionalUUID(uorg),
+			Active: active != nil && *active, DeletedAt: deletedAt}
+		if notBefore != nil {
+			u.TokensNotBefore = *notBefore
 		}
 	}
 	return row.access(), u, nil
+}
+
+// Querier runs one pgx statement (a *pgxpool.Pool, a pgx.Tx).
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// loadWithUserSQL is selectWithRoles for key $1 and user $2, with the user's row (the
+// columns auth.UserColumns names), in the order LoadWithUser scans.
+const loadWithUserSQL = `SELECT p.id, p.key, p.name, p.description, p.owner_id, p.workflow_id, p.archived, p.node_id,
+	p.org_id, p.issue_seq, p.created_at, p.updated_at,
+	CASE WHEN p.owner_id = $2 THEN 'ADMIN' ELSE pm.role END, om.role,
+	u.id, u.email, u.display_name, u.system_role, u.language, u.org_id, u.active, u.deleted_at, u.tokens_not_before
+FROM projects AS p
+LEFT JOIN project_members AS pm ON pm.project_id = p.id AND pm.user_id = $2
+LEFT JOIN organization_members AS om ON om.org_id = p.org_id AND om.user_id = $2
+LEFT JOIN users AS u ON u.id = $2
+WHERE p.key = $1`
+
+func optionalUUID(u pgtype.UUID) *uuid.UUID {
+	if !u.Valid {
+		return nil
+	}
+	id := uuid.UUID(u.Bytes)
+	return &id
 }
 
 func deref(s *string) string {
