@@ -13,7 +13,17 @@ ALTER TABLE issues ADD COLUMN custom_packed text, ADD COLUMN custom_keys jsonb;
 
 -- issue_custom_sync recomputes both columns of the issues ids names, writing only rows
 -- whose copy changed. The packed text is ordered by field id so it is deterministic.
-CREATE FUNCTION issue_custom_sync(ids uuid[]) RETURNS void LANGUAGE sql AS $$
+--
+-- It locks the issues first, in a statement of its own, and reads their values in the
+-- next, which (READ COMMITTED) takes a new snapshot: a transaction still writing values
+-- of one of these issues holds its row lock (every API write of values locks the issue
+-- first), so this waits for it and then reads what it committed. Read in the same
+-- statement as the update, the values would come from a snapshot taken before the
+-- wait, and the copy would miss them (say, a field deleted while another field of one
+-- of its issues was being set).
+CREATE FUNCTION issue_custom_sync(ids uuid[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM issues WHERE id = ANY (ids) ORDER BY id FOR NO KEY UPDATE;
     UPDATE issues AS i SET custom_packed = c.packed, custom_keys = c.keys
     FROM (
         SELECT x.id,
@@ -29,7 +39,8 @@ CREATE FUNCTION issue_custom_sync(ids uuid[]) RETURNS void LANGUAGE sql AS $$
              FROM custom_field_values AS v WHERE v.issue_id = x.id AND v.text_value IS NULL) AS keys
         FROM (SELECT DISTINCT unnest(ids) AS id) AS x
     ) AS c
-    WHERE i.id = c.id AND (i.custom_packed IS DISTINCT FROM c.packed OR i.custom_keys IS DISTINCT FROM c.keys)
+    WHERE i.id = c.id AND (i.custom_packed IS DISTINCT FROM c.packed OR i.custom_keys IS DISTINCT FROM c.keys);
+END
 $$;
 
 -- Statement triggers with transition tables: one recomputation per statement, however

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -253,4 +254,57 @@ func TestListCopiesFollowValueChanges(t *testing.T) {
 	require.NoError(t, b.db.Pool.QueryRow(b.ctx, "SELECT custom_packed, custom_keys::text FROM issues WHERE id = $1", ids[1]).Scan(&packed, &keys))
 	require.Nil(t, packed, "an issue without values has no copy")
 	require.Nil(t, keys)
+}
+
+// TestCustomCopyWaitsForConcurrentWriter: a field deleted while another transaction sets
+// another field of one of its issues (holding the issue's lock, as every API write of
+// values does). The deletion's trigger waits for that lock, then must build the issue's
+// copy from what the writer committed, not from the snapshot it took before waiting.
+func TestCustomCopyWaitsForConcurrentWriter(t *testing.T) {
+	t.Parallel()
+	b := setup(t, storetest.PackageDB(t))
+	svc := issue.NewService(b.db, bus(t, b.db, nil))
+	ctx := b.ctx
+	gone, kept := uuid.New(), uuid.New()
+	_, err := b.db.Pool.Exec(ctx, `INSERT INTO custom_fields (id, project_id, name, type, sort_order)
+		VALUES ($1, $3, 'Gone', 'NUMBER', 1), ($2, $3, 'Kept', 'NUMBER', 2)`, gone, kept, b.project.ID)
+	require.NoError(t, err)
+	v, err := svc.Create(ctx, b.project, b.owner, issue.NewIssue{Title: "I", Type: issue.TypeTask, Priority: issue.PriorityLow})
+	require.NoError(t, err)
+	_, err = b.db.Pool.Exec(ctx, "INSERT INTO custom_field_values (issue_id, field_id, number_value) VALUES ($1, $2, 1)", v.ID, gone)
+	require.NoError(t, err)
+
+	writer, err := b.db.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = writer.Rollback(ctx) }()
+	_, err = writer.Exec(ctx, "SELECT 1 FROM issues WHERE id = $1 FOR UPDATE", v.ID)
+	require.NoError(t, err)
+	_, err = writer.Exec(ctx, "INSERT INTO custom_field_values (issue_id, field_id, number_value) VALUES ($1, $2, 2)", v.ID, kept)
+	require.NoError(t, err)
+
+	deleted := make(chan error, 1)
+	var deleterPID int
+	conn, err := b.db.Pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	require.NoError(t, conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&deleterPID))
+	go func() {
+		_, err := conn.Exec(ctx, "DELETE FROM custom_fields WHERE id = $1", gone)
+		deleted <- err
+	}()
+	// The deletion's trigger is waiting for the writer's lock on the issue.
+	require.Eventually(t, func() bool {
+		var waiting bool
+		err := b.db.Pool.QueryRow(ctx, "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1", deleterPID).Scan(&waiting)
+		return err == nil && waiting
+	}, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, writer.Commit(ctx))
+	require.NoError(t, <-deleted)
+
+	var keys string
+	var packed *string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, "SELECT custom_keys::text, custom_packed FROM issues WHERE id = $1", v.ID).Scan(&keys, &packed))
+	require.JSONEq(t, `{"`+kept.String()+`": 2}`, keys)
+	require.NotNil(t, packed)
+	require.Equal(t, kept.String()+"N2;", *packed)
 }
