@@ -54,6 +54,10 @@ func Translate(err error) error {
 			return errors.Join(ErrInvalidInput, err)
 		case "57P01", "57P02", "57P03", "53300":
 			return errors.Join(ErrUnavailable, err)
+		case "40P01", "40001":
+			// A deadlock or serialization failure: Postgres rolled the transaction back and
+			// nothing changed; trying again is the answer, as with a server going away.
+			return errors.Join(ErrUnavailable, err)
 		}
 		return err
 	}
