@@ -93,7 +93,8 @@ func newTLSMailServer(t *testing.T, mode serverTLS, cert tls.Certificate, deskAd
 // TestMailIngestionOverTLS polls real IMAP servers in each TLS mode of TW_IMAP_TLS:
 // implicit TLS, required STARTTLS and auto (STARTTLS when offered) make the ticket over
 // an encrypted session; STARTTLS required of a server without it, and a certificate
-// the poller does not trust, fail the poll and make nothing.
+// the poller does not trust, fail the poll and make nothing. Auto against a plain
+// server without STARTTLS is TestMailIngestion.
 func TestMailIngestionOverTLS(t *testing.T) {
 	t.Parallel()
 	cert, roots := selfSigned(t)
@@ -112,6 +113,12 @@ func TestMailIngestionOverTLS(t *testing.T) {
 		{"STARTTLS required, none offered", serverPlain, servicedesk.IMAPTLSStartTLS, trusted, 0, "imap connect"},
 		{"implicit TLS, untrusted certificate", serverImplicit, servicedesk.IMAPTLSImplicit, nil, 0, "certificate"},
 		{"STARTTLS, untrusted certificate", serverStartTLS, servicedesk.IMAPTLSStartTLS, nil, 0, "certificate"},
+		// A failed upgrade must not quietly fall back to a plain session: an attacker
+		// in the middle could otherwise force one.
+		{"auto, untrusted certificate", serverStartTLS, servicedesk.IMAPTLSAuto, nil, 0, "certificate"},
+		// The control for the cases above: the same server refuses a client that stays
+		// plain, so their tickets can only have come through an encrypted session.
+		{"plain client refused", serverStartTLS, servicedesk.IMAPTLSNone, nil, 0, "PRIVACYREQUIRED"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
