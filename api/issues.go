@@ -35,15 +35,19 @@ func issueRef(c *fiber.Ctx) (issue.Ref, error) {
 }
 
 func (s *Server) createIssue(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
+	// The body is parsed first, so the access query can also read what this create
+	// needs (issue.ContextRead); a bad body is still reported after a failed access.
+	in, perr := parseCreateIssue(c.Body())
+	svc := s.issues()
+	pre := svc.NewContextRead(perr == nil && in.NeedsFields())
+	a, err := s.projectAccessWith(c, project.Member, &pre.Extra)
 	if err != nil {
 		return err
 	}
-	in, err := parseCreateIssue(c.Body())
-	if err != nil {
-		return err
+	if perr != nil {
+		return perr
 	}
-	v, err := s.issues().Create(c.UserContext(), issueProject(a), issueActor(c, a), in)
+	v, err := svc.CreateRead(c.UserContext(), issueProject(a), issueActor(c, a), in, pre)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,13 @@ import (
 // effective role and requires at least min: unknown key 404, not a member 403.
 // Every project endpoint goes through it.
 func (s *Server) projectAccess(c *fiber.Ctx, min project.Role) (*project.Access, error) {
-	a, err := s.loadAccess(c)
+	return s.projectAccessWith(c, min, nil)
+}
+
+// projectAccessWith is projectAccess reading extra in the same statement when the
+// credential is checked with the project (extra.Scanned says whether it was).
+func (s *Server) projectAccessWith(c *fiber.Ctx, min project.Role, extra *project.Extra) (*project.Access, error) {
+	a, err := s.loadAccess(c, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -32,14 +38,14 @@ func (s *Server) projectAccess(c *fiber.Ctx, min project.Role) (*project.Access,
 // token's user row is still to be read (deferredAuth) is authenticated here, in the same
 // statement: an unknown, inactive or revoked user is 401 as in authenticate, and then
 // the principal is set for the rest of the request.
-func (s *Server) loadAccess(c *fiber.Ctx) (*project.Access, error) {
+func (s *Server) loadAccess(c *fiber.Ctx, extra *project.Extra) (*project.Access, error) {
 	ctx, key := c.UserContext(), c.Params("key")
 	claims, pending := c.Locals(pendingKey).(*auth.AccessClaims)
 	if !pending {
 		return project.Load(ctx, s.db.Bun, key, principal(c))
 	}
 	c.Locals(pendingKey, nil)
-	a, u, err := project.LoadWithUser(ctx, s.db.Pool, key, claims.UserID)
+	a, u, err := project.LoadWithUser(ctx, s.db.Pool, key, claims.UserID, extra)
 	if errors.Is(err, project.ErrNotFound) {
 		// No project to read the user with: the credential is checked alone, so a bad
 		// one is still 401, not 404.

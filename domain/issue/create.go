@@ -30,6 +30,15 @@ RETURNING number, key, created_at, updated_at`
 
 // Create adds an issue in the project's default status and publishes Created.
 func (s *Service) Create(ctx context.Context, p Project, actor Actor, in NewIssue) (*View, error) {
+	return s.CreateRead(ctx, p, actor, in, nil)
+}
+
+// NeedsFields says whether creating in needs the project's custom fields.
+func (in NewIssue) NeedsFields() bool { return len(in.CustomFieldValues) > 0 || in.RequireCustomFields }
+
+// CreateRead is Create with its context already read by pre (NewContextRead, made with
+// in.NeedsFields()); a pre that was not scanned, or nil, leaves the read to the create.
+func (s *Service) CreateRead(ctx context.Context, p Project, actor Actor, in NewIssue, pre *ContextRead) (*View, error) {
 	if in.Type == TypeSubtask && in.ParentID == nil {
 		return nil, ErrSubtaskNeedsParent
 	}
@@ -42,9 +51,15 @@ func (s *Service) Create(ctx context.Context, p Project, actor Actor, in NewIssu
 		ProjectKey: p.Key, ReporterName: actor.DisplayName,
 		Labels: []LabelRef{}, FixVersions: []VersionRef{}, AffectsVersions: []VersionRef{},
 	}
-	withFields := len(in.CustomFieldValues) > 0 || in.RequireCustomFields
+	withFields := in.NeedsFields()
+	if pre != nil && pre.Extra.Scanned && pre.withFields != withFields {
+		pre = nil // read for another input: read again
+	}
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		cc, err := s.readCreateContext(ctx, tx, p, withFields)
+		cc, err := pre.context(ctx, p)
+		if err == nil && cc == nil {
+			cc, err = s.readCreateContext(ctx, tx, p, withFields)
+		}
 		if err != nil {
 			return err
 		}
