@@ -3,6 +3,7 @@ package servicedesk
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -98,14 +99,14 @@ func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 
 func (p *Poller) poll(ctx context.Context) (PollResult, error) {
 	var res PollResult
-	c, err := p.dial(ctx)
+	// The client has no context: dial closes the connection when ctx ends, which ends
+	// whatever command is waiting.
+	c, stop, err := p.dial(ctx)
 	if err != nil {
 		return res, err
 	}
-	defer c.Close()
-	// The client has no context: closing it ends whatever command is waiting.
-	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 	defer stop()
+	defer c.Close()
 
 	if err := c.Login(p.cfg.Username, p.cfg.Password).Wait(); err != nil {
 		return res, fmt.Errorf("imap login: %w", err)
@@ -130,45 +131,88 @@ func (p *Poller) poll(ctx context.Context) (PollResult, error) {
 	return res, nil
 }
 
-// dial connects as the TLS mode says.
-func (p *Poller) dial(ctx context.Context) (*imapclient.Client, error) {
-	opts := &imapclient.Options{TLSConfig: p.cfg.TLSConfig, Dialer: &net.Dialer{Timeout: 30 * time.Second}}
-	if deadline, ok := ctx.Deadline(); ok {
-		opts.Dialer.Deadline = deadline
-	}
-	var (
-		c   *imapclient.Client
-		err error
-	)
-	switch p.cfg.TLS {
-	case IMAPTLSImplicit:
-		c, err = imapclient.DialTLS(p.cfg.Addr, opts)
-	case IMAPTLSStartTLS:
-		c, err = imapclient.DialStartTLS(p.cfg.Addr, opts)
-	case IMAPTLSNone:
-		c, err = imapclient.DialInsecure(p.cfg.Addr, opts)
-	default:
-		// Auto: look at the capabilities first; a server offering STARTTLS gets a new
-		// connection that upgrades before anything else is said.
-		c, err = imapclient.DialInsecure(p.cfg.Addr, opts)
-		if err == nil {
-			var caps imap.CapSet
-			caps, err = c.Capability().Wait()
-			if err == nil && caps.Has(imap.CapStartTLS) {
-				_ = c.Close()
-				c, err = imapclient.DialStartTLS(p.cfg.Addr, opts)
-			} else if err == nil {
-				p.log.WarnContext(ctx, "imap server offers no STARTTLS: polling unencrypted", "addr", p.cfg.Addr)
-			}
-		}
+// dial connects as the TLS mode says. The connection is opened here, not by
+// imapclient's Dial functions, so ctx governs all of it: the TCP connect, the TLS
+// handshake, the server's greeting, STARTTLS and (auto) the capability check. Closing the
+// connection when ctx ends makes whatever is waiting fail at once: a server that
+// accepts and then says nothing cannot hold a poll, or a worker's shutdown, for
+// imapclient's 30-second command timeout per step.
+//
+// stop ends the watch on ctx once the client is closed.
+func (p *Poller) dial(ctx context.Context) (c *imapclient.Client, stop func() bool, err error) {
+	c, stop, err = p.dialMode(ctx, p.cfg.TLS)
+	if err == nil && p.cfg.TLS == IMAPTLSAuto && c.Caps().Has(imap.CapStartTLS) {
+		// Auto: a server offering STARTTLS gets a new connection that upgrades before
+		// anything else is said.
+		_ = c.Close()
+		stop()
+		c, stop, err = p.dialMode(ctx, IMAPTLSStartTLS)
+	} else if err == nil && p.cfg.TLS == IMAPTLSAuto {
+		p.log.WarnContext(ctx, "imap server offers no STARTTLS: polling unencrypted", "addr", p.cfg.Addr)
 	}
 	if err != nil {
-		if c != nil {
-			_ = c.Close()
+		if ctx.Err() != nil {
+			err = errors.Join(ctx.Err(), err)
 		}
-		return nil, fmt.Errorf("imap connect %s (%s): %w", p.cfg.Addr, p.cfg.TLS, err)
+		return nil, nil, fmt.Errorf("imap connect %s (%s): %w", p.cfg.Addr, p.cfg.TLS, err)
 	}
-	return c, nil
+	return c, stop, nil
+}
+
+// dialMode opens one connection in mode; auto is a plain connection whose capabilities
+// have been read. Until stop, ctx's end closes the connection. On error the connection
+// is closed and the watch stopped.
+func (p *Poller) dialMode(ctx context.Context, mode string) (c *imapclient.Client, stop func() bool, err error) {
+	host, _, err := net.SplitHostPort(p.cfg.Addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := (&net.Dialer{Timeout: 30 * time.Second}).DialContext(ctx, "tcp", p.cfg.Addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	watch := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer func() {
+		if err != nil {
+			watch()
+			_ = conn.Close()
+		}
+	}()
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if p.cfg.TLSConfig != nil {
+		tlsConfig = p.cfg.TLSConfig.Clone()
+	}
+	if tlsConfig.ServerName == "" {
+		tlsConfig.ServerName = host
+	}
+	opts := &imapclient.Options{TLSConfig: tlsConfig}
+	switch mode {
+	case IMAPTLSImplicit:
+		if tlsConfig.NextProtos == nil {
+			tlsConfig.NextProtos = []string{"imap"}
+		}
+		tc := tls.Client(conn, tlsConfig)
+		if err = tc.HandshakeContext(ctx); err != nil {
+			return nil, nil, err
+		}
+		c = imapclient.New(tc, opts)
+	case IMAPTLSStartTLS:
+		if c, err = imapclient.NewStartTLS(conn, opts); err != nil {
+			return nil, nil, err
+		}
+	default:
+		c = imapclient.New(conn, opts)
+	}
+	// The greeting (and, for auto, the capabilities) before the caller says anything: a
+	// silent server fails here, when ctx ends.
+	if err = c.WaitGreeting(); err == nil && mode == IMAPTLSAuto {
+		_, err = c.Capability().Wait()
+	}
+	if err != nil {
+		_ = c.Close()
+		return nil, nil, err
+	}
+	return c, watch, nil
 }
 
 // handle fetches one message, ingests or skips it, and marks it seen.

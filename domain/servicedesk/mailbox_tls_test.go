@@ -1,6 +1,7 @@
 package servicedesk_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -139,6 +140,52 @@ func TestMailIngestionOverTLS(t *testing.T) {
 			}
 			require.Equal(t, c.tickets, b.count(t, `SELECT count(*) FROM service_desk_tickets AS t JOIN issues AS i ON i.id = t.issue_id
 				WHERE i.project_id = $1 AND t.channel = 'EMAIL'`, b.project.ID))
+		})
+	}
+}
+
+// TestMailPollStopsOnSilentServer: a server that accepts the connection and then says
+// nothing (no greeting, no TLS handshake) holds a poll only until its context ends, in
+// every TLS mode: a worker's shutdown cancels the poll's context and must not wait for
+// imapclient's 30-second timeouts.
+func TestMailPollStopsOnSilentServer(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	held := make(chan net.Conn, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // kept open, never written to
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		for {
+			select {
+			case c := <-held:
+				_ = c.Close()
+			default:
+				return
+			}
+		}
+	})
+	_, roots := selfSigned(t)
+	for _, mode := range []string{servicedesk.IMAPTLSNone, servicedesk.IMAPTLSAuto, servicedesk.IMAPTLSStartTLS, servicedesk.IMAPTLSImplicit} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			poller := servicedesk.NewPoller(nil, servicedesk.MailboxConfig{Addr: ln.Addr().String(), Username: "desk",
+				Password: "secret", TLS: mode, TLSConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}, nil, nil, false)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			time.AfterFunc(200*time.Millisecond, cancel) // a cancellation, not a deadline
+			start := time.Now()
+			_, err := poller.Poll(ctx)
+			require.ErrorIs(t, err, context.Canceled)
+			require.Less(t, time.Since(start), 3*time.Second, "the poll waited for the silent server")
 		})
 	}
 }
