@@ -158,12 +158,14 @@ const listColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description
 //
 // The page's keys are found first, on issues alone and through the indexes of the
 // order (an index-only scan for the unfiltered orders), and only the page's rows are
-// then joined to their status, people, sprint, labels and values: a deep page costs
-// the skipped index entries, not the joins of every skipped row. The total is the
+// then joined to their status, people, sprint and labels: a deep page costs the
+// skipped index entries, not the joins of every skipped row. The total is the
 // project's kept count unfiltered, else a window count over the matches, taken in the
-// same scan. The custom fields are read once per statement (an InitPlan), the values
-// and labels per row of the page. It runs on pgx directly: this is the busiest read of
-// the API, and typed binary scanning costs a fraction of reflection over database/sql.
+// same scan. The custom fields and their options are read once per statement (an
+// InitPlan), the labels per row of the page, and the values come with the row itself
+// (custom_packed, kept by migration 0027's triggers). It runs on pgx directly: this is
+// the busiest read of the API, and typed binary scanning costs a fraction of
+// reflection over database/sql.
 func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, error) {
 	conds, err := customfield.Resolve(ctx, s.db, p.ID, f.CustomFields)
 	if err != nil {
