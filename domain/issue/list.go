@@ -512,7 +512,8 @@ var packedEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // parseValues reads a row's custom field values into the Value at(field) returns (nil:
 // skip it). Per value: the field id, then by type T and the text, N, the number and
 // ';', D, the days since 2000-01-01 and ';', B and 1 or 0, O, the option id and its
-// label (or '-' for none).
+// label, or '-' for none: issues.custom_packed always writes '-', and scanListRow
+// takes the label from the definitions.
 func parseValues(s string, at func(uuid.UUID) *customfield.Value) error {
 	p := packed{s}
 	for p.s != "" {
