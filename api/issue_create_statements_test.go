@@ -75,7 +75,7 @@ func TestIssueCreateStatements(t *testing.T) {
 			switch {
 			case strings.HasPrefix(s, "WITH seq AS ( UPDATE projects"):
 				out[i] = "insert"
-			case strings.HasPrefix(s, "SELECT s.id, s.name, s.category"):
+			case strings.HasPrefix(s, "SELECT ds.id, ds.name, ds.category"):
 				out[i] = "context"
 			case strings.HasPrefix(s, "WITH m AS ("):
 				out[i] = "webhook"

@@ -28,60 +28,30 @@ type createContext struct {
 	fields []customfield.Definition
 }
 
-// readCreateContext reads a create's context; withFields reads the custom fields too.
-// A workflow without a TODO status is workflow.ErrNoDefaultStatus.
+// readCreateContext reads a create's context inside its transaction, for a caller
+// whose access statement did not (ContextRead's columns on the project's row);
+// withFields reads the custom fields too. A workflow without a TODO status is
+// workflow.ErrNoDefaultStatus.
 func (s *Service) readCreateContext(ctx context.Context, tx bun.Tx, p Project, withFields bool) (*createContext, error) {
 	if p.WorkflowID == nil {
 		return nil, workflow.ErrNoDefaultStatus
 	}
-	prefetches := s.bus.Prefetches(EventCreated)
-	var q strings.Builder
-	q.WriteString("SELECT s.id, s.name, s.category")
-	if withFields {
-		q.WriteString(", " + customfield.DefinitionsSQL("$2"))
-	}
-	for _, pf := range prefetches {
-		q.WriteString(", " + pf.SQL("$2"))
-	}
-	q.WriteString(` FROM workflow_statuses AS s WHERE s.workflow_id = $1 AND s.category = '` + workflow.CategoryTodo + `'
-		ORDER BY s.position, s.created_at, s.id LIMIT 1`)
-
-	c := &createContext{}
-	var fields string
-	texts := make([]string, len(prefetches))
-	dst := []any{&c.status.ID, &c.status.Name, &c.status.Category}
-	if withFields {
-		dst = append(dst, &fields)
-	}
-	for i := range texts {
-		dst = append(dst, &texts[i])
-	}
-	args := []any{*p.WorkflowID}
-	if withFields || len(prefetches) > 0 {
-		args = append(args, p.ID)
-	}
-	err := tx.Tx.QueryRowContext(ctx, q.String(), args...).Scan(dst...)
+	r := s.NewContextRead(withFields)
+	q := "SELECT " + strings.TrimPrefix(r.Extra.Columns, ", ") + " FROM projects AS p" + r.Extra.Joins + " WHERE p.id = $1"
+	err := tx.Tx.QueryRowContext(ctx, q, p.ID).Scan(r.Extra.Dest...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, workflow.ErrNoDefaultStatus
 	case err != nil:
 		return nil, fmt.Errorf("read create context: %w", err)
 	}
-	c.status.WorkflowID = *p.WorkflowID
-	if withFields {
-		if c.fields, err = customfield.DecodeDefinitions(fields); err != nil {
-			return nil, err
-		}
-	}
-	if c.ctx, err = event.WithPrefetched(ctx, p.ID, prefetches, texts); err != nil {
-		return nil, err
-	}
-	return c, nil
+	r.Extra.Scanned = true
+	return r.context(ctx, p)
 }
 
-// ContextRead is a create's context read by a statement the caller runs anyway, before
-// the create's transaction: POST /issues adds it to its access query
-// (project.LoadWithUser), one round trip fewer per create. Its Extra holds the columns
+// ContextRead is a create's context as columns on the project's row: POST /issues
+// adds them to its access query (project.LoadWithUser), before the create's
+// transaction, one round trip fewer per create; readCreateContext reads them alone. Its Extra holds the columns
 // and joins on the projects row (aliased p) and where they are scanned. The values are
 // read without locks, as readCreateContext reads them inside the transaction: under
 // READ COMMITTED each statement sees what was committed when it started either way.
