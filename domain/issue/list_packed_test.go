@@ -23,22 +23,14 @@ func TestListLabelsAndValuesMatchGet(t *testing.T) {
 	t.Parallel()
 	b := setup(t, storetest.PackageDB(t))
 	svc := issue.NewService(b.db, bus(t, b.db, nil))
-	exec := func(q string, args ...any) {
-		t.Helper()
-		_, err := b.db.Pool.Exec(b.ctx, q, args...)
-		require.NoError(t, err)
-	}
+	exec := func(q string, args ...any) { t.Helper(); b.exec(t, q, args...) }
 	labels := []string{"12:ab", "é-ü 世界", "a;b", "O-", "T5:x"}
 	labelIDs := make([]uuid.UUID, len(labels))
 	for i, name := range labels {
 		labelIDs[i] = uuid.New()
 		exec("INSERT INTO labels (id, project_id, name, color) VALUES ($1, $2, $3, '#A0b1C2')", labelIDs[i], b.project.ID, name)
 	}
-	field := func(name, typ string, order int) uuid.UUID {
-		id := uuid.New()
-		exec("INSERT INTO custom_fields (id, project_id, name, type, sort_order) VALUES ($1, $2, $3, $4, $5)", id, b.project.ID, name, typ, order)
-		return id
-	}
+	field := func(name, typ string, order int) uuid.UUID { t.Helper(); return b.field(t, name, typ, order) }
 	text, number, date, check, drop := field("Notes", "TEXT", 1), field("Est", "NUMBER", 2), field("Due", "DATE", 3),
 		field("Blocked", "CHECKBOX", 4), field("Sev", "DROPDOWN", 5)
 	field("Never set", "TEXT", 6)
@@ -160,16 +152,8 @@ func TestListCopiesFollowValueChanges(t *testing.T) {
 	t.Parallel()
 	b := setup(t, storetest.PackageDB(t))
 	svc := issue.NewService(b.db, bus(t, b.db, nil))
-	exec := func(q string, args ...any) {
-		t.Helper()
-		_, err := b.db.Pool.Exec(b.ctx, q, args...)
-		require.NoError(t, err)
-	}
-	field := func(name, typ string, order int) uuid.UUID {
-		id := uuid.New()
-		exec("INSERT INTO custom_fields (id, project_id, name, type, sort_order) VALUES ($1, $2, $3, $4, $5)", id, b.project.ID, name, typ, order)
-		return id
-	}
+	exec := func(q string, args ...any) { t.Helper(); b.exec(t, q, args...) }
+	field := func(name, typ string, order int) uuid.UUID { t.Helper(); return b.field(t, name, typ, order) }
 	number, drop, check, due := field("Est", "NUMBER", 1), field("Sev", "DROPDOWN", 2), field("Blocked", "CHECKBOX", 3),
 		field("Due", "DATE", 4)
 	optA, optB := uuid.New(), uuid.New()
@@ -307,4 +291,20 @@ func TestCustomCopyWaitsForConcurrentWriter(t *testing.T) {
 	require.JSONEq(t, `{"`+kept.String()+`": 2}`, keys)
 	require.NotNil(t, packed)
 	require.Equal(t, kept.String()+"N2;", *packed)
+}
+
+// exec runs one statement on the bundle's database.
+func (b *bundle) exec(t *testing.T, q string, args ...any) {
+	t.Helper()
+	_, err := b.db.Pool.Exec(b.ctx, q, args...)
+	require.NoError(t, err)
+}
+
+// field adds a custom field to the bundle's project and returns its id.
+func (b *bundle) field(t *testing.T, name, typ string, order int) uuid.UUID {
+	t.Helper()
+	id := uuid.New()
+	b.exec(t, "INSERT INTO custom_fields (id, project_id, name, type, sort_order) VALUES ($1, $2, $3, $4, $5)",
+		id, b.project.ID, name, typ, order)
+	return id
 }
