@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/comment"
 	"github.com/taskweave/taskweave/domain/event"
@@ -187,15 +188,9 @@ func emitAutomationEvents(ctx context.Context, db *store.DB, bus *event.Bus, s *
 		for i := first; i < min(first+batch, from+n); i++ {
 			evs = append(evs, benchEvent(i, issues[i%len(issues)], s))
 		}
-		tx, err := db.Bun.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if err := bus.Emit(ctx, tx, evs...); err != nil {
-			_ = tx.Rollback()
-			return err
-		}
-		return tx.Commit()
+		return store.InTx(ctx, db.Bun, func(ctx context.Context, tx bun.Tx) error {
+			return bus.Emit(ctx, tx, evs...)
+		})
 	})
 }
 

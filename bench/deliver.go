@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 	"github.com/valyala/fasthttp"
 
 	"github.com/taskweave/taskweave/domain/event"
@@ -364,16 +365,13 @@ func emitBatch(ctx context.Context, db *store.DB, bus *event.Bus, s *seeded, rec
 			Type: "TASK", Priority: "MEDIUM", StatusID: s.statusID, ReporterID: s.userID, At: time.Now(),
 		}
 	}
-	tx, err := db.Bun.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := bus.Emit(ctx, tx, evs...); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	recv.commit(ids, time.Now())
-	return tx.Commit()
+	return store.InTx(ctx, db.Bun, func(ctx context.Context, tx bun.Tx) error {
+		if err := bus.Emit(ctx, tx, evs...); err != nil {
+			return err
+		}
+		recv.commit(ids, time.Now())
+		return nil
+	})
 }
 
 // runDeliver is the delivery phase: a webhook on the seeded project pointing at a local
