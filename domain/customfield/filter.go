@@ -97,36 +97,42 @@ func Resolve(ctx context.Context, db bun.IDB, projectID uuid.UUID, filters []Fil
 // likeEscaper makes user text literal inside an ILIKE pattern.
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
-// SQL is the condition on the issue row aliased issue, answered from indexes, never by
-// reading every issue's values: an equality (NUMBER, DATE, DROPDOWN, ticked CHECKBOX)
-// is a containment in the row's custom_keys (the issues_custom_keys GIN index, which
-// intersects any number of them in one scan; migration 0027), a TEXT substring a search
-// of the values' trigram index. arg adds a statement argument and returns its
-// placeholder. The compared JSON is built in SQL with the same casts the triggers
-// write custom_keys with, so 1.50 finds 1.5 and a date is its ISO text.
-func (c Condition) SQL(issue string, arg func(any) string) string {
-	// The JSON is built once per execution (a sub-select, an InitPlan): as a bare
-	// expression of parameters, Postgres built it again for every row it rechecked,
-	// which doubled the cost of a filter matching a few thousand issues.
-	contains := func(value string) string {
-		return issue + ".custom_keys @> (SELECT jsonb_build_object(" + arg(c.FieldID.String()) + "::text, " + value + "))"
-	}
-	switch c.Type {
-	case TypeText:
-		return issue + ".id IN (SELECT v.issue_id FROM custom_field_values AS v WHERE v.field_id = " + arg(c.FieldID) +
-			" AND v.text_value ILIKE " + arg("%"+likeEscaper.Replace(c.Text)+"%") + ")"
-	case TypeNumber:
-		return contains(arg(c.Number) + "::numeric")
-	case TypeDate:
-		return contains(arg(c.Date.Format(time.DateOnly)) + "::date")
-	case TypeDropdown:
-		return contains(arg(c.Option) + "::uuid")
-	case TypeCheckbox:
-		if c.Bool {
-			return contains("true")
+// SQL is the conditions on the issue row aliased issue, joined by AND ("" for none),
+// answered from indexes, never by reading every issue's values. The equalities
+// (NUMBER, DATE, DROPDOWN, ticked CHECKBOX) are together one containment in the row's
+// custom_terms, which its GIN index answers exactly and in one scan however many there
+// are (migration 0028); a TEXT substring searches the values' trigram index; an
+// unticked CHECKBOX is the absence of the ticked term. arg adds a statement argument
+// and returns its placeholder. Each term is written as migration 0028's trigger writes
+// it (a number through trim_scale, so 7.50 finds 7.5), and the array is built once per
+// execution, in a sub-select.
+func SQL(conds []Condition, issue string, arg func(any) string) string {
+	var out, terms []string
+	term := func(c Condition, value string) string { return arg(c.FieldID.String()+"="+value) + "::text" }
+	for _, c := range conds {
+		switch c.Type {
+		case TypeText:
+			out = append(out, issue+".id IN (SELECT v.issue_id FROM custom_field_values AS v WHERE v.field_id = "+arg(c.FieldID)+
+				" AND v.text_value ILIKE "+arg("%"+likeEscaper.Replace(c.Text)+"%")+")")
+		case TypeNumber:
+			terms = append(terms, arg(c.FieldID.String()+"=")+"::text || trim_scale("+arg(c.Number)+"::numeric)::text")
+		case TypeDate:
+			terms = append(terms, term(c, c.Date.Format(time.DateOnly)))
+		case TypeDropdown:
+			terms = append(terms, term(c, c.Option.String()))
+		case TypeCheckbox:
+			if c.Bool {
+				terms = append(terms, term(c, "true"))
+				continue
+			}
+			// Unticked: no value, or a stored false.
+			out = append(out, "NOT coalesce("+issue+".custom_terms @> (SELECT ARRAY["+term(c, "true")+"]), false)")
+		default:
+			out = append(out, "false")
 		}
-		// Unticked: no value, or a stored false.
-		return "NOT coalesce(" + contains("true") + ", false)"
 	}
-	return "false"
+	if len(terms) > 0 {
+		out = append(out, issue+".custom_terms @> (SELECT ARRAY["+strings.Join(terms, ", ")+"])")
+	}
+	return strings.Join(out, " AND ")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,14 +157,14 @@ const listColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description
 // and the total, in one query whatever the page holds (two with cf filters: the types
 // of their fields are read first).
 //
-// The page's keys are found first, on issues alone and through the indexes of the
-// order (an index-only scan for the unfiltered orders), and only the page's rows are
-// then joined to their status, people, sprint and labels: a deep page costs the
-// skipped index entries, not the joins of every skipped row. The total is the
-// project's kept count unfiltered, else a window count over the matches, taken in the
-// same scan. The custom fields and their options are read once per statement (an
+// The page's keys are found first, on issues alone (an index-only scan of the order's
+// index unfiltered; filtered, the matches' numbers gathered in order into an array and
+// sliced), and only the page's rows are then joined to their status, people, sprint
+// and labels: a deep page costs the skipped index entries or array elements, not the
+// joins of every skipped row. The total is the project's kept count unfiltered, else
+// the length of the matches' array. The custom fields and their options are read once per statement (an
 // InitPlan), the labels per row of the page, and the values come with the row itself
-// (custom_packed, kept by migration 0027's triggers). It runs on pgx directly: this is
+// (custom_packed, kept by the triggers of migrations 0027 and 0028). It runs on pgx directly: this is
 // the busiest read of the API, and typed binary scanning costs a fraction of
 // reflection over database/sql.
 func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, error) {
@@ -213,8 +214,8 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	var ps params
 	project := ps.add(p.ID)
 	where := f.where(&ps, today)
-	for _, c := range conds {
-		where += " AND " + c.SQL("i", ps.add)
+	if cf := customfield.SQL(conds, "i", ps.add); cf != "" {
+		where += " AND " + cf
 	}
 	join := ""
 	if f.Overdue {
@@ -228,23 +229,21 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	}
 	var keys string
 	switch {
-	case len(conds) > 0:
-		// The matches are found first, on their own (OFFSET 0 keeps the planner from
-		// merging the two levels): the cf containments are one scan of the GIN index,
-		// and every match is read for the total anyway, so sorting them beats walking
-		// the order's index and testing each issue, which the planner otherwise picks
-		// when it expects many matches.
-		keys = `SELECT m.id, ` + f.keyColumns("m") + `, ` + total + ` AS total
-	FROM (SELECT i.id, ` + f.keyColumns("i") + ` FROM issues AS i` + join + `
-		WHERE i.project_id = ` + project + where + ` OFFSET 0) AS m
-	ORDER BY ` + f.order("m") + `
-	LIMIT ` + strconv.Itoa(limit) + ` OFFSET (SELECT ` + ps.add(offset) + `::bigint)`
 	case where != "":
-		keys = `SELECT i.id, ` + f.keyColumns("i") + `, ` + total + ` AS total
-	FROM issues AS i` + join + `
-	WHERE i.project_id = ` + project + where + `
-	ORDER BY ` + f.order("i") + `
-	LIMIT ` + strconv.Itoa(limit) + ` OFFSET (SELECT ` + ps.add(offset) + `::bigint)`
+		// Every match is read for the total anyway, so the matches' numbers are
+		// gathered in the list's order into one array, whose length is the total, and
+		// only the page's slice of it is joined back to issues (by the project's
+		// number index). A window count over the sorted matches cost as much again
+		// as finding them; and with no LIMIT on the matches, the planner never walks
+		// the order's index testing every issue in the hope of stopping early. The
+		// offset is clamped to what an array subscript holds: past the end either way.
+		off := ps.add(min(offset, math.MaxInt32-limit-1))
+		keys = `SELECT i.id, ` + f.keyColumns("i") + `, cardinality(m.nums) AS total
+	FROM (SELECT array_agg(i.number ORDER BY ` + f.order("i") + `) AS nums
+		FROM issues AS i` + join + `
+		WHERE i.project_id = ` + project + where + `) AS m
+	CROSS JOIN LATERAL unnest(m.nums[(SELECT ` + off + `::int) + 1 : (SELECT ` + off + `::int) + ` + strconv.Itoa(limit) + `]) AS u (number)
+	JOIN issues AS i ON i.project_id = ` + project + ` AND i.number = u.number`
 	default:
 		// Unfiltered, the total is known before the scan: a page in the second half is
 		// read from the far end of the order's index, skipping the entries after it

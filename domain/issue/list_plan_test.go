@@ -33,10 +33,11 @@ func (n planNode) walk(fn func(planNode)) {
 // TestListPlansUseIndexes runs EXPLAIN on the exact statements List sends, over a
 // project of 10,000 vacuumed and analyzed issues with a value of five custom fields
 // each, in a table of 50,000 (the rest another project's). It proves that a deep page
-// finds its keys by an index-only scan of the order's index, that each cf filter reads
-// the issues holding the value from that type's value index, and that neither issues
-// nor custom_field_values is ever read by a sequential scan. Other data shapes may
-// rightly get other plans; these are the shapes of a busy project.
+// finds its keys by an index-only scan of the order's index, that each cf filter finds
+// the issues holding the value through its index (the terms' GIN index, or the TEXT
+// values' trigram index), and that neither issues nor custom_field_values is ever
+// read by a sequential scan. Other data shapes may rightly get other plans; these are
+// the shapes of a busy project.
 func TestListPlansUseIndexes(t *testing.T) {
 	t.Parallel()
 	db := storetest.NewDB(t)
@@ -115,7 +116,7 @@ func TestListPlansUseIndexes(t *testing.T) {
 	requirePlan("last page by update", explain(Filter{Sort: SortUpdated}, nil, 9950),
 		map[string]string{"issues_project_updated": "Index Only Scan"})
 
-	// Each type's cf filter reads its index (migration 0027); together they combine.
+	// Each type's cf filter reads its index (migration 0028); together they combine.
 	text := customfield.Condition{FieldID: field(4), Type: customfield.TypeText, Text: "abc"}
 	number := customfield.Condition{FieldID: field(3), Type: customfield.TypeNumber, Number: "7"}
 	date := customfield.Condition{FieldID: field(5), Type: customfield.TypeDate, Date: time.Date(2026, 1, 8, 0, 0, 0, 0, time.UTC)}
@@ -126,12 +127,12 @@ func TestListPlansUseIndexes(t *testing.T) {
 		index []string
 	}{
 		"TEXT":     {[]customfield.Condition{text}, []string{"custom_field_values_text"}},
-		"NUMBER":   {[]customfield.Condition{number}, []string{"issues_custom_keys"}},
-		"DATE":     {[]customfield.Condition{date}, []string{"issues_custom_keys"}},
-		"DROPDOWN": {[]customfield.Condition{dropdown}, []string{"issues_custom_keys"}},
-		"CHECKBOX": {[]customfield.Condition{checked}, []string{"issues_custom_keys"}},
+		"NUMBER":   {[]customfield.Condition{number}, []string{"issues_custom_terms"}},
+		"DATE":     {[]customfield.Condition{date}, []string{"issues_custom_terms"}},
+		"DROPDOWN": {[]customfield.Condition{dropdown}, []string{"issues_custom_terms"}},
+		"CHECKBOX": {[]customfield.Condition{checked}, []string{"issues_custom_terms"}},
 		// The three equalities are one scan of the GIN index, which intersects them.
-		"three at once": {[]customfield.Condition{dropdown, checked, number}, []string{"issues_custom_keys"}},
+		"three at once": {[]customfield.Condition{dropdown, checked, number}, []string{"issues_custom_terms"}},
 	} {
 		want := map[string]string{}
 		for _, i := range c.index {

@@ -12,7 +12,7 @@ import (
 )
 
 // viewColumns are the issue row's columns a View holds: named, since the row also
-// carries the list's copy of its custom field values (custom_packed, custom_keys),
+// carries the list's copy of its custom field values (custom_packed, custom_terms),
 // which no View reads.
 const viewColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description, i.type, i.priority,
 	i.story_points, i.status_id, i.assignee_id, i.reporter_id, i.parent_id, i.due_date, i.sprint_id,
