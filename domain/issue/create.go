@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/customfield"
@@ -100,8 +101,11 @@ func (s *Service) CreateRead(ctx context.Context, p Project, actor Actor, in New
 			d := dateString(in.DueDate)
 			due = &d
 		}
-		err = tx.Tx.QueryRowContext(ctx, insertIssue, p.ID, v.ID, p.Key, v.Title, v.Description, v.Type, v.Priority,
-			v.StoryPoints, v.StatusID, v.AssigneeID, v.ReporterID, v.ParentID, due, v.SprintID).
+		// Ids go as [16]byte: as uuid.UUID, a driver.Valuer, pgx would format each as
+		// text and encode the text.
+		err = tx.Tx.QueryRowContext(ctx, insertIssue, [16]byte(p.ID), [16]byte(v.ID), p.Key, v.Title, v.Description,
+			v.Type, v.Priority, v.StoryPoints, [16]byte(v.StatusID), nullableID(v.AssigneeID), [16]byte(v.ReporterID),
+			nullableID(v.ParentID), due, nullableID(v.SprintID)).
 			Scan(&v.Number, &v.Key, &v.CreatedAt, &v.UpdatedAt)
 		if err != nil {
 			return fmt.Errorf("insert issue: %w", err)
@@ -122,6 +126,14 @@ func (s *Service) CreateRead(ctx context.Context, p Project, actor Actor, in New
 		return nil, err
 	}
 	return v, nil
+}
+
+// nullableID is an optional id as pgx encodes it without a detour through text.
+func nullableID(id *uuid.UUID) pgtype.UUID {
+	if id == nil {
+		return pgtype.UUID{}
+	}
+	return pgtype.UUID{Bytes: *id, Valid: true}
 }
 
 func (v *View) subject() Subject {

@@ -212,7 +212,7 @@ func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit i
 // prepared once per connection.
 func listStatement(p Project, f Filter, conds []customfield.Condition, today time.Time, offset, limit int) (query, count string, args []any) {
 	var ps params
-	project := ps.add(p.ID)
+	project := ps.add([16]byte(p.ID)) // [16]byte: see nullableID
 	where := f.where(&ps, today)
 	if cf := customfield.SQL(conds, "i", ps.add); cf != "" {
 		where += " AND " + cf

@@ -138,7 +138,7 @@ func LoadWithUser(ctx context.Context, db Querier, key string, userID uuid.UUID,
 		query = loadWithUserColumns + extra.Columns + loadWithUserFrom + extra.Joins + loadWithUserWhere
 		dst = append(dst, extra.Dest...)
 	}
-	err := db.QueryRow(ctx, query, key, userID).Scan(dst...)
+	err := db.QueryRow(ctx, query, key, [16]byte(userID)).Scan(dst...) // [16]byte: see issue.nullableID
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, nil, ErrNotFound
