@@ -227,7 +227,9 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		total = "count(*) OVER ()"
 		count = "SELECT count(*) FROM issues AS i" + join + " WHERE i.project_id = " + project + where
 	}
+	// keys is the page's keys (k): the rows are joined on rowJoin and sorted by rowOrder.
 	var keys string
+	rowJoin, rowOrder := "i.id = k.id", f.order("k")
 	switch {
 	case where != "":
 		// Every match is read for the total anyway, so the matches' numbers are
@@ -237,13 +239,15 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		// as finding them; and with no LIMIT on the matches, the planner never walks
 		// the order's index testing every issue in the hope of stopping early. The
 		// offset is clamped to what an array subscript holds: past the end either way.
+		// The page's rows are then found by number, in the slice's order.
 		off := ps.add(min(offset, math.MaxInt32-limit-1))
-		keys = `SELECT i.id, ` + f.keyColumns("i") + `, cardinality(m.nums) AS total
+		keys = `SELECT u.number, u.ord, cardinality(m.nums) AS total
 	FROM (SELECT array_agg(i.number ORDER BY ` + f.order("i") + `) AS nums
 		FROM issues AS i` + join + `
 		WHERE i.project_id = ` + project + where + `) AS m
-	CROSS JOIN LATERAL unnest(m.nums[(SELECT ` + off + `::int) + 1 : (SELECT ` + off + `::int) + ` + strconv.Itoa(limit) + `]) AS u (number)
-	JOIN issues AS i ON i.project_id = ` + project + ` AND i.number = u.number`
+	CROSS JOIN LATERAL unnest(m.nums[(SELECT ` + off + `::int) + 1 : (SELECT ` + off + `::int) + ` + strconv.Itoa(limit) + `])
+		WITH ORDINALITY AS u (number, ord)`
+		rowJoin, rowOrder = "i.project_id = "+project+" AND i.number = k.number", "k.ord"
 	default:
 		// Unfiltered, the total is known before the scan: a page in the second half is
 		// read from the far end of the order's index, skipping the entries after it
@@ -297,7 +301,7 @@ SELECT ` + listColumns + `, (
 	FROM custom_fields AS d WHERE d.project_id = ` + project + `
 ) AS defs
 FROM k
-JOIN issues AS i ON i.id = k.id
+JOIN issues AS i ON ` + rowJoin + `
 JOIN workflow_statuses AS s ON s.id = i.status_id
 JOIN users AS r ON r.id = i.reporter_id
 LEFT JOIN users AS a ON a.id = i.assignee_id
@@ -305,9 +309,9 @@ LEFT JOIN sprints AS sp ON sp.id = i.sprint_id
 LEFT JOIN LATERAL (
 	SELECT string_agg(l.id::text || octet_length(l.name) || ':' || l.name || octet_length(l.color) || ':' || l.color, '') AS packed
 	FROM issue_labels AS il JOIN labels AS l ON l.id = il.label_id
-	WHERE il.issue_id = k.id
+	WHERE il.issue_id = i.id
 ) AS lab ON true
-ORDER BY ` + f.order("k")
+ORDER BY ` + rowOrder
 	return query, count, ps
 }
 
