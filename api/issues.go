@@ -55,7 +55,14 @@ func (s *Server) createIssue(c *fiber.Ctx) error {
 }
 
 func (s *Server) listIssues(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	// With cf filters, the fields' types are read in the access statement.
+	var types *issue.FieldTypesRead
+	var extra *project.Extra
+	if c.Context().QueryArgs().Has("cf") {
+		types = issue.NewFieldTypesRead()
+		extra = &types.Extra
+	}
+	a, err := s.projectAccessWith(c, project.Viewer, extra)
 	if err != nil {
 		return err
 	}
@@ -67,6 +74,7 @@ func (s *Server) listIssues(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	f.FieldTypes = types
 	views, total, err := s.issues().List(c.UserContext(), issueProject(a), f, pr.Offset(), pr.Size)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskweave/taskweave/domain/customfield"
 	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/store/storetest"
 )
 
@@ -308,4 +309,47 @@ func (b *bundle) field(t *testing.T, name, typ string, order int) uuid.UUID {
 	b.exec(t, "INSERT INTO custom_fields (id, project_id, name, type, sort_order) VALUES ($1, $2, $3, $4, $5)",
 		id, b.project.ID, name, typ, order)
 	return id
+}
+
+// TestFieldTypesReadResolvesAsTheQuery: the cf filters resolved against the field
+// types an access statement read (FieldTypesRead, TypesSQL's packed text) give the
+// conditions and errors Resolve's own query gives, for names a naive packing would
+// split (a colon, digits, multibyte letters), and a field of another project is
+// ignored either way.
+func TestFieldTypesReadResolvesAsTheQuery(t *testing.T) {
+	t.Parallel()
+	b := setup(t, storetest.PackageDB(t))
+	number, check, drop := uuid.New(), uuid.New(), uuid.New()
+	b.exec(t, `INSERT INTO custom_fields (id, project_id, name, type, sort_order) VALUES
+		($1, $4, '12:Größe', 'NUMBER', 1), ($2, $4, 'Blocked:', 'CHECKBOX', 2), ($3, $4, 'É', 'DROPDOWN', 3)`,
+		number, check, drop, b.project.ID)
+	read := issue.NewFieldTypesRead()
+	_, _, err := project.LoadWithUser(b.ctx, b.db.Pool, b.project.Key, b.owner.UserID, &read.Extra)
+	require.NoError(t, err)
+	require.True(t, read.Extra.Scanned)
+
+	option := uuid.New()
+	for name, c := range map[string]struct {
+		filters []customfield.Filter
+		invalid string // the field an InvalidError names, if any
+	}{
+		"valid":         {filters: []customfield.Filter{{FieldID: number, Value: "7.50"}, {FieldID: check, Value: "true"}, {FieldID: drop, Value: option.String()}}},
+		"unknown field": {filters: []customfield.Filter{{FieldID: uuid.New(), Value: "x"}, {FieldID: number, Value: "1"}}},
+		"bad number":    {filters: []customfield.Filter{{FieldID: number, Value: "seven"}}, invalid: "12:Größe"},
+		"bad option":    {filters: []customfield.Filter{{FieldID: drop, Value: "High"}}, invalid: "É"},
+	} {
+		want, wantErr := customfield.Resolve(b.ctx, b.db.Bun, b.project.ID, c.filters)
+		got, gotErr := issue.ResolveFieldTypes(read, c.filters)
+		require.Equal(t, want, got, name)
+		if c.invalid == "" {
+			require.NoError(t, gotErr, name)
+			require.NotEmpty(t, got, name)
+			continue
+		}
+		var wantInvalid, gotInvalid *customfield.InvalidError
+		require.ErrorAs(t, wantErr, &wantInvalid, name)
+		require.ErrorAs(t, gotErr, &gotInvalid, name)
+		require.Equal(t, c.invalid, gotInvalid.FieldName, name)
+		require.Equal(t, *wantInvalid, *gotInvalid, name)
+	}
 }
