@@ -203,11 +203,11 @@ const listColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description
 // sliced), and only the page's rows are then joined to their status, people, sprint
 // and labels: a deep page costs the skipped index entries or array elements, not the
 // joins of every skipped row. The total is the project's kept count unfiltered, else
-// the length of the matches' array. The custom fields and their options are read once per statement (an
-// InitPlan), the labels per row of the page, and the values come with the row itself
-// (custom_packed, kept by the triggers of migrations 0027 and 0028). It runs on pgx directly: this is
-// the busiest read of the API, and typed binary scanning costs a fraction of
-// reflection over database/sql.
+// the length of the matches' array. The custom fields and their options are read once
+// per statement (an InitPlan), the labels per row of the page, and the values come
+// with the row itself (custom_packed, kept by the triggers of migrations 0027 and
+// 0028). It runs on pgx directly: this is the busiest read of the API, and typed
+// binary scanning costs a fraction of reflection over database/sql.
 func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, error) {
 	conds, err := s.conditions(ctx, p, f)
 	if err != nil {
@@ -265,7 +265,6 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	total := "(SELECT coalesce(max(issues), 0) FROM issue_counts WHERE project_id = " + project + ")"
 	count = "SELECT " + total
 	if where != "" {
-		total = "count(*) OVER ()"
 		count = "SELECT count(*) FROM issues AS i" + join + " WHERE i.project_id = " + project + where
 	}
 	// keys is the page's keys (k): the rows are joined on rowJoin and sorted by rowOrder.
@@ -279,8 +278,8 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		// number index). A window count over the sorted matches cost as much again
 		// as finding them; and with no LIMIT on the matches, the planner never walks
 		// the order's index testing every issue in the hope of stopping early. The
-		// offset is clamped to what an array subscript holds: past the end either way.
-		// The page's rows are then found by number, in the slice's order.
+		// page's rows are found by number and kept in the slice's order. The offset
+		// is clamped to what an array subscript holds: past the end either way.
 		off := ps.add(min(offset, math.MaxInt32-limit-1))
 		keys = `SELECT u.number, u.ord, cardinality(m.nums) AS total
 	FROM (SELECT array_agg(i.number ORDER BY ` + f.order("i") + `) AS nums

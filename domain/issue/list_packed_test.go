@@ -143,9 +143,69 @@ func TestListPagesFromBothEnds(t *testing.T) {
 	check("numbers 1 to 11 deleted", n-11)
 }
 
+// TestFilteredListPages proves every page of a filtered list (a cf filter alone, with
+// another filter, in both orders) holds exactly its rows of the whole ordered list of
+// matches, with the matches' count as the total, and that a page past the end is
+// empty but still carries the total: the page is a slice of the array of the matches'
+// numbers.
+func TestFilteredListPages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, storetest.PackageDB(t))
+	svc := issue.NewService(b.db, bus(t, b.db, nil))
+	const n = 23
+	_, err := b.db.Pool.Exec(b.ctx, `INSERT INTO issues (project_id, number, key, title, status_id, reporter_id, priority, updated_at)
+		SELECT $1, g, $2 || '-' || g, 'I', $3, $4, CASE WHEN g % 2 = 0 THEN 'HIGH' ELSE 'LOW' END,
+			timestamptz '2026-01-01' + make_interval(mins => (g * 7) % 12)
+		FROM generate_series(1, $5::int) AS g`, b.project.ID, b.project.Key, b.todo, b.owner.UserID, n)
+	require.NoError(t, err)
+	blocked := b.field(t, "Blocked", "CHECKBOX", 1)
+	b.exec(t, `INSERT INTO custom_field_values (issue_id, field_id, bool_value)
+		SELECT id, $2, number % 3 <> 0 FROM issues WHERE project_id = $1`, b.project.ID, blocked)
+	ticked := []customfield.Filter{{FieldID: blocked, Value: "true"}}
+	for _, c := range []struct {
+		name, where string
+		filter      issue.Filter
+	}{
+		{"ticked", "number % 3 <> 0", issue.Filter{CustomFields: ticked}},
+		{"unticked", "number % 3 = 0", issue.Filter{CustomFields: []customfield.Filter{{FieldID: blocked, Value: "false"}}}},
+		{"ticked and HIGH", "number % 3 <> 0 AND number % 2 = 0", issue.Filter{CustomFields: ticked, Priority: "HIGH"}},
+		{"HIGH", "number % 2 = 0", issue.Filter{Priority: "HIGH"}},
+	} {
+		for _, sort := range []struct{ name, order string }{
+			{issue.SortCreated, "number"}, {issue.SortUpdated, "updated_at DESC, number DESC"},
+		} {
+			var want []int
+			rows, err := b.db.Pool.Query(b.ctx, "SELECT number FROM issues WHERE project_id = $1 AND "+c.where+" ORDER BY "+sort.order, b.project.ID)
+			require.NoError(t, err)
+			for rows.Next() {
+				var x int
+				require.NoError(t, rows.Scan(&x))
+				want = append(want, x)
+			}
+			require.NoError(t, rows.Err())
+			require.NotEmpty(t, want)
+			f := c.filter
+			f.Sort = sort.name
+			for _, size := range []int{4, 7, 50} {
+				var got []int
+				for offset := 0; offset <= len(want)+size; offset += size {
+					views, total, err := svc.List(b.ctx, b.project, f, offset, size)
+					require.NoError(t, err)
+					require.Equal(t, len(want), total, "%s, %s: size %d offset %d", c.name, sort.name, size, offset)
+					require.Len(t, views, max(0, min(size, len(want)-offset)), "%s, %s: size %d offset %d", c.name, sort.name, size, offset)
+					for _, v := range views {
+						got = append(got, v.Number)
+					}
+				}
+				require.Equal(t, want, got, "%s, %s: size %d", c.name, sort.name, size)
+			}
+		}
+	}
+}
+
 // TestListCopiesFollowValueChanges proves the issue row's copies of its custom field
-// values (custom_packed for the list, custom_terms for the cf filter; the triggers of migrations 0027 and 0028
-// triggers) follow every way a value changes: set, updated, deleted, an option renamed
+// values (custom_packed for the list, custom_terms for the cf filter; kept by the
+// triggers of migrations 0027 and 0028) follow every way a value changes: set, updated, deleted, an option renamed
 // (labels come with the definitions), an option or a whole field deleted by cascade.
 // After each change the list reads what Get reads and each filter finds exactly the
 // issues holding the value, numbers compared as numbers (7.50 is 7.5).
