@@ -1,6 +1,7 @@
 package issue_test
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -199,6 +200,11 @@ func TestFilteredListPages(t *testing.T) {
 				}
 				require.Equal(t, want, got, "%s, %s: size %d", c.name, sort.name, size)
 			}
+			// An offset no array subscript holds is past the end too.
+			views, total, err := svc.List(b.ctx, b.project, f, math.MaxInt32*4, 50)
+			require.NoError(t, err)
+			require.Empty(t, views)
+			require.Equal(t, len(want), total)
 		}
 	}
 }
