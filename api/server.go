@@ -36,6 +36,14 @@ type Config struct {
 	// MetricsOff leaves /metrics off the API's port: TW_METRICS_ADDR turned it off or
 	// gave it a listener of its own.
 	MetricsOff bool
+	// HeadTimeout bounds the reading of a request's line and headers, from the
+	// connection's accept or the request's first byte (default 30 s): a client that
+	// opens connections and trickles or withholds headers cannot hold them forever.
+	// Bodies have their own idle limit (bodyIdleTimeout), refreshed while bytes arrive,
+	// so a long upload is not cut. Upgraded (STOMP) connections drop both.
+	HeadTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no next request (default 2 min).
+	IdleTimeout time.Duration
 }
 
 // Deps are the services the handlers call.
@@ -85,6 +93,12 @@ func New(cfg Config, d Deps) *Server {
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = 10 * time.Second
 	}
+	if cfg.HeadTimeout == 0 {
+		cfg.HeadTimeout = 30 * time.Second
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 2 * time.Minute
+	}
 	if cfg.BodyLimit == 0 {
 		cfg.BodyLimit = 4 << 20
 	}
@@ -107,6 +121,11 @@ func New(cfg Config, d Deps) *Server {
 	fc.StreamRequestBody = true
 	fc.DisablePreParseMultipartForm = true
 	fc.ReadBufferSize = maxRequestHead
+	// fasthttp's read timeout is a deadline set before each request's head is read;
+	// streamBody moves it while a body arrives and clears it after the request, and a
+	// hijacked (websocket) connection has it cleared. No write timeout: downloads and
+	// exports stream for as long as they take.
+	fc.ReadTimeout, fc.IdleTimeout = cfg.HeadTimeout, cfg.IdleTimeout
 	if len(cfg.TrustedProxies) > 0 {
 		fc.EnableTrustedProxyCheck = true
 		fc.TrustedProxies = cfg.TrustedProxies
