@@ -1,0 +1,99 @@
+package migrations_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/migrations"
+)
+
+// TestCustomTermsBackfill: migration 0028 on a database that already holds custom field
+// values (written under 0027, which kept custom_keys) gives every issue its terms, one
+// per compared value in field order, a number without trailing zeros, a date as
+// YYYY-MM-DD, TEXT left out, and none for an issue without values; custom_keys is gone
+// and the trigger keeps the terms from then on.
+func TestCustomTermsBackfill(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := pgxpool.NewWithConfig(ctx, emptyDB(t))
+	require.NoError(t, err)
+	defer pool.Close()
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	require.NoError(t, err)
+	_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	require.NoError(t, err)
+	all, err := migrations.All()
+	require.NoError(t, err)
+	apply := func(m migrations.Migration) {
+		t.Helper()
+		require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, m.SQL)
+			return err
+		}), m.Name)
+	}
+	var terms migrations.Migration
+	for _, m := range all {
+		switch {
+		case m.Version < 28:
+			apply(m)
+		case m.Version == 28:
+			terms = m
+		}
+	}
+	require.Equal(t, 28, terms.Version)
+
+	_, err = pool.Exec(ctx, `
+		INSERT INTO users (id, email, display_name) VALUES ('00000000-0000-0000-0000-000000000001', 'm@example.com', 'M');
+		INSERT INTO projects (id, key, name, owner_id) VALUES ('00000000-0000-0000-0000-000000000002', 'MIG', 'M', '00000000-0000-0000-0000-000000000001');
+		INSERT INTO workflows (id, name, project_id) VALUES ('00000000-0000-0000-0000-000000000003', 'W', '00000000-0000-0000-0000-000000000002');
+		INSERT INTO workflow_statuses (id, workflow_id, name, category) VALUES
+			('00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000003', 'To Do', 'TODO');
+		INSERT INTO issues (id, project_id, number, key, title, status_id, reporter_id)
+		SELECT ('00000000-0000-0000-0000-00000000001' || g)::uuid, '00000000-0000-0000-0000-000000000002', g, 'MIG-' || g, 'I',
+			'00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000001'
+		FROM generate_series(1, 2) AS g;
+		INSERT INTO custom_fields (id, project_id, name, type) VALUES
+			('00000000-0000-0000-0000-0000000000a1', '00000000-0000-0000-0000-000000000002', 'Points', 'NUMBER'),
+			('00000000-0000-0000-0000-0000000000a2', '00000000-0000-0000-0000-000000000002', 'Due', 'DATE'),
+			('00000000-0000-0000-0000-0000000000a3', '00000000-0000-0000-0000-000000000002', 'Sev', 'DROPDOWN'),
+			('00000000-0000-0000-0000-0000000000a4', '00000000-0000-0000-0000-000000000002', 'Blocked', 'CHECKBOX'),
+			('00000000-0000-0000-0000-0000000000a5', '00000000-0000-0000-0000-000000000002', 'Notes', 'TEXT');
+		INSERT INTO custom_field_options (id, field_id, label) VALUES
+			('00000000-0000-0000-0000-0000000000b1', '00000000-0000-0000-0000-0000000000a3', 'High');
+		INSERT INTO custom_field_values (issue_id, field_id, number_value, date_value, option_id, bool_value, text_value) VALUES
+			('00000000-0000-0000-0000-000000000011', '00000000-0000-0000-0000-0000000000a1', 7.50, NULL, NULL, NULL, NULL),
+			('00000000-0000-0000-0000-000000000011', '00000000-0000-0000-0000-0000000000a2', NULL, '2026-03-01', NULL, NULL, NULL),
+			('00000000-0000-0000-0000-000000000011', '00000000-0000-0000-0000-0000000000a3', NULL, NULL, '00000000-0000-0000-0000-0000000000b1', NULL, NULL),
+			('00000000-0000-0000-0000-000000000011', '00000000-0000-0000-0000-0000000000a4', NULL, NULL, NULL, false, NULL),
+			('00000000-0000-0000-0000-000000000011', '00000000-0000-0000-0000-0000000000a5', NULL, NULL, NULL, NULL, 'a=b');`)
+	require.NoError(t, err)
+	apply(terms)
+
+	read := func(issue string) []string {
+		t.Helper()
+		var got []string
+		require.NoError(t, pool.QueryRow(ctx, "SELECT custom_terms FROM issues WHERE id = $1", issue).Scan(&got))
+		return got
+	}
+	require.Equal(t, []string{
+		"00000000-0000-0000-0000-0000000000a1=7.5",
+		"00000000-0000-0000-0000-0000000000a2=2026-03-01",
+		"00000000-0000-0000-0000-0000000000a3=00000000-0000-0000-0000-0000000000b1",
+		"00000000-0000-0000-0000-0000000000a4=false",
+	}, read("00000000-0000-0000-0000-000000000011"))
+	require.Nil(t, read("00000000-0000-0000-0000-000000000012"), "no values, no terms")
+	var keys int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'issues' AND column_name = 'custom_keys'").Scan(&keys))
+	require.Zero(t, keys)
+
+	_, err = pool.Exec(ctx, `INSERT INTO custom_field_values (issue_id, field_id, bool_value)
+		VALUES ('00000000-0000-0000-0000-000000000012', '00000000-0000-0000-0000-0000000000a4', true)`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"00000000-0000-0000-0000-0000000000a4=true"}, read("00000000-0000-0000-0000-000000000012"))
+}
