@@ -120,6 +120,23 @@ func Delete(ctx context.Context, db bun.IDB, projectID, id uuid.UUID) error {
 	return nil
 }
 
+// LockFields takes the rows of the project's fields ids names FOR KEY SHARE, in id
+// order. A write of an issue's values calls it before it locks the issue: deleting a
+// field or an option locks the field's row first and then, through the cascade to the
+// values and their trigger, the issues holding them, so the writer must wait for the
+// field before it holds an issue, not the other way round, or the two deadlock.
+func LockFields(ctx context.Context, db bun.IDB, projectID uuid.UUID, ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := db.NewRaw(`SELECT 1 FROM custom_fields WHERE project_id = ? AND id IN (?) ORDER BY id FOR KEY SHARE`,
+		projectID, bun.In(ids)).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("lock custom fields: %w", err)
+	}
+	return nil
+}
+
 // translate turns the unique violations of names and labels into the domain's errors.
 func translate(err error) error {
 	switch {

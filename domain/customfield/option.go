@@ -88,9 +88,12 @@ func UpdateOption(ctx context.Context, db bun.IDB, projectID, fieldID, optionID 
 // DeleteOption removes an option of a field of the project; the issues that had it
 // chosen lose their value for the field.
 func DeleteOption(ctx context.Context, db bun.IDB, projectID, fieldID, optionID uuid.UUID) error {
-	res, err := db.NewRaw(`DELETE FROM custom_field_options AS cfo USING custom_fields AS cf
-		WHERE cfo.id = ? AND cfo.field_id = ? AND cf.id = cfo.field_id AND cf.project_id = ?`,
-		optionID, fieldID, projectID).Exec(ctx)
+	// The field's row is locked first (FOR UPDATE, which a value write's LockFields
+	// waits for): the deletion cascades to the option's values, whose trigger then
+	// locks their issues, so a value write must not hold an issue while it waits here.
+	res, err := db.NewRaw(`WITH cf AS (SELECT id FROM custom_fields WHERE id = ? AND project_id = ? FOR UPDATE)
+		DELETE FROM custom_field_options AS cfo USING cf WHERE cfo.id = ? AND cfo.field_id = cf.id`,
+		fieldID, projectID, optionID).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("delete option %s: %w", optionID, err)
 	}

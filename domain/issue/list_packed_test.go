@@ -419,3 +419,51 @@ func TestFieldTypesReadResolvesAsTheQuery(t *testing.T) {
 		require.Equal(t, *wantInvalid, *gotInvalid, name)
 	}
 }
+
+// TestValueWriteLocksFieldsBeforeIssue: a write of an issue's values waits for its
+// fields before it locks the issue. A field's deletion holds the field's row and then,
+// through the cascade to the values and their trigger, locks the issues holding them;
+// a writer that held the issue while waiting for the field would deadlock with it.
+// Here a transaction holds the field's row as a deletion would: the writer waits with
+// the issue still free (NOWAIT takes it), then finds the field gone and saves.
+func TestValueWriteLocksFieldsBeforeIssue(t *testing.T) {
+	t.Parallel()
+	b := setup(t, storetest.NewDB(t))
+	svc := issue.NewService(b.db, bus(t, b.db, nil))
+	ctx := b.ctx
+	f := b.field(t, "Points", "NUMBER", 1)
+	v, err := svc.Create(ctx, b.project, b.owner, issue.NewIssue{Title: "I", Type: issue.TypeTask, Priority: issue.PriorityLow})
+	require.NoError(t, err)
+
+	deleter, err := b.db.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = deleter.Rollback(ctx) }()
+	_, err = deleter.Exec(ctx, "SELECT 1 FROM custom_fields WHERE id = $1 FOR UPDATE", f)
+	require.NoError(t, err)
+
+	five := "5"
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.Update(ctx, b.project, b.owner, issue.Ref{ID: v.ID},
+			issue.Patch{CustomFieldValues: []customfield.Input{{FieldID: f, Value: &five}}})
+		done <- err
+	}()
+	require.Eventually(t, func() bool {
+		var waiting int
+		err := b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+			AND wait_event_type = 'Lock' AND query LIKE '%FROM custom_fields%FOR KEY SHARE%'`).Scan(&waiting)
+		return err == nil && waiting == 1
+	}, 5*time.Second, 5*time.Millisecond, "the writer waits for the field")
+	_, err = deleter.Exec(ctx, "SELECT 1 FROM issues WHERE id = $1 FOR UPDATE NOWAIT", v.ID)
+	require.NoError(t, err, "the writer holds no lock on the issue while it waits")
+	_, err = deleter.Exec(ctx, "DELETE FROM custom_fields WHERE id = $1", f)
+	require.NoError(t, err)
+	require.NoError(t, deleter.Commit(ctx))
+
+	// The field is gone: its value is dropped as any deleted field's is (customfield.Plan),
+	// and the save succeeds, neither deadlocked nor failed.
+	require.NoError(t, <-done)
+	var values int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM custom_field_values WHERE issue_id = $1", v.ID).Scan(&values))
+	require.Zero(t, values)
+}

@@ -49,6 +49,16 @@ func (s *Service) Apply(ctx context.Context, p Project, actor Actor, ref Ref, in
 func (s *Service) update(ctx context.Context, p Project, actor Actor, ref Ref, in Patch, view bool) (*View, error) {
 	var out *View
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if len(in.CustomFieldValues) > 0 {
+			// The fields before the issue (customfield.LockFields).
+			ids := make([]uuid.UUID, len(in.CustomFieldValues))
+			for i, v := range in.CustomFieldValues {
+				ids[i] = v.FieldID
+			}
+			if err := customfield.LockFields(ctx, tx, p.ID, ids); err != nil {
+				return err
+			}
+		}
 		cur, err := loadView(ctx, tx, p, ref, true)
 		if err != nil {
 			return err
