@@ -144,3 +144,39 @@ func TestListPlansUseIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestListPageRowsByIndexProbe: over a table of some thousand narrow issues, where
+// reading every issue and hashing it looks cheaper to the planner than fifty index
+// probes, the page's rows are still found by one probe per key (the LATERAL
+// sub-select), unfiltered and filtered, never by a sequential scan of issues.
+func TestListPageRowsByIndexProbe(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDB(t)
+	ctx := context.Background()
+	p := Project{ID: uuid.New(), Key: "NARROW"}
+	_, err := db.Pool.Exec(ctx, strings.ReplaceAll(`
+		INSERT INTO users (id, email, display_name) VALUES ('00000000-0000-0000-0000-000000000001', 'n@example.com', 'N');
+		INSERT INTO projects (id, key, name, owner_id) VALUES ($1, 'NARROW', 'N', '00000000-0000-0000-0000-000000000001');
+		INSERT INTO workflows (id, name, project_id) VALUES ('00000000-0000-0000-0000-000000000003', 'W', $1);
+		INSERT INTO workflow_statuses (id, workflow_id, name, category) VALUES
+			('00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000003', 'To Do', 'TODO');
+		INSERT INTO issues (project_id, number, key, title, status_id, reporter_id, priority)
+		SELECT $1, g, 'NARROW-' || g, 'I', '00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000001',
+			CASE WHEN g % 2 = 0 THEN 'HIGH' ELSE 'LOW' END
+		FROM generate_series(1, 13000) AS g;`, "$1", "'"+p.ID.String()+"'"))
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, "VACUUM ANALYZE issues")
+	require.NoError(t, err)
+	for name, f := range map[string]Filter{"plain": {}, "by update": {Sort: SortUpdated}, "filtered": {Priority: "HIGH"}} {
+		query, _, args := listStatement(p, f, nil, time.Now().UTC(), 0, 50)
+		var raw []byte
+		require.NoError(t, db.Pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+query, args...).Scan(&raw))
+		var plans []struct{ Plan planNode }
+		require.NoError(t, json.Unmarshal(raw, &plans))
+		plans[0].Plan.walk(func(n planNode) {
+			if n.Type == "Seq Scan" && n.Relation == "issues" {
+				t.Errorf("%s: the page's rows come from a sequential scan of issues", name)
+			}
+		})
+	}
+}
