@@ -2,9 +2,7 @@ package customfield
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -57,60 +55,6 @@ func Resolve(ctx context.Context, db bun.IDB, projectID uuid.UUID, filters []Fil
 		defs[i] = Definition{ID: r.ID, Name: r.Name, Type: r.Type}
 	}
 	return ResolveWith(defs, filters)
-}
-
-// TypesSQL is a scalar SQL expression of the project's fields' ids, types and names as
-// packed text (null: none), for a statement that reads them on the way (the issue
-// list's access statement); DecodeTypes reads it. project is the SQL of the project id.
-func TypesSQL(project string) string {
-	return `(SELECT string_agg(d.id::text || octet_length(d.type) || ':' || d.type || octet_length(d.name) || ':' || d.name, '')
-		FROM custom_fields AS d WHERE d.project_id = ` + project + `)`
-}
-
-// errTypes is TypesSQL text DecodeTypes does not understand.
-var errTypes = errors.New("malformed custom field types")
-
-// DecodeTypes reads TypesSQL's text (nil: the project has no fields): per field its id
-// (36 characters), then its type and its name, each as its byte length, a colon and
-// the bytes.
-func DecodeTypes(raw *string) ([]Definition, error) {
-	if raw == nil {
-		return nil, nil
-	}
-	s := *raw
-	str := func() (string, error) {
-		i := strings.IndexByte(s, ':')
-		if i < 0 {
-			return "", errTypes
-		}
-		n, err := strconv.Atoi(s[:i])
-		if err != nil || n < 0 || n > len(s)-i-1 {
-			return "", errTypes
-		}
-		v := s[i+1 : i+1+n]
-		s = s[i+1+n:]
-		return v, nil
-	}
-	var defs []Definition
-	for s != "" {
-		if len(s) < 36 {
-			return nil, errTypes
-		}
-		id, err := uuid.Parse(s[:36])
-		if err != nil {
-			return nil, errTypes
-		}
-		s = s[36:]
-		d := Definition{ID: id}
-		if d.Type, err = str(); err != nil {
-			return nil, err
-		}
-		if d.Name, err = str(); err != nil {
-			return nil, err
-		}
-		defs = append(defs, d)
-	}
-	return defs, nil
 }
 
 // ResolveWith is Resolve over fields already read (their ids, names and types; any

@@ -53,9 +53,10 @@ type Filter struct {
 	FieldTypes *FieldTypesRead
 }
 
-// FieldTypesRead reads the project's custom fields (ids, names, types) as a column of
-// the project's row: GET /issues with cf filters adds it to its access statement
-// (project.LoadWithUser), one round trip fewer per list.
+// FieldTypesRead reads the project's custom fields as a column of the project's row,
+// packed as the list statement carries them (packedFieldsSQL): GET /issues with cf
+// filters adds it to its access statement (project.LoadWithUser), one round trip fewer
+// per list.
 type FieldTypesRead struct {
 	Extra project.Extra
 	raw   *string
@@ -64,7 +65,7 @@ type FieldTypesRead struct {
 // NewFieldTypesRead prepares the read.
 func NewFieldTypesRead() *FieldTypesRead {
 	r := &FieldTypesRead{}
-	r.Extra.Columns = ", " + customfield.TypesSQL("p.id")
+	r.Extra.Columns = ", " + packedFieldsSQL("p.id")
 	r.Extra.Dest = []any{&r.raw}
 	return r
 }
@@ -82,11 +83,11 @@ func (s *Service) conditions(ctx context.Context, p Project, f Filter) ([]custom
 
 // ResolveFieldTypes is customfield.Resolve against the fields r read.
 func ResolveFieldTypes(r *FieldTypesRead, filters []customfield.Filter) ([]customfield.Condition, error) {
-	defs, err := customfield.DecodeTypes(r.raw)
-	if err != nil {
+	var lf listFields
+	if err := lf.decode(r.raw); err != nil {
 		return nil, fmt.Errorf("list issues: %w", err)
 	}
-	return customfield.ResolveWith(defs, filters)
+	return customfield.ResolveWith(lf.defs, filters)
 }
 
 // likeEscaper makes user text literal inside an ILIKE pattern.
@@ -338,13 +339,7 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	query = `WITH k AS (
 	` + keys + `
 )
-SELECT ` + listColumns + `, (
-	SELECT string_agg('F' || d.id::text || octet_length(d.type) || ':' || d.type || octet_length(d.name) || ':' || d.name
-		|| CASE WHEN d.required THEN '1' ELSE '0' END || coalesce((
-		SELECT string_agg('O' || o.id::text || octet_length(o.label) || ':' || o.label, '')
-		FROM custom_field_options AS o WHERE o.field_id = d.id), ''), '' ORDER BY d.sort_order, d.created_at, d.id)
-	FROM custom_fields AS d WHERE d.project_id = ` + project + `
-) AS defs
+SELECT ` + listColumns + `, ` + packedFieldsSQL(project) + ` AS defs
 FROM k
 CROSS JOIN LATERAL (SELECT * FROM issues AS i WHERE ` + rowJoin + ` LIMIT 1) AS i
 JOIN workflow_statuses AS s ON s.id = i.status_id
@@ -358,6 +353,18 @@ LEFT JOIN LATERAL (
 ) AS lab ON true
 ORDER BY ` + rowOrder
 	return query, count, ps
+}
+
+// packedFieldsSQL is a scalar expression of the project's custom fields with their
+// options as packed text (listFields.decode reads it); project is the SQL of its id.
+func packedFieldsSQL(project string) string {
+	return `(
+	SELECT string_agg('F' || d.id::text || octet_length(d.type) || ':' || d.type || octet_length(d.name) || ':' || d.name
+		|| CASE WHEN d.required THEN '1' ELSE '0' END || coalesce((
+		SELECT string_agg('O' || o.id::text || octet_length(o.label) || ':' || o.label, '')
+		FROM custom_field_options AS o WHERE o.field_id = d.id), ''), '' ORDER BY d.sort_order, d.created_at, d.id)
+	FROM custom_fields AS d WHERE d.project_id = ` + project + `
+)`
 }
 
 // listFields are the project's custom fields as the list statement carries them: as

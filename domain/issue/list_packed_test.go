@@ -377,10 +377,10 @@ func (b *bundle) field(t *testing.T, name, typ string, order int) uuid.UUID {
 	return id
 }
 
-// TestFieldTypesReadResolvesAsTheQuery: the cf filters resolved against the field
-// types an access statement read (FieldTypesRead, TypesSQL's packed text) give the
-// conditions and errors Resolve's own query gives, for names a naive packing would
-// split (a colon, digits, multibyte letters), and a field of another project is
+// TestFieldTypesReadResolvesAsTheQuery: the cf filters resolved against the fields an
+// access statement read (FieldTypesRead, the list's packed field definitions) give
+// the conditions and errors Resolve's own query gives, for names a naive packing
+// would split (a colon, digits, multibyte letters), and a field of another project is
 // ignored either way.
 func TestFieldTypesReadResolvesAsTheQuery(t *testing.T) {
 	t.Parallel()
