@@ -110,29 +110,9 @@ func TestListPagesFromBothEnds(t *testing.T) {
 		for _, sort := range []struct{ name, order string }{
 			{issue.SortCreated, "number"}, {issue.SortUpdated, "updated_at DESC, number DESC"},
 		} {
-			var want []int
-			rows, err := b.db.Pool.Query(b.ctx, "SELECT number FROM issues WHERE project_id = $1 ORDER BY "+sort.order, b.project.ID)
-			require.NoError(t, err)
-			for rows.Next() {
-				var x int
-				require.NoError(t, rows.Scan(&x))
-				want = append(want, x)
-			}
-			require.NoError(t, rows.Err())
+			want := b.numbers(t, "true", sort.order)
 			require.Len(t, want, n, stage)
-			for _, size := range []int{5, 7, 23, 50} {
-				var got []int
-				for offset := 0; offset <= n+size; offset += size {
-					views, total, err := svc.List(b.ctx, b.project, issue.Filter{Sort: sort.name}, offset, size)
-					require.NoError(t, err)
-					require.Equal(t, n, total, "%s: %s size %d offset %d", stage, sort.name, size, offset)
-					require.Len(t, views, max(0, min(size, n-offset)), "%s: %s size %d offset %d", stage, sort.name, size, offset)
-					for _, v := range views {
-						got = append(got, v.Number)
-					}
-				}
-				require.Equal(t, want, got, "%s: %s size %d", stage, sort.name, size)
-			}
+			b.requirePages(t, svc, issue.Filter{Sort: sort.name}, want, []int{5, 7, 23, 50}, stage+": "+sort.name)
 		}
 	}
 	check("numbers without a gap", n)
@@ -175,31 +155,11 @@ func TestFilteredListPages(t *testing.T) {
 		for _, sort := range []struct{ name, order string }{
 			{issue.SortCreated, "number"}, {issue.SortUpdated, "updated_at DESC, number DESC"},
 		} {
-			var want []int
-			rows, err := b.db.Pool.Query(b.ctx, "SELECT number FROM issues WHERE project_id = $1 AND "+c.where+" ORDER BY "+sort.order, b.project.ID)
-			require.NoError(t, err)
-			for rows.Next() {
-				var x int
-				require.NoError(t, rows.Scan(&x))
-				want = append(want, x)
-			}
-			require.NoError(t, rows.Err())
+			want := b.numbers(t, c.where, sort.order)
 			require.NotEmpty(t, want)
 			f := c.filter
 			f.Sort = sort.name
-			for _, size := range []int{4, 7, 50} {
-				var got []int
-				for offset := 0; offset <= len(want)+size; offset += size {
-					views, total, err := svc.List(b.ctx, b.project, f, offset, size)
-					require.NoError(t, err)
-					require.Equal(t, len(want), total, "%s, %s: size %d offset %d", c.name, sort.name, size, offset)
-					require.Len(t, views, max(0, min(size, len(want)-offset)), "%s, %s: size %d offset %d", c.name, sort.name, size, offset)
-					for _, v := range views {
-						got = append(got, v.Number)
-					}
-				}
-				require.Equal(t, want, got, "%s, %s: size %d", c.name, sort.name, size)
-			}
+			b.requirePages(t, svc, f, want, []int{4, 7, 50}, c.name+", "+sort.name)
 			// An offset no array subscript holds is past the end too.
 			views, total, err := svc.List(b.ctx, b.project, f, math.MaxInt32*4, 50)
 			require.NoError(t, err)
@@ -211,8 +171,9 @@ func TestFilteredListPages(t *testing.T) {
 
 // TestListCopiesFollowValueChanges proves the issue row's copies of its custom field
 // values (custom_packed for the list, custom_terms for the cf filter; kept by the
-// triggers of migrations 0027 and 0028) follow every way a value changes: set, updated, deleted, an option renamed
-// (labels come with the definitions), an option or a whole field deleted by cascade.
+// triggers of migrations 0027 and 0028) follow every way a value changes: set,
+// updated, deleted, an option renamed (labels come with the definitions), an option
+// or a whole field deleted by cascade.
 // After each change the list reads what Get reads and each filter finds exactly the
 // issues holding the value, numbers compared as numbers (7.50 is 7.5).
 func TestListCopiesFollowValueChanges(t *testing.T) {
@@ -359,6 +320,40 @@ func TestCustomCopyWaitsForConcurrentWriter(t *testing.T) {
 	require.Equal(t, []string{kept.String() + "=2"}, terms)
 	require.NotNil(t, packed)
 	require.Equal(t, kept.String()+"N2;", *packed)
+}
+
+// numbers are the numbers of the project's issues matching where, in order.
+func (b *bundle) numbers(t *testing.T, where, order string) []int {
+	t.Helper()
+	rows, err := b.db.Pool.Query(b.ctx, "SELECT number FROM issues WHERE project_id = $1 AND "+where+" ORDER BY "+order, b.project.ID)
+	require.NoError(t, err)
+	var out []int
+	for rows.Next() {
+		var x int
+		require.NoError(t, rows.Scan(&x))
+		out = append(out, x)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// requirePages reads every page of f at each size, one past the end included: each
+// carries the total, holds its share of want, and together they are want in order.
+func (b *bundle) requirePages(t *testing.T, svc *issue.Service, f issue.Filter, want []int, sizes []int, label string) {
+	t.Helper()
+	for _, size := range sizes {
+		var got []int
+		for offset := 0; offset <= len(want)+size; offset += size {
+			views, total, err := svc.List(b.ctx, b.project, f, offset, size)
+			require.NoError(t, err)
+			require.Equal(t, len(want), total, "%s: size %d offset %d", label, size, offset)
+			require.Len(t, views, max(0, min(size, len(want)-offset)), "%s: size %d offset %d", label, size, offset)
+			for _, v := range views {
+				got = append(got, v.Number)
+			}
+		}
+		require.Equal(t, want, got, "%s: size %d", label, size)
+	}
 }
 
 // exec runs one statement on the bundle's database.
