@@ -188,9 +188,12 @@ func TestSilentClientIsClosed(t *testing.T) {
 	requireClosed(t, silent)
 	require.Less(t, time.Since(start), 2*time.Second)
 
-	// A client that beats stays: beats every 30 ms for 400 ms, then a receipt proves it.
-	alive := connected(t, url, "50,0")
-	deadline := time.Now().Add(400 * time.Millisecond)
+	// A client that beats stays: beats every 30 ms for twice as long as a silent one
+	// may last, then a subscription's answer proves it. This server allows 500 ms of
+	// silence, so a busy test machine's late tick does not look like a silent client.
+	_, url = setup(t, stomp.Config{HeartBeat: 250 * time.Millisecond})
+	alive := connected(t, url, "250,0")
+	deadline := time.Now().Add(time.Second)
 	tick := time.NewTicker(30 * time.Millisecond)
 	defer tick.Stop()
 	for time.Now().Before(deadline) {
