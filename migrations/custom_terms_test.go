@@ -2,6 +2,7 @@ package migrations_test
 
 import (
 	"context"
+	"encoding/hex"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -17,7 +18,8 @@ import (
 // values (written under 0027, which kept custom_keys) gives every issue its terms, one
 // per compared value in field order, a number without trailing zeros, a date as
 // YYYY-MM-DD, TEXT left out, and none for an issue without values; custom_keys is gone
-// and the trigger keeps the terms from then on.
+// and the trigger keeps the terms from then on. Migration 0029 then copies them, as
+// bytes, into issue_filter_terms, which the trigger keeps as well.
 func TestCustomTermsBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -37,16 +39,19 @@ func TestCustomTermsBackfill(t *testing.T) {
 			return err
 		}), m.Name)
 	}
-	var terms migrations.Migration
+	var terms, narrow migrations.Migration
 	for _, m := range all {
 		switch {
 		case m.Version < 28:
 			apply(m)
 		case m.Version == 28:
 			terms = m
+		case m.Version == 29:
+			narrow = m
 		}
 	}
 	require.Equal(t, 28, terms.Version)
+	require.Equal(t, 29, narrow.Version)
 
 	_, err = pool.Exec(ctx, `
 		INSERT INTO users (id, email, display_name) VALUES ('00000000-0000-0000-0000-000000000001', 'm@example.com', 'M');
@@ -96,4 +101,29 @@ func TestCustomTermsBackfill(t *testing.T) {
 		VALUES ('00000000-0000-0000-0000-000000000012', '00000000-0000-0000-0000-0000000000a4', true)`)
 	require.NoError(t, err)
 	require.Equal(t, []string{"00000000-0000-0000-0000-0000000000a4=true"}, read("00000000-0000-0000-0000-000000000012"))
+
+	// 0029 copies the terms as bytes into issue_filter_terms, one row per issue with
+	// compared values, and the trigger keeps that copy too.
+	apply(narrow)
+	readNarrow := func(issue string) []string {
+		t.Helper()
+		var got []string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(array_agg(encode(term, 'hex') ORDER BY n), '{}')
+			FROM issue_filter_terms AS t, unnest(t.terms) WITH ORDINALITY AS u (term, n) WHERE t.issue_id = $1`, issue).Scan(&got))
+		return got
+	}
+	const f = "000000000000000000000000000000a"
+	require.Equal(t, []string{
+		f + "1" + hex.EncodeToString([]byte("7.5")),
+		f + "2" + hex.EncodeToString([]byte("2026-03-01")),
+		f + "3" + "000000000000000000000000000000b1",
+		f + "4" + "00",
+	}, readNarrow("00000000-0000-0000-0000-000000000011"))
+	require.Equal(t, []string{f + "4" + "01"}, readNarrow("00000000-0000-0000-0000-000000000012"))
+	_, err = pool.Exec(ctx, `DELETE FROM custom_field_values WHERE issue_id = '00000000-0000-0000-0000-000000000012'`)
+	require.NoError(t, err)
+	require.Empty(t, readNarrow("00000000-0000-0000-0000-000000000012"), "no values, no row")
+	var rows int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM issue_filter_terms").Scan(&rows))
+	require.Equal(t, 1, rows)
 }

@@ -110,6 +110,48 @@ func ResolveWith(fields []Definition, filters []Filter) ([]Condition, error) {
 // likeEscaper makes user text literal inside an ILIKE pattern.
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
+// Terms is conds as one containment in the issue_filter_terms row aliased t (migration
+// 0029) and true, when every condition is an equality SQL would put in custom_terms;
+// "" and false when there is none or any other (a TEXT substring, an unticked
+// CHECKBOX), which only the issue row answers. Each term is the field id's 16 bytes
+// and the value as the migration's trigger writes it: an option id's 16 bytes, 1 for
+// ticked, the date as YYYY-MM-DD, the number through trim_scale (in SQL, so 7.50
+// finds 7.5). The array is built once per execution, in a sub-select.
+func Terms(conds []Condition, t string, arg func(any) string) (string, bool) {
+	if len(conds) == 0 {
+		return "", false
+	}
+	for _, c := range conds {
+		switch c.Type {
+		case TypeNumber, TypeDate, TypeDropdown:
+		case TypeCheckbox:
+			if !c.Bool {
+				return "", false
+			}
+		default:
+			return "", false
+		}
+	}
+	terms := make([]string, 0, len(conds))
+	for _, c := range conds {
+		term := make([]byte, len(c.FieldID), 32)
+		copy(term, c.FieldID[:])
+		switch c.Type {
+		case TypeNumber:
+			terms = append(terms, arg(term)+"::bytea || convert_to(trim_scale("+arg(c.Number)+"::numeric)::text, 'UTF8')")
+			continue
+		case TypeDate:
+			term = append(term, c.Date.Format(time.DateOnly)...)
+		case TypeDropdown:
+			term = append(term, c.Option[:]...)
+		case TypeCheckbox:
+			term = append(term, 1)
+		}
+		terms = append(terms, arg(term)+"::bytea")
+	}
+	return t + ".terms @> (SELECT ARRAY[" + strings.Join(terms, ", ") + "])", true
+}
+
 // SQL is the conditions on the issue row aliased issue, joined by AND ("" for none),
 // answered from indexes, never by reading every issue's values. The equalities
 // (NUMBER, DATE, DROPDOWN, ticked CHECKBOX) are together one containment in the row's

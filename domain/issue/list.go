@@ -256,8 +256,17 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	var ps params
 	project := ps.add([16]byte(p.ID)) // [16]byte: see nullableID
 	where := f.where(&ps, today)
-	if cf := customfield.SQL(conds, "i", ps.add); cf != "" {
-		where += " AND " + cf
+	// terms: cf equalities alone, in key order, are answered by the narrow copy of the
+	// terms (issue_filter_terms, migration 0029); any other filtered list reads the
+	// issue rows' own.
+	terms, narrow := "", false
+	if where == "" && f.Sort != SortUpdated {
+		terms, narrow = customfield.Terms(conds, "t", ps.add)
+	}
+	if !narrow {
+		if cf := customfield.SQL(conds, "i", ps.add); cf != "" {
+			where += " AND " + cf
+		}
 	}
 	join := ""
 	if f.Overdue {
@@ -265,8 +274,13 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	}
 	total := "(SELECT coalesce(max(issues), 0) FROM issue_counts WHERE project_id = " + project + ")"
 	count = "SELECT " + total
-	if where != "" {
-		count = "SELECT count(*) FROM issues AS i" + join + " WHERE i.project_id = " + project + where
+	// matches is the FROM and WHERE of a filtered list's matches, as alias i or t.
+	matches := "issues AS i" + join + "\n\t\tWHERE i.project_id = " + project + where
+	if narrow {
+		matches = "issue_filter_terms AS t\n\t\tWHERE t.project_id = " + project + " AND " + terms
+	}
+	if where != "" || narrow {
+		count = "SELECT count(*) FROM " + matches
 	}
 	// keys is the page's keys (k): the rows are joined on rowJoin and sorted by rowOrder.
 	// Each row is found in a LATERAL sub-select (LIMIT 1 keeps the planner from pulling
@@ -277,7 +291,7 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	var keys string
 	rowJoin, rowOrder := "i.id = k.id", f.order("k")
 	switch {
-	case where != "":
+	case where != "" || narrow:
 		// Every match is read for the total anyway, so the matches' numbers are
 		// gathered in the list's order into one array, whose length is the total, and
 		// only the page's slice of it is joined back to issues (by the project's
@@ -287,10 +301,13 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		// page's rows are found by number and kept in the slice's order. The offset
 		// is clamped to what an array subscript holds: past the end either way.
 		off := ps.add(min(offset, math.MaxInt32-limit-1))
+		alias := "i"
+		if narrow {
+			alias = "t" // key order: the number is all it sorts by
+		}
 		keys = `SELECT u.number, u.ord, cardinality(m.nums) AS total
-	FROM (SELECT array_agg(i.number ORDER BY ` + f.order("i") + `) AS nums
-		FROM issues AS i` + join + `
-		WHERE i.project_id = ` + project + where + `) AS m
+	FROM (SELECT array_agg(` + alias + `.number ORDER BY ` + f.order(alias) + `) AS nums
+		FROM ` + matches + `) AS m
 	CROSS JOIN LATERAL unnest(m.nums[(SELECT ` + off + `::int) + 1 : (SELECT ` + off + `::int) + ` + strconv.Itoa(limit) + `])
 		WITH ORDINALITY AS u (number, ord)`
 		rowJoin, rowOrder = "i.project_id = "+project+" AND i.number = k.number", "k.ord"

@@ -169,9 +169,9 @@ func TestFilteredListPages(t *testing.T) {
 	}
 }
 
-// TestListCopiesFollowValueChanges proves the issue row's copies of its custom field
-// values (custom_packed for the list, custom_terms for the cf filter; kept by the
-// triggers of migrations 0027 and 0028) follow every way a value changes: set,
+// TestListCopiesFollowValueChanges proves the copies of an issue's custom field values
+// (custom_packed for the list, custom_terms and issue_filter_terms for the cf filter;
+// kept by the triggers of migrations 0027 to 0029) follow every way a value changes: set,
 // updated, deleted, an option renamed (labels come with the definitions), an option
 // or a whole field deleted by cascade.
 // After each change the list reads what Get reads and each filter finds exactly the
@@ -199,17 +199,25 @@ func TestListCopiesFollowValueChanges(t *testing.T) {
 			($2, $8, NULL, NULL, NULL, '2026-03-01')`,
 		ids[0], ids[1], number, drop, check, optA, optB, due)
 
-	// found lists the issues matching one cf filter, by index in ids.
+	// found lists the issues matching one cf filter, by index in ids. In key order the
+	// narrow copy answers (issue_filter_terms, migration 0029), in update order the
+	// issue rows' terms: both must find the same issues.
 	found := func(f uuid.UUID, value string) []int {
 		t.Helper()
-		views, total, err := svc.List(b.ctx, b.project, issue.Filter{CustomFields: []customfield.Filter{{FieldID: f, Value: value}}}, 0, 50)
-		require.NoError(t, err)
-		require.Len(t, views, total)
-		out := []int{}
-		for _, v := range views {
-			out = append(out, slices.Index(ids[:], v.ID))
+		var both [2][]int
+		for i, sort := range []string{"", issue.SortUpdated} {
+			filter := issue.Filter{CustomFields: []customfield.Filter{{FieldID: f, Value: value}}, Sort: sort}
+			views, total, err := svc.List(b.ctx, b.project, filter, 0, 50)
+			require.NoError(t, err)
+			require.Len(t, views, total)
+			both[i] = []int{}
+			for _, v := range views {
+				both[i] = append(both[i], slices.Index(ids[:], v.ID))
+			}
 		}
-		return out
+		slices.Sort(both[1])
+		require.Equal(t, both[0], both[1], "the narrow copy and the issue rows find the same issues")
+		return both[0]
 	}
 	// sameAsGet: the list's values are Get's, and labels come out of the definitions.
 	sameAsGet := func(stage string) map[uuid.UUID][]customfield.FieldValue {
@@ -260,6 +268,9 @@ func TestListCopiesFollowValueChanges(t *testing.T) {
 	require.NoError(t, b.db.Pool.QueryRow(b.ctx, `SELECT count(*) FROM issues
 		WHERE project_id = $1 AND (array_to_string(custom_terms, ' ') LIKE '%' || $2 || '%' OR custom_packed LIKE '%' || $2 || '%')`, b.project.ID, check.String()).Scan(&left))
 	require.Zero(t, left, "no issue row keeps a copy of the deleted field's values")
+	require.NoError(t, b.db.Pool.QueryRow(b.ctx, `SELECT count(*) FROM issue_filter_terms AS t, unnest(t.terms) AS term
+		WHERE t.project_id = $1 AND substr(term, 1, 16) = uuid_send($2)`, b.project.ID, check).Scan(&left))
+	require.Zero(t, left, "nor does the narrow copy")
 
 	exec("DELETE FROM custom_field_values WHERE issue_id = $1", ids[1])
 	var packed *string
@@ -267,6 +278,11 @@ func TestListCopiesFollowValueChanges(t *testing.T) {
 	require.NoError(t, b.db.Pool.QueryRow(b.ctx, "SELECT custom_packed, custom_terms FROM issues WHERE id = $1", ids[1]).Scan(&packed, &terms))
 	require.Nil(t, packed, "an issue without values has no copy")
 	require.Nil(t, terms)
+	var narrow int
+	require.NoError(t, b.db.Pool.QueryRow(b.ctx, "SELECT count(*) FROM issue_filter_terms WHERE issue_id = $1", ids[1]).Scan(&narrow))
+	require.Zero(t, narrow, "nor a row of the narrow copy")
+	require.NoError(t, b.db.Pool.QueryRow(b.ctx, "SELECT count(*) FROM issue_filter_terms WHERE issue_id = $1", ids[0]).Scan(&narrow))
+	require.Equal(t, 1, narrow, "an issue with values keeps its row")
 }
 
 // TestCustomCopyWaitsForConcurrentWriter: a field deleted while another transaction sets
