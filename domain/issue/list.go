@@ -209,10 +209,12 @@ const listColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description
 // and labels: a deep page costs the skipped index entries or array elements, not the
 // joins of every skipped row. The total is the project's kept count unfiltered, else
 // the length of the matches' array. The custom fields and their options are read once
-// per statement (an InitPlan), the labels per row of the page (a sub-select in the row: as a LATERAL join, the planner wrapped it in a cache that never hits, 2–5 % of the statement), and the values come
-// with the row itself (custom_packed, kept by the triggers of migrations 0027 and
-// 0028). It runs on pgx directly: this is the busiest read of the API, and typed
-// binary scanning costs a fraction of reflection over database/sql.
+// per statement (an InitPlan), the labels per row of the page (a sub-select in the
+// row: as a LATERAL join, the planner wrapped it in a per-issue cache that never hits,
+// 2–5 % of the statement), and the values come with the row itself (custom_packed,
+// kept by the triggers of migrations 0027 and 0028). It runs on pgx directly: this is
+// the busiest read of the API, and typed binary scanning costs a fraction of
+// reflection over database/sql.
 func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, error) {
 	conds, err := s.conditions(ctx, p, f)
 	if err != nil {
