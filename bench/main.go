@@ -204,6 +204,9 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	if hasPhase(o.phases, "create") {
+		if err := settle(ctx, db); err != nil {
+			return err
+		}
 		before := stats.snapshot()
 		create = load(ctx, o.clients, o.duration, c.post(createPath, s.token))
 		create.statements = stats.snapshot().minus(before)
@@ -211,6 +214,9 @@ func run(ctx context.Context, o options) error {
 	var pgOne, pgSpread pgbenchResult
 	if hasPhase(o.phases, "pgbench") {
 		script := pgbenchScript(benchProject{id: s.projectID, key: s.key, statusID: s.statusID}, s.userID)
+		if err := settle(ctx, db); err != nil {
+			return err
+		}
 		if pgOne, err = runPgbench(ctx, url, []string{script}, o.clients, o.duration); err != nil {
 			return err
 		}
@@ -222,6 +228,9 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	if strings.Contains(o.phases, "raw") {
+		if err := settle(ctx, db); err != nil {
+			return err
+		}
 		raw = load(ctx, o.clients, o.duration, rawCreate)
 	}
 

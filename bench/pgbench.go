@@ -175,7 +175,9 @@ func printCreateVersusPgbench(name string, api result, pg pgbenchResult, ratioTa
 func hasPhase(phases, phase string) bool { return slices.Contains(strings.Split(phases, ","), phase) }
 
 // runCreate64 creates createProjects projects, then loads POST /issues spread over them
-// for d (after a second of warm-up), then runs pgbench's same writes spread the same way.
+// for d (after a second of warm-up), then runs pgbench's same writes spread the same way;
+// each from a settled database (vacuumed, analyzed, checkpointed), so neither pays for
+// the writes before it.
 func runCreate64(ctx context.Context, db *store.DB, c *client, s *seeded, url string, clients int, d time.Duration,
 	stats *statementStats) (result, pgbenchResult, error) {
 	projects, err := seedProjects(ctx, db, c, s, createProjects)
@@ -183,6 +185,9 @@ func runCreate64(ctx context.Context, db *store.DB, c *client, s *seeded, url st
 		return result{}, pgbenchResult{}, err
 	}
 	post := c.postSpread(projects, s.token)
+	if err := settle(ctx, db); err != nil {
+		return result{}, pgbenchResult{}, err
+	}
 	load(ctx, clients, time.Second, post)
 	before := stats.snapshot()
 	api := load(ctx, clients, d, post)
@@ -190,6 +195,9 @@ func runCreate64(ctx context.Context, db *store.DB, c *client, s *seeded, url st
 	scripts := make([]string, len(projects))
 	for i, p := range projects {
 		scripts[i] = pgbenchScript(p, s.userID)
+	}
+	if err := settle(ctx, db); err != nil {
+		return api, pgbenchResult{}, err
 	}
 	pg, err := runPgbench(ctx, url, scripts, clients, d)
 	return api, pg, err
