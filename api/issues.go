@@ -55,14 +55,9 @@ func (s *Server) createIssue(c *fiber.Ctx) error {
 }
 
 func (s *Server) listIssues(c *fiber.Ctx) error {
-	// With cf filters, the fields' types are read in the access statement.
-	var types *issue.FieldTypesRead
-	var extra *project.Extra
-	if c.Context().QueryArgs().Has("cf") {
-		types = issue.NewFieldTypesRead()
-		extra = &types.Extra
-	}
-	a, err := s.projectAccessWith(c, project.Viewer, extra)
+	// The project's custom fields are read in the access statement (issue.FieldTypesRead).
+	types := issue.NewFieldTypesRead()
+	a, err := s.projectAccessWith(c, project.Viewer, &types.Extra)
 	if err != nil {
 		return err
 	}

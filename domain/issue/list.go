@@ -49,14 +49,18 @@ type Filter struct {
 	CustomFields []customfield.Filter
 	// FieldTypes, when its statement ran, holds the project's fields as the caller's
 	// access statement read them: the cf filters are resolved against them rather
-	// than read in a query of their own.
+	// than read in a query of their own, and the list statement does not carry them.
 	FieldTypes *FieldTypesRead
 }
 
 // FieldTypesRead reads the project's custom fields as a column of the project's row,
-// packed as the list statement carries them (packedFieldsSQL): GET /issues with cf
-// filters adds it to its access statement (project.LoadWithUser), one round trip fewer
-// per list.
+// packed as the list statement would carry them (packedFieldsSQL): GET /issues adds it
+// to its access statement (project.LoadWithUser). The cf filters' types then cost no
+// round trip, and the list statement leaves them out: as a column of its own, the
+// definitions went out with every row of the page, half its bytes (0.05 ms of
+// Postgres per page). They are read a moment before the rows: a field created in
+// between is not listed (as a field created after the list), one deleted in between
+// is listed without a value, either as a list read a moment earlier or later would.
 type FieldTypesRead struct {
 	Extra project.Extra
 	raw   *string
@@ -70,15 +74,19 @@ func NewFieldTypesRead() *FieldTypesRead {
 	return r
 }
 
-// conditions resolves f's cf filters: against FieldTypes when read, else in a query.
-func (s *Service) conditions(ctx context.Context, p Project, f Filter) ([]customfield.Condition, error) {
+// read says whether the access statement read the fields.
+func (r *FieldTypesRead) read() bool { return r != nil && r.Extra.Scanned }
+
+// conditions resolves f's cf filters (against lf when it is loaded from FieldTypes,
+// else in a query).
+func (s *Service) conditions(ctx context.Context, p Project, f Filter, lf *listFields) ([]customfield.Condition, error) {
 	if len(f.CustomFields) == 0 {
 		return nil, nil
 	}
-	if f.FieldTypes == nil || !f.FieldTypes.Extra.Scanned {
+	if !lf.loaded {
 		return customfield.Resolve(ctx, s.db, p.ID, f.CustomFields)
 	}
-	return ResolveFieldTypes(f.FieldTypes, f.CustomFields)
+	return customfield.ResolveWith(lf.defs, f.CustomFields)
 }
 
 // ResolveFieldTypes is customfield.Resolve against the fields r read.
@@ -216,7 +224,13 @@ const listColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description
 // the busiest read of the API, and typed binary scanning costs a fraction of
 // reflection over database/sql.
 func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, error) {
-	conds, err := s.conditions(ctx, p, f)
+	var fields listFields
+	if f.FieldTypes.read() {
+		if err := fields.decode(f.FieldTypes.raw); err != nil {
+			return nil, 0, fmt.Errorf("list issues: %w", err)
+		}
+	}
+	conds, err := s.conditions(ctx, p, f, &fields)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -228,7 +242,6 @@ func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit i
 	// One allocation for the page's views rather than one per row.
 	page := make([]View, 0, min(limit, 64))
 	n := 0
-	var fields listFields
 	var sc listScan
 	for rows.Next() {
 		page = append(page, View{ProjectKey: p.Key})
@@ -359,10 +372,15 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		LIMIT ` + size + ` OFFSET (SELECT greatest(0, total - skip - ` + size + `) FROM n)
 	) AS r LIMIT (SELECT greatest(0, least(` + size + `, total - skip)) FROM n))`
 	}
+	// The field definitions, unless the access statement read them (FieldTypesRead).
+	defs := "NULL::text"
+	if !f.FieldTypes.read() {
+		defs = packedFieldsSQL(project)
+	}
 	query = `WITH k AS (
 	` + keys + `
 )
-SELECT ` + listColumns + `, ` + packedFieldsSQL(project) + ` AS defs
+SELECT ` + listColumns + `, ` + defs + ` AS defs
 FROM k
 CROSS JOIN LATERAL (SELECT * FROM issues AS i WHERE ` + rowJoin + ` LIMIT 1) AS i
 JOIN workflow_statuses AS s ON s.id = i.status_id

@@ -219,11 +219,18 @@ func TestListCopiesFollowValueChanges(t *testing.T) {
 		require.Equal(t, both[0], both[1], "the narrow copy and the issue rows find the same issues")
 		return both[0]
 	}
-	// sameAsGet: the list's values are Get's, and labels come out of the definitions.
+	// sameAsGet: the list's values are Get's, and labels come out of the definitions,
+	// whether the list statement reads them or the access statement did (FieldTypesRead).
 	sameAsGet := func(stage string) map[uuid.UUID][]customfield.FieldValue {
 		t.Helper()
 		views, _, err := svc.List(b.ctx, b.project, issue.Filter{}, 0, 50)
 		require.NoError(t, err)
+		read := issue.NewFieldTypesRead()
+		_, _, err = project.LoadWithUser(b.ctx, b.db.Pool, b.project.Key, b.owner.UserID, &read.Extra)
+		require.NoError(t, err)
+		viaAccess, _, err := svc.List(b.ctx, b.project, issue.Filter{FieldTypes: read}, 0, 50)
+		require.NoError(t, err)
+		require.Equal(t, views, viaAccess, "%s: definitions read by the access statement", stage)
 		out := map[uuid.UUID][]customfield.FieldValue{}
 		for _, v := range views {
 			got, err := svc.Get(b.ctx, b.project, issue.Ref{ID: v.ID})
