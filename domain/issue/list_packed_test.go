@@ -343,6 +343,9 @@ func TestCustomCopyWaitsForConcurrentWriter(t *testing.T) {
 	require.Equal(t, []string{kept.String() + "=2"}, terms)
 	require.NotNil(t, packed)
 	require.Equal(t, kept.String()+"N2;", *packed)
+	var narrow [][]byte
+	require.NoError(t, b.db.Pool.QueryRow(ctx, "SELECT terms FROM issue_filter_terms WHERE issue_id = $1", v.ID).Scan(&narrow))
+	require.Equal(t, [][]byte{append(kept[:], '2')}, narrow, "the narrow copy too")
 }
 
 // numbers are the numbers of the project's issues matching where, in order.
