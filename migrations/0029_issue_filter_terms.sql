@@ -17,29 +17,12 @@ CREATE TABLE issue_filter_terms (
     terms bytea[] NOT NULL
 );
 
--- issue_custom_sync (0027, 0028) also keeps issue_filter_terms: a row for each issue of
--- ids with compared values, none for one without, rewritten only when its terms change.
-CREATE OR REPLACE FUNCTION issue_custom_sync(ids uuid[]) RETURNS void LANGUAGE plpgsql AS $$
+-- issue_filter_terms_sync rewrites the rows of the issues of ids: one for each with
+-- compared values, none for one without, written only when its terms change. The
+-- trigger calls it after issue_custom_sync (0027, 0028), which has locked the issues,
+-- so its statements read the values committed before that lock.
+CREATE FUNCTION issue_filter_terms_sync(ids uuid[]) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    -- Lock first, read in the next statement (a fresh snapshot): see migration 0027.
-    PERFORM 1 FROM issues WHERE id = ANY (ids) ORDER BY id FOR NO KEY UPDATE;
-    UPDATE issues AS i SET custom_packed = c.packed, custom_terms = c.terms
-    FROM (
-        SELECT x.id,
-            (SELECT string_agg(v.field_id::text || CASE
-                    WHEN v.text_value IS NOT NULL THEN 'T' || octet_length(v.text_value) || ':' || v.text_value
-                    WHEN v.number_value IS NOT NULL THEN 'N' || v.number_value::text || ';'
-                    WHEN v.date_value IS NOT NULL THEN 'D' || (v.date_value - date '2000-01-01') || ';'
-                    WHEN v.bool_value IS NOT NULL THEN CASE WHEN v.bool_value THEN 'B1' ELSE 'B0' END
-                    ELSE 'O' || v.option_id::text || '-' END, '' ORDER BY v.field_id)
-             FROM custom_field_values AS v WHERE v.issue_id = x.id) AS packed,
-            (SELECT array_agg(v.field_id::text || '=' || coalesce(v.option_id::text, v.bool_value::text,
-                    trim_scale(v.number_value)::text, to_char(v.date_value, 'YYYY-MM-DD')) ORDER BY v.field_id)
-             FROM custom_field_values AS v WHERE v.issue_id = x.id AND v.text_value IS NULL) AS terms
-        FROM (SELECT DISTINCT unnest(ids) AS id) AS x
-    ) AS c
-    WHERE i.id = c.id AND (i.custom_packed IS DISTINCT FROM c.packed OR i.custom_terms IS DISTINCT FROM c.terms);
-
     DELETE FROM issue_filter_terms AS t WHERE t.issue_id = ANY (ids) AND NOT EXISTS (
         SELECT 1 FROM custom_field_values AS v WHERE v.issue_id = t.issue_id AND v.text_value IS NULL);
     INSERT INTO issue_filter_terms (issue_id, project_id, number, terms)
@@ -58,6 +41,22 @@ BEGIN
 END
 $$;
 
-SELECT issue_custom_sync(ARRAY(SELECT DISTINCT issue_id FROM custom_field_values));
+-- The statement triggers of 0027 now keep both copies, the issue rows' first.
+CREATE OR REPLACE FUNCTION custom_values_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    ids uuid[];
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        ids := ARRAY(SELECT issue_id FROM old_values);
+    ELSE
+        ids := ARRAY(SELECT issue_id FROM new_values);
+    END IF;
+    PERFORM issue_custom_sync(ids);
+    PERFORM issue_filter_terms_sync(ids);
+    RETURN NULL;
+END
+$$;
+
+SELECT issue_filter_terms_sync(ARRAY(SELECT DISTINCT issue_id FROM custom_field_values));
 
 CREATE INDEX issue_filter_terms_terms ON issue_filter_terms USING gin (terms);
