@@ -121,10 +121,11 @@ func Delete(ctx context.Context, db bun.IDB, projectID, id uuid.UUID) error {
 }
 
 // LockFields takes the rows of the project's fields named by ids FOR KEY SHARE, in id
-// order (a rename, FOR NO KEY UPDATE, does not wait for it). A write of an issue's values calls it before it locks the issue: deleting a
-// field or an option locks the field's row first and then, through the cascade to the
-// values and their trigger, the issues holding them, so the writer must wait for the
-// field before it holds an issue, not the other way round, or the two deadlock.
+// order (a rename, FOR NO KEY UPDATE, does not wait for it). A write of an issue's
+// values calls it before it locks the issue: deleting a field or an option locks the
+// field's row first and then, through the cascade to the values and their trigger, the
+// issues holding them, so the writer must wait for the field before it holds an issue,
+// not the other way round, or the two deadlock.
 func LockFields(ctx context.Context, db bun.IDB, projectID uuid.UUID, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil

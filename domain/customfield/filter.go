@@ -121,6 +121,8 @@ func Terms(conds []Condition, t string, arg func(any) string) (string, bool) {
 	if len(conds) == 0 {
 		return "", false
 	}
+	// Checked before any argument is added: an argument of a term given up on would be
+	// a parameter the statement never uses, which Postgres cannot type.
 	for _, c := range conds {
 		switch c.Type {
 		case TypeNumber, TypeDate, TypeDropdown:

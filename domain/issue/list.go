@@ -77,6 +77,18 @@ func NewFieldTypesRead() *FieldTypesRead {
 // read says whether the access statement read the fields.
 func (r *FieldTypesRead) read() bool { return r != nil && r.Extra.Scanned }
 
+// fields decodes what r read; not loaded when the access statement did not run it.
+func (r *FieldTypesRead) fields() (listFields, error) {
+	var lf listFields
+	if !r.read() {
+		return lf, nil
+	}
+	if err := lf.decode(r.raw); err != nil {
+		return lf, fmt.Errorf("list issues: %w", err)
+	}
+	return lf, nil
+}
+
 // conditions resolves f's cf filters (against lf when it is loaded from FieldTypes,
 // else in a query).
 func (s *Service) conditions(ctx context.Context, p Project, f Filter, lf *listFields) ([]customfield.Condition, error) {
@@ -91,9 +103,9 @@ func (s *Service) conditions(ctx context.Context, p Project, f Filter, lf *listF
 
 // ResolveFieldTypes is customfield.Resolve against the fields r read.
 func ResolveFieldTypes(r *FieldTypesRead, filters []customfield.Filter) ([]customfield.Condition, error) {
-	var lf listFields
-	if err := lf.decode(r.raw); err != nil {
-		return nil, fmt.Errorf("list issues: %w", err)
+	lf, err := r.fields()
+	if err != nil {
+		return nil, err
 	}
 	return customfield.ResolveWith(lf.defs, filters)
 }
@@ -208,27 +220,25 @@ const listColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description
 ), i.custom_packed`
 
 // List returns one page of p's issues matching f, with labels and custom field values,
-// and the total, in one query whatever the page holds (with cf filters, the types of
-// their fields are read first, unless f.FieldTypes holds them).
+// and the total, in one query whatever the page holds (unless f.FieldTypes holds the
+// project's fields, cf filters first read their fields' types).
 //
 // The page's keys are found first, on issues alone (an index-only scan of the order's
 // index unfiltered; filtered, the matches' numbers gathered in order into an array and
 // sliced), and only the page's rows are then joined to their status, people, sprint
 // and labels: a deep page costs the skipped index entries or array elements, not the
 // joins of every skipped row. The total is the project's kept count unfiltered, else
-// the length of the matches' array. The custom fields and their options are read once
-// per statement (an InitPlan), the labels per row of the page (a sub-select in the
-// row: as a LATERAL join, the planner wrapped it in a per-issue cache that never hits,
-// 2–5 % of the statement), and the values come with the row itself (custom_packed,
-// kept by the triggers of migrations 0027 and 0028). It runs on pgx directly: this is
-// the busiest read of the API, and typed binary scanning costs a fraction of
-// reflection over database/sql.
+// the length of the matches' array. The custom fields and their options come from
+// f.FieldTypes, else once per statement (an InitPlan, decoded from the first row); the
+// labels per row of the page (a sub-select in the row: as a LATERAL join, the planner
+// wrapped it in a per-issue cache that never hits, 2–5 % of the statement); the values
+// with the row itself (custom_packed, kept by the triggers of migrations 0027 and
+// 0028). It runs on pgx directly: this is the busiest read of the API, and typed
+// binary scanning costs a fraction of reflection over database/sql.
 func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, error) {
-	var fields listFields
-	if f.FieldTypes.read() {
-		if err := fields.decode(f.FieldTypes.raw); err != nil {
-			return nil, 0, fmt.Errorf("list issues: %w", err)
-		}
+	fields, err := f.FieldTypes.fields()
+	if err != nil {
+		return nil, 0, err
 	}
 	conds, err := s.conditions(ctx, p, f, &fields)
 	if err != nil {
@@ -403,8 +413,9 @@ func packedFieldsSQL(project string) string {
 )`
 }
 
-// listFields are the project's custom fields as the list statement carries them: as
-// packed text on every row, decoded from the first.
+// listFields are the project's custom fields as packedFieldsSQL packs them, read by the
+// access statement (FieldTypesRead) or else carried by the list statement and decoded
+// from its first row.
 type listFields struct {
 	loaded bool
 	defs   []customfield.Definition
