@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/stretchr/testify/require"
@@ -23,9 +22,7 @@ import (
 func TestCustomTermsBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgxpool.NewWithConfig(ctx, emptyDB(t))
-	require.NoError(t, err)
-	defer pool.Close()
+	pool := emptyPool(t)
 	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	require.NoError(t, err)
 	_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
