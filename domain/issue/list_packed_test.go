@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/domain/customfield"
@@ -353,13 +354,8 @@ func (b *bundle) numbers(t *testing.T, where, order string) []int {
 	t.Helper()
 	rows, err := b.db.Pool.Query(b.ctx, "SELECT number FROM issues WHERE project_id = $1 AND "+where+" ORDER BY "+order, b.project.ID)
 	require.NoError(t, err)
-	var out []int
-	for rows.Next() {
-		var x int
-		require.NoError(t, rows.Scan(&x))
-		out = append(out, x)
-	}
-	require.NoError(t, rows.Err())
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	require.NoError(t, err)
 	return out
 }
 
