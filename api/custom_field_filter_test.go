@@ -4,10 +4,14 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/domain/customfield"
 )
 
 // cf is one cf query parameter, escaped.
@@ -135,4 +139,51 @@ func TestIssueListQueryCountWithCustomFields(t *testing.T) {
 	for _, row := range m["content"].([]any) {
 		require.Len(t, row.(map[string]any)["customFields"], 5)
 	}
+}
+
+// TestIssueListCustomFieldFilterCeiling: a list takes at most customfield.MaxFilters cf
+// terms (a VIEWER's ~150 TEXT terms once held a backend for the whole request deadline),
+// a TEXT term's substring at most MaxFilterText characters, and a field's several terms
+// are one condition that still means all of them.
+func TestIssueListCustomFieldFilterCeiling(t *testing.T) {
+	t.Parallel()
+	f := cfFixtureOn(t, shared(t))
+	A := f.create(t, map[string]any{"title": "A", "customFieldValues": []any{cfv(f.text, "Login FAILS on Safari 17"), cfv(f.checkbox, "true")}})["key"].(string)
+	B := f.create(t, map[string]any{"title": "B", "customFieldValues": []any{cfv(f.text, "login works on Firefox")}})["key"].(string)
+
+	terms := func(n int, value func(i int) string) string {
+		q := make([]string, n)
+		for i := range q {
+			q[i] = cf(f.text, value(i))
+		}
+		return strings.Join(q, "&")
+	}
+	same := func(int) string { return "login" }
+	for _, n := range []int{21, 150} {
+		r := f.h.Do("GET", f.path("/issues?"+terms(n, same)), nil, f.viewer.Access)
+		issueProblem(t, r, 400, "BAD_REQUEST", "TOO_MANY_FILTERS")
+		require.Equal(t, map[string]any{"field": "cf", "max": "20"}, r.JSON(t)["details"], "%s", r.Body)
+	}
+	// 200 terms do not fit in a request head (8 KiB) at all: refused at the edge, over a
+	// real connection, before any handler runs.
+	resp, body := rawExchange(t, edgeServe(t, f.h), "GET "+f.path("/issues?"+terms(200, same))+" HTTP/1.1\r\nHost: x\r\n"+
+		"Authorization: Bearer "+f.viewer.Access+"\r\n\r\n")
+	require.Equal(t, http.StatusRequestURITooLong, resp.StatusCode, "%v", body)
+	require.Equal(t, "URI_TOO_LONG", body["code"])
+
+	// Ten terms on one field (and twenty in all) are answered, quickly, and every
+	// substring still has to match.
+	words := []string{"login", "FAILS", "on", "safari", "17", "ogi", "ail", "Saf", "n F", "ari 1"}
+	start := time.Now()
+	require.Equal(t, []string{A}, f.listKeys(t, f.viewer.Access, terms(10, func(i int) string { return words[i] })))
+	require.Less(t, time.Since(start), 2*time.Second, "ten terms are planned and probed in well under the request deadline")
+	require.Equal(t, []string{A, B}, f.listKeys(t, f.viewer.Access, terms(20, same)))
+	require.Equal(t, []string{B}, f.listKeys(t, f.viewer.Access, cf(f.text, "login")+"&"+cf(f.text, "firefox")+"&"+
+		cf(f.checkbox, "false")+"&"+cf(f.checkbox, "false")))
+	require.Equal(t, []string{}, f.listKeys(t, f.viewer.Access, cf(f.text, "safari")+"&"+cf(f.text, "firefox")))
+
+	// A TEXT term is a search term: 255 characters at most.
+	require.Equal(t, []string{}, f.listKeys(t, f.viewer.Access, cf(f.text, strings.Repeat("é", customfield.MaxFilterText))))
+	issueProblem(t, f.h.Do("GET", f.path("/issues?"+cf(f.text, strings.Repeat("x", customfield.MaxFilterText+1))), nil, f.viewer.Access),
+		400, "BAD_REQUEST", "CUSTOM_FIELD_INVALID")
 }

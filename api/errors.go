@@ -24,6 +24,9 @@ type Error struct {
 	Key    string
 	Args   []string
 	Fields []FieldError
+	// Details are sent as the body's details (a limit's name and value, for a client to
+	// read rather than parse the message).
+	Details map[string]string
 	// RetryAfter (seconds) is sent as a header with 429.
 	RetryAfter int
 }
@@ -182,6 +185,9 @@ func writeError(c *fiber.Ctx, log *slog.Logger, err error) {
 	body := problem{
 		Code: e.Code, Message: locale.T(lang, e.Key, e.Args...), Details: map[string]string{}, Reason: e.Reason,
 		Type: "about:blank", Title: http.StatusText(e.Status), Status: e.Status,
+	}
+	for k, v := range e.Details {
+		body.Details[k] = v
 	}
 	if e.Code == "VALIDATION_ERROR" {
 		body.Errors = make([]problemField, 0, len(e.Fields))

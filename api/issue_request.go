@@ -228,7 +228,15 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 	}
 	// cf=<fieldId>:<value>, repeatable; the value may hold colons itself. Whether it fits
 	// the field's type is the list's to say, which reads the types.
-	for _, raw := range c.Context().QueryArgs().PeekMulti("cf") {
+	// At most customfield.MaxFilters of them: a list's cost grows with its terms.
+	cfs := c.Context().QueryArgs().PeekMulti("cf")
+	if len(cfs) > customfield.MaxFilters {
+		max := strconv.Itoa(customfield.MaxFilters)
+		e := badRequest("TOO_MANY_FILTERS", "field", "cf", "max", max)
+		e.Details = map[string]string{"field": "cf", "max": max}
+		return f, e
+	}
+	for _, raw := range cfs {
 		id, value, ok := strings.Cut(string(raw), ":")
 		fieldID, err := uuid.Parse(id)
 		if !ok || err != nil || len(id) != 36 || !utf8.ValidString(value) || strings.ContainsRune(value, 0) {

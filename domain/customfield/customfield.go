@@ -39,6 +39,14 @@ const (
 	// MaxNumber bounds a NUMBER value's written length, so a value is a number a person
 	// would type, not a thousand digits.
 	MaxNumber = 40
+	// MaxFilters bounds the cf terms of one issue list. Each term is planned and probed
+	// on its own index, and planning grows faster than linearly with the terms: some 150
+	// TEXT terms held a backend for the whole request deadline. Twenty is more than a
+	// saved filter of Jira's or Linear's ever combines (docs/api-conventions.md#limits).
+	MaxFilters = 20
+	// MaxFilterText bounds a TEXT filter's substring: a search term, not a document, so
+	// its trigrams stay a handful of index probes.
+	MaxFilterText = 255
 )
 
 // Errors of the definition and option rules; api/ maps each to its status.

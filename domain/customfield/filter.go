@@ -3,8 +3,10 @@ package customfield
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -77,7 +79,7 @@ func ResolveWith(fields []Definition, filters []Filter) ([]Condition, error) {
 		invalid := &InvalidError{FieldID: d.ID, FieldName: d.Name, Type: d.Type}
 		switch d.Type {
 		case TypeText:
-			if f.Value == "" || len(f.Value) > MaxText {
+			if f.Value == "" || utf8.RuneCountInString(f.Value) > MaxFilterText {
 				return nil, invalid
 			}
 			c.Text = f.Value
@@ -158,19 +160,29 @@ func Terms(conds []Condition, t string, arg func(any) string) (string, bool) {
 // answered from indexes, never by reading every issue's values. The equalities
 // (NUMBER, DATE, DROPDOWN, ticked CHECKBOX) are together one containment in the row's
 // custom_terms, which its GIN index answers exactly and in one scan however many there
-// are (migration 0028); a TEXT substring searches the values' trigram index; an
-// unticked CHECKBOX is the absence of the ticked term. arg adds a statement argument
-// and returns its placeholder. Each term is written as migration 0028's trigger writes
-// it (a number through trim_scale, so 7.50 finds 7.5), and the array is built once per
+// are (migration 0028); a field's TEXT substrings are one search of the values'
+// trigram index, all of them on the field's value in one sub-select; an unticked
+// CHECKBOX is the absence of the ticked term, once per field. So the predicates grow
+// with the fields named, not with the terms sent. arg adds a statement argument and
+// returns its placeholder. Each term is written as migration 0028's trigger writes it
+// (a number through trim_scale, so 7.50 finds 7.5), and the array is built once per
 // execution, in a sub-select.
 func SQL(conds []Condition, issue string, arg func(any) string) string {
 	var out, terms []string
 	term := func(c Condition, value string) string { return arg(c.FieldID.String()+"="+value) + "::text" }
+	// A field's substrings in the order the field was first named, each once.
+	var textFields []uuid.UUID
+	texts := map[uuid.UUID][]string{}
+	unticked := map[uuid.UUID]bool{}
 	for _, c := range conds {
 		switch c.Type {
 		case TypeText:
-			out = append(out, issue+".id IN (SELECT v.issue_id FROM custom_field_values AS v WHERE v.field_id = "+arg(c.FieldID)+
-				" AND v.text_value ILIKE "+arg("%"+likeEscaper.Replace(c.Text)+"%")+")")
+			if _, seen := texts[c.FieldID]; !seen {
+				textFields = append(textFields, c.FieldID)
+			}
+			if !slices.Contains(texts[c.FieldID], c.Text) {
+				texts[c.FieldID] = append(texts[c.FieldID], c.Text)
+			}
 		case TypeNumber:
 			terms = append(terms, arg(c.FieldID.String()+"=")+"::text || trim_scale("+arg(c.Number)+"::numeric)::text")
 		case TypeDate:
@@ -182,11 +194,22 @@ func SQL(conds []Condition, issue string, arg func(any) string) string {
 				terms = append(terms, term(c, "true"))
 				continue
 			}
+			if unticked[c.FieldID] {
+				continue
+			}
+			unticked[c.FieldID] = true
 			// Unticked: no value, or a stored false.
 			out = append(out, "NOT coalesce("+issue+".custom_terms @> (SELECT ARRAY["+term(c, "true")+"]), false)")
 		default:
 			out = append(out, "false")
 		}
+	}
+	for _, id := range textFields {
+		var like strings.Builder
+		for _, text := range texts[id] {
+			like.WriteString(" AND v.text_value ILIKE " + arg("%"+likeEscaper.Replace(text)+"%"))
+		}
+		out = append(out, issue+".id IN (SELECT v.issue_id FROM custom_field_values AS v WHERE v.field_id = "+arg(id)+like.String()+")")
 	}
 	if len(terms) > 0 {
 		out = append(out, issue+".custom_terms @> (SELECT ARRAY["+strings.Join(terms, ", ")+"])")
