@@ -6,6 +6,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -53,6 +55,39 @@ func OpenWorker(ctx context.Context, url string, maxConns int32) (*DB, error) {
 	}
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	return OpenConfig(ctx, cfg)
+}
+
+// OpenAPI is Open for a process that serves the API: every statement of its sessions
+// ends after statementTimeout (Postgres' statement_timeout, answered as 57014 and
+// translated to ErrUnavailable). The request deadline cancels a request's context, but
+// a backend busy planning or scanning notices the client has gone only when it next
+// writes to it; a statement timeout shorter than the deadline ends the work in
+// Postgres itself, so no request holds a backend after its reply
+// (docs/operations.md#statement-timeout). 0 leaves the server's setting.
+func OpenAPI(ctx context.Context, url string, maxConns int32, statementTimeout time.Duration) (*DB, error) {
+	cfg, err := poolConfig(url, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	if statementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(statementTimeout.Milliseconds(), 10)
+	}
+	return OpenConfig(ctx, cfg)
+}
+
+// OpenMigrator is a small pool for applying migrations, with no statement timeout
+// whatever the server or URL sets: a migration may build an index on a large table.
+func OpenMigrator(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := poolConfig(url, 4)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = "0"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open migration pool: %w", err)
+	}
+	return pool, nil
 }
 
 func poolConfig(url string, maxConns int32) (*pgxpool.Config, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -61,4 +62,30 @@ func withParam(url, param string) string {
 		return url + "&" + param
 	}
 	return url + "?" + param
+}
+
+// TestAPIStatementTimeout: an API pool's statements end at its statement timeout, in
+// Postgres itself, as ErrUnavailable (503), and the connection serves the next
+// statement; the migration pool has none, whatever the server's default.
+func TestAPIStatementTimeout(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.OpenAPI(ctx, storetest.AdminURL(), 1, 200*time.Millisecond)
+	require.NoError(t, err)
+	defer db.Close()
+	start := time.Now()
+	_, err = db.Pool.Exec(ctx, "SELECT pg_sleep(5)")
+	require.ErrorIs(t, store.Translate(err), store.ErrUnavailable)
+	require.Less(t, time.Since(start), 4*time.Second, "ended by the server, long before the statement would")
+	var setting string
+	require.NoError(t, db.Pool.QueryRow(ctx, "SHOW statement_timeout").Scan(&setting))
+	require.Equal(t, "200ms", setting)
+	require.NoError(t, db.SQL.QueryRowContext(ctx, "SHOW statement_timeout").Scan(&setting), "bun and River's inserter share it")
+	require.Equal(t, "200ms", setting)
+
+	mig, err := store.OpenMigrator(ctx, withParam(storetest.AdminURL(), "options=-c%20statement_timeout%3D100"))
+	require.NoError(t, err)
+	defer mig.Close()
+	require.NoError(t, mig.QueryRow(ctx, "SHOW statement_timeout").Scan(&setting))
+	require.Equal(t, "0", setting)
 }

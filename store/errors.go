@@ -54,6 +54,10 @@ func Translate(err error) error {
 			return errors.Join(ErrInvalidInput, err)
 		case "57P01", "57P02", "57P03", "53300":
 			return errors.Join(ErrUnavailable, err)
+		case "57014":
+			// The statement timeout (or a cancel request) ended the statement: the server
+			// could not answer in time, as when the request deadline runs out.
+			return errors.Join(ErrUnavailable, err)
 		case "40P01", "40001":
 			// A deadlock or serialization failure: Postgres rolled the transaction back and
 			// nothing changed; trying again is the answer, as with a server going away.

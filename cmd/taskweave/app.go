@@ -41,11 +41,16 @@ func newApp(ctx context.Context, cfg *Config, workerOnly bool) (*app, error) {
 	level := slog.LevelInfo
 	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel)))
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	open := store.Open
+	var db *store.DB
+	var err error
 	if workerOnly {
-		open = store.OpenWorker
+		db, err = store.OpenWorker(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConn)
+	} else {
+		// api, all and migrate: every statement ends before the request deadline (all's
+		// in-process workers share the pool, and with it the limit; their statements
+		// are short).
+		db, err = store.OpenAPI(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConn, cfg.StatementTimeout)
 	}
-	db, err := open(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConn)
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +62,15 @@ func newApp(ctx context.Context, cfg *Config, workerOnly bool) (*app, error) {
 
 func (a *app) close() { a.db.Close() }
 
+// migrate applies the migrations on a pool of their own, without the API's statement
+// timeout: a migration may build an index on a large table.
 func (a *app) migrate(ctx context.Context) error {
-	return migrations.Apply(ctx, a.db.Pool, a.log)
+	pool, err := store.OpenMigrator(ctx, a.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return migrations.Apply(ctx, pool, a.log)
 }
 
 func (a *app) ready(timeout time.Duration) error {

@@ -31,6 +31,8 @@ type Config struct {
 	AuthRateWindow      time.Duration `env:"TW_AUTH_RATE_WINDOW, default=60s"`
 	TrustedProxies      []string      `env:"TW_TRUSTED_PROXIES"`
 	RequestTimeout      time.Duration `env:"TW_REQUEST_TIMEOUT, default=10s"`
+	// StatementTimeout: 0 = nine tenths of RequestTimeout (see store.OpenAPI).
+	StatementTimeout time.Duration `env:"TW_STATEMENT_TIMEOUT, default=0s"`
 	// MetricsAddr: empty serves /metrics on TW_HTTP_ADDR, "off" nowhere, an address on a
 	// listener of its own (and not on TW_HTTP_ADDR).
 	MetricsAddr string `env:"TW_METRICS_ADDR"`
@@ -92,6 +94,15 @@ func loadConfig(ctx context.Context, lookup envconfig.Lookuper) (*Config, error)
 	}
 	if (cfg.OAuthGoogleClientID == "") != (cfg.OAuthGoogleClientSecret == "") {
 		return nil, fmt.Errorf("TW_OAUTH_GOOGLE_CLIENT_ID and TW_OAUTH_GOOGLE_CLIENT_SECRET are set together or not at all")
+	}
+	if cfg.RequestTimeout <= 0 {
+		return nil, fmt.Errorf("TW_REQUEST_TIMEOUT must be positive (got %s)", cfg.RequestTimeout)
+	}
+	if cfg.StatementTimeout == 0 {
+		cfg.StatementTimeout = cfg.RequestTimeout * 9 / 10
+	}
+	if cfg.StatementTimeout < 0 || cfg.StatementTimeout >= cfg.RequestTimeout {
+		return nil, fmt.Errorf("TW_STATEMENT_TIMEOUT must be positive and shorter than TW_REQUEST_TIMEOUT (%s), got %s", cfg.RequestTimeout, cfg.StatementTimeout)
 	}
 	if err := checkMailIngest(&cfg); err != nil {
 		return nil, err

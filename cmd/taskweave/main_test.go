@@ -57,3 +57,26 @@ func TestWorkerGC(t *testing.T) {
 	require.True(t, workerGC(envconfig.MapLookuper(nil)))
 	require.Equal(t, WorkerGCPercent, debug.SetGCPercent(100))
 }
+
+// TestStatementTimeoutConfig: every API statement ends before the request deadline:
+// nine tenths of it unless set, and a setting at or past the deadline is refused.
+func TestStatementTimeoutConfig(t *testing.T) {
+	t.Parallel()
+	load := func(env map[string]string) (*Config, error) {
+		env["TW_JWT_SECRET"] = strings.Repeat("s", 32)
+		return loadConfig(context.Background(), envconfig.MapLookuper(env))
+	}
+	cfg, err := load(map[string]string{})
+	require.NoError(t, err)
+	require.Equal(t, "9s", cfg.StatementTimeout.String())
+	cfg, err = load(map[string]string{"TW_REQUEST_TIMEOUT": "4s"})
+	require.NoError(t, err)
+	require.Equal(t, "3.6s", cfg.StatementTimeout.String())
+	cfg, err = load(map[string]string{"TW_STATEMENT_TIMEOUT": "2s"})
+	require.NoError(t, err)
+	require.Equal(t, "2s", cfg.StatementTimeout.String())
+	for _, v := range []string{"10s", "11s", "-1s"} {
+		_, err := load(map[string]string{"TW_STATEMENT_TIMEOUT": v})
+		require.ErrorContains(t, err, "TW_STATEMENT_TIMEOUT", v)
+	}
+}

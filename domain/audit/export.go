@@ -32,6 +32,12 @@ func OpenCursor(ctx context.Context, pool *pgxpool.Pool, f Filter) (*Cursor, err
 	if err != nil {
 		return nil, fmt.Errorf("export audit events: begin: %w", err)
 	}
+	// An export streams for as long as its own deadline allows (ctx), longer than the API
+	// pool's statement timeout, which applies to request statements.
+	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("export audit events: %w", err)
+	}
 	q, args := f.exportQuery()
 	rows, err := tx.Query(ctx, q, args...)
 	if err != nil {
