@@ -112,3 +112,37 @@ func TestIssueConcurrentPatchesSerialize(t *testing.T) {
 	require.Equal(t, prev, fmt.Sprint(got["storyPoints"]), "the last change is the issue's state")
 	require.Equal(t, "Title "+prev, got["title"])
 }
+
+// TestIssueConcurrentMovesNeverNotFound: 200 status moves of one issue, four at a time,
+// by id and by key, each answer 200 (a contended lock once made the joined read lose
+// the row, 404 ISSUE_NOT_FOUND), and the issue ends in the status of the last move.
+func TestIssueConcurrentMovesNeverNotFound(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	created := f.create(t, map[string]any{"title": "Moved about"})
+	refs := []string{created["id"].(string), created["key"].(string)}
+	statuses := []string{f.prog.String(), f.done.String(), f.todo.String()}
+	for round := range 50 {
+		bodies := make([]any, 4)
+		for i := range bodies {
+			bodies[i] = map[string]any{"statusId": statuses[(round*4+i)%3]}
+		}
+		codes, replies := issueParallel(t, f.h, "PATCH", f.path("/issues/"+refs[round%2]), f.member.Access, bodies)
+		for i, code := range codes {
+			require.Equal(t, http.StatusOK, code, "round %d: %s", round, replies[i])
+		}
+	}
+	// The moves serialized: each starts where the previous one ended, and the last is
+	// the issue's status.
+	prev := "To Do"
+	var moves int
+	for _, a := range f.activity(t, refs[0]) {
+		if v, ok := strings.CutPrefix(a, "STATUS_CHANGED:"); ok {
+			old, next, _ := strings.Cut(v, "→")
+			require.Equal(t, prev, old, "move %d", moves)
+			prev, moves = next, moves+1
+		}
+	}
+	require.Greater(t, moves, 100, "a move to the status the issue is in changes nothing; most change it")
+	require.Equal(t, prev, f.get(t, refs[0])["statusName"])
+}

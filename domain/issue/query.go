@@ -33,13 +33,28 @@ func selectView(db bun.IDB, dst any) *bun.SelectQuery {
 
 // loadView reads one issue of p by ref; lock takes the issue row's lock (FOR UPDATE),
 // so concurrent changes of one issue serialize.
+//
+// The lock is taken on the issue row alone, by a statement of its own, and the view is
+// read after it. Locking in the joined read (FOR UPDATE OF i) lost the row: when a
+// concurrent change of the issue commits while the read waits for its lock, Postgres
+// re-checks the locked row's new version against the join with the status row it
+// found before (READ COMMITTED), and a changed status no longer matched, so a
+// contended move answered 404 for an issue that existed. After the lock the read
+// takes a new snapshot, which sees the change it waited for.
 func loadView(ctx context.Context, db bun.IDB, p Project, ref Ref, lock bool) (*View, error) {
-	v := &View{ProjectKey: p.Key}
-	q := ref.where(selectView(db, v), p)
 	if lock {
-		q = q.For("UPDATE OF i")
+		var id uuid.UUID
+		err := ref.where(db.NewSelect().TableExpr("issues AS i").Column("i.id"), p).For("UPDATE").Scan(ctx, &id)
+		if err != nil {
+			if store.Translate(err) == store.ErrNotFound {
+				return nil, ErrNotFound
+			}
+			return nil, fmt.Errorf("lock issue: %w", err)
+		}
+		ref = Ref{ID: id}
 	}
-	if err := q.Scan(ctx); err != nil {
+	v := &View{ProjectKey: p.Key}
+	if err := ref.where(selectView(db, v), p).Scan(ctx); err != nil {
 		if store.Translate(err) == store.ErrNotFound {
 			return nil, ErrNotFound
 		}
