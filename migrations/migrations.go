@@ -64,9 +64,22 @@ func All() ([]Migration, error) {
 	return out, nil
 }
 
+// Options change how Apply treats a database.
+type Options struct {
+	// AcceptCommentEdits records the new text of applied migrations whose comments or
+	// layout alone changed, instead of refusing to run (TW_MIGRATE_ACCEPT_COMMENT_EDITS).
+	AcceptCommentEdits bool
+}
+
 // Apply brings the database up to date: River's tables first, then ours, under one
-// advisory lock held on a dedicated connection.
+// advisory lock held on a dedicated connection. It refuses a database whose applied
+// migrations differ from the embedded ones (ErrEdited).
 func Apply(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
+	return ApplyWith(ctx, pool, log, Options{})
+}
+
+// ApplyWith is Apply with options.
+func ApplyWith(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger, opts Options) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: acquire connection: %w", err)
@@ -93,23 +106,30 @@ func Apply(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
+	if _, err := conn.Exec(ctx, checksumColumns); err != nil {
+		return fmt.Errorf("migrate: add checksums to schema_migrations: %w", err)
+	}
 	all, err := All()
 	if err != nil {
 		return err
 	}
-	applied, err := appliedVersions(ctx, conn.Conn())
+	applied, err := readApplied(ctx, conn.Conn())
 	if err != nil {
 		return err
 	}
+	if err := verifyApplied(ctx, conn.Conn(), all, applied, opts.AcceptCommentEdits, log); err != nil {
+		return err
+	}
 	for _, m := range all {
-		if applied[m.Version] {
+		if _, ok := applied[m.Version]; ok {
 			continue
 		}
 		err := pgx.BeginFunc(ctx, conn.Conn(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name)
+			_, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name, checksum, code_checksum) VALUES ($1, $2, $3, $4)",
+				m.Version, m.Name, m.Checksum(), m.CodeChecksum())
 			return err
 		})
 		if err != nil {
@@ -132,7 +152,8 @@ func RiverVersion() (int, error) {
 }
 
 // Current reports whether every embedded migration and River's latest are applied;
-// /readyz answers 503 until they are.
+// /readyz answers 503 until they are. An applied migration whose statements differ
+// from the embedded one is ErrEdited.
 func Current(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
 	all, err := All()
 	if err != nil {
@@ -143,14 +164,17 @@ func Current(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
 		return false, err
 	}
 	defer conn.Release()
-	applied, err := appliedVersions(ctx, conn.Conn())
+	applied, err := readApplied(ctx, conn.Conn())
 	if err != nil {
 		return false, err
 	}
 	for _, m := range all {
-		if !applied[m.Version] {
+		if _, ok := applied[m.Version]; !ok {
 			return false, nil
 		}
+	}
+	if code, _, _ := edits(all, applied); len(code) > 0 {
+		return false, fmt.Errorf("%w: %s", ErrEdited, names(code))
 	}
 	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
@@ -162,29 +186,6 @@ func Current(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
 	}
 	want := migrator.AllVersions()
 	return len(existing) > 0 && existing[len(existing)-1].Version >= want[len(want)-1].Version, nil
-}
-
-func appliedVersions(ctx context.Context, conn *pgx.Conn) (map[int]bool, error) {
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT to_regclass('schema_migrations') IS NOT NULL").Scan(&exists); err != nil {
-		return nil, fmt.Errorf("migrate: look for schema_migrations: %w", err)
-	}
-	out := map[int]bool{}
-	if !exists {
-		return out, nil
-	}
-	rows, err := conn.Query(ctx, "SELECT version FROM schema_migrations")
-	if err != nil {
-		return nil, fmt.Errorf("migrate: read schema_migrations: %w", err)
-	}
-	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range versions {
-		out[v] = true
-	}
-	return out, nil
 }
 
 // Ready is the /readyz check: the database answers and every migration is applied.

@@ -70,7 +70,7 @@ func (a *app) migrate(ctx context.Context) error {
 		return err
 	}
 	defer pool.Close()
-	return migrations.Apply(ctx, pool, a.log)
+	return migrations.ApplyWith(ctx, pool, a.log, migrations.Options{AcceptCommentEdits: a.cfg.MigrateAcceptCommentEdits})
 }
 
 func (a *app) ready(timeout time.Duration) error {

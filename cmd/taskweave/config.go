@@ -70,6 +70,8 @@ type Config struct {
 	// JobRescueAfter: 0 = the longest job timeout plus a minute (see workers.Config).
 	JobRescueAfter time.Duration `env:"TW_JOB_RESCUE_AFTER, default=0s"`
 	LogLevel       string        `env:"TW_LOG_LEVEL, default=info"`
+	// MigrateAcceptCommentEdits: see migrations.Options.
+	MigrateAcceptCommentEdits bool `env:"TW_MIGRATE_ACCEPT_COMMENT_EDITS, default=false"`
 }
 
 // loadConfig reads the environment and enforces the rules every subcommand shares.
