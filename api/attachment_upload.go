@@ -66,10 +66,19 @@ func (s *Server) uploadAttachment(c *fiber.Ctx) error {
 	total := &io.LimitedReader{R: body, N: limit + uploadOverhead + 1}
 
 	// Streaming the file runs without the request deadline (streamBody's idle timeout
-	// guards it); the database work after it gets a deadline of its own.
-	ctx := context.WithoutCancel(c.UserContext())
+	// guards it) but stops when a shutdown's grace runs out (the partial file is removed
+	// and the client told 503); the database work after it gets a deadline of its own.
+	ctx, stop := s.untilHardStop(c.UserContext())
+	defer stop()
+	// A read blocked on a silent client must end too (registered after stop, so it
+	// is unregistered before stop cancels ctx on an ordinary return).
+	unhook := context.AfterFunc(ctx, body.interrupt)
+	defer unhook()
 	st, file, err := s.receiveFile(ctx, svc, multipart.NewReader(total, boundary), limit, total)
 	if err != nil {
+		if ctx.Err() != nil {
+			return errShuttingDown
+		}
 		return err
 	}
 	dbCtx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)

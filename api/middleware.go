@@ -28,6 +28,7 @@ const pendingKey = "pendingAccess"
 func (s *Server) edge(c *fiber.Ctx) (err error) {
 	start := time.Now()
 	secureHeaders(c)
+	s.closeWhileDraining(c)
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
 	c.SetUserContext(ctx)

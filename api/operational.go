@@ -15,6 +15,9 @@ func (s *Server) operationalRoutes(app *fiber.App) {
 		return c.JSON(fiber.Map{"status": "UP"})
 	})
 	app.Get("/readyz", func(c *fiber.Ctx) error {
+		if s.Draining() {
+			return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "DOWN"})
+		}
 		if s.deps.Ready == nil {
 			return c.JSON(fiber.Map{"status": "UP"})
 		}

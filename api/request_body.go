@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -84,6 +85,21 @@ type streamBody struct {
 	// deadline is set when a read deadline was put on conn and must be cleared after.
 	deadline bool
 	err      error
+	// interrupted is set by interrupt: the read in progress ends now and no other starts.
+	interrupted atomic.Bool
+}
+
+// errBodyInterrupted ends a body whose reading was interrupted (a shutdown's grace ran
+// out while it streamed).
+var errBodyInterrupted = errors.New("request body: reading interrupted")
+
+// interrupt ends the body's reading at once, even a read blocked on a silent client:
+// the connection's read deadline is moved to now.
+func (b *streamBody) interrupt() {
+	b.interrupted.Store(true)
+	if b.conn != nil {
+		_ = b.conn.SetReadDeadline(time.Now())
+	}
 }
 
 func newStreamBody(c *fiber.Ctx) *streamBody {
@@ -101,10 +117,17 @@ func (b *streamBody) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
+	if b.interrupted.Load() {
+		b.err = errBodyInterrupted
+		return 0, b.err
+	}
 	// Setting a deadline costs little, but not per 4 KiB read: once a second is enough.
 	if now := time.Now(); b.conn != nil && b.idle > 0 && now.Sub(b.lastSet) > time.Second {
 		_ = b.conn.SetReadDeadline(now.Add(b.idle))
 		b.lastSet, b.deadline = now, true
+		if b.interrupted.Load() { // interrupt ran between the check above and here
+			_ = b.conn.SetReadDeadline(now)
+		}
 	}
 	n, err := b.r.Read(p)
 	if err != nil {

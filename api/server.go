@@ -86,6 +86,7 @@ type Server struct {
 	boards  *boardCache
 	cfg     Config
 	deps    Deps
+	stop    stopping
 }
 
 // New builds the app with every route registered.
@@ -103,7 +104,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.BodyLimit = 4 << 20
 	}
 	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, authn: d.Authn, limiter: d.Limiter, cfg: cfg, deps: d, bus: d.Bus, audit: d.Audit,
-		metrics: newHTTPMetrics(d.Registry), boards: newBoardCache(boardCacheBudget)}
+		metrics: newHTTPMetrics(d.Registry), boards: newBoardCache(boardCacheBudget), stop: newStopping()}
 	fc := fiber.Config{
 		AppName:               "taskweave",
 		DisableStartupMessage: true,
@@ -133,6 +134,9 @@ func New(cfg Config, d Deps) *Server {
 		fc.EnableIPValidation = true
 	}
 	s.App = fiber.New(fc)
+	// A reply written after the shutdown began closes its connection (closeWhileDraining
+	// says so from the drain's start; this covers fasthttp's own replies).
+	s.App.Server().CloseOnShutdown = true
 	s.guardServer()
 	s.routes()
 	return s

@@ -118,7 +118,7 @@ func (a *app) serveAPI(ctx context.Context, addr string, withWorker bool) error 
 	})
 	g.Go(func() error {
 		<-ctx.Done()
-		return srv.App.ShutdownWithTimeout(10 * time.Second)
+		return srv.Shutdown(a.cfg.ShutdownDrain, a.cfg.ShutdownGrace)
 	})
 	return ignoreClosed(g.Wait())
 }

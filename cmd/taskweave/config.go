@@ -31,6 +31,10 @@ type Config struct {
 	AuthRateWindow      time.Duration `env:"TW_AUTH_RATE_WINDOW, default=60s"`
 	TrustedProxies      []string      `env:"TW_TRUSTED_PROXIES"`
 	RequestTimeout      time.Duration `env:"TW_REQUEST_TIMEOUT, default=10s"`
+	// ShutdownDrain: how long a stopping API answers /readyz 503 before it closes its
+	// listener; ShutdownGrace: how long in-flight requests then get (api.Server.Shutdown).
+	ShutdownDrain time.Duration `env:"TW_SHUTDOWN_DRAIN, default=0s"`
+	ShutdownGrace time.Duration `env:"TW_SHUTDOWN_GRACE, default=10s"`
 	// StatementTimeout: 0 = nine tenths of RequestTimeout (see store.OpenAPI).
 	StatementTimeout time.Duration `env:"TW_STATEMENT_TIMEOUT, default=0s"`
 	// MetricsAddr: empty serves /metrics on TW_HTTP_ADDR, "off" nowhere, an address on a
@@ -99,6 +103,9 @@ func loadConfig(ctx context.Context, lookup envconfig.Lookuper) (*Config, error)
 	}
 	if cfg.RequestTimeout <= 0 {
 		return nil, fmt.Errorf("TW_REQUEST_TIMEOUT must be positive (got %s)", cfg.RequestTimeout)
+	}
+	if cfg.ShutdownDrain < 0 || cfg.ShutdownGrace <= 0 {
+		return nil, fmt.Errorf("TW_SHUTDOWN_DRAIN must not be negative and TW_SHUTDOWN_GRACE must be positive")
 	}
 	if cfg.StatementTimeout == 0 {
 		cfg.StatementTimeout = cfg.RequestTimeout * 9 / 10

@@ -264,6 +264,16 @@ func (c *capReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// partialRemover is a storage that can leave partial files behind when its process
+// dies mid-write (Local).
+type partialRemover interface {
+	RemoveStalePartials(olderThan time.Duration) (int, error)
+}
+
+// stalePartialAge is when a partial file counts as left by a crash: far above the one
+// minute an upload's body may stay silent.
+const stalePartialAge = time.Hour
+
 // sweepBatch is how many orphaned files one Sweep round removes.
 const sweepBatch = 100
 
@@ -273,6 +283,13 @@ const sweepBatch = 100
 // next sweep; one already missing counts as removed.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	removed := 0
+	if p, ok := s.files.(partialRemover); ok {
+		n, err := p.RemoveStalePartials(stalePartialAge)
+		if err != nil {
+			s.log.Warn("partial attachment files not swept", "err", err)
+		}
+		removed += n
+	}
 	for {
 		n, more, err := s.sweepRound(ctx)
 		removed += n

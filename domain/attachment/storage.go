@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
+	"time"
 )
 
 // Storage keeps attachment files by stored name. The local disk implements it today
@@ -80,17 +82,28 @@ func (l *Local) Put(ctx context.Context, name string, r io.Reader) (n int64, err
 	return n, err
 }
 
-// put writes the file in root, removing it again on failure.
+// partialSuffix marks a file still being written. Its name (".<stored name>.part") is
+// never of the generated form, so it is never served, and it becomes the stored name
+// only once it is whole.
+const partialSuffix = ".part"
+
+func partialName(name string) string { return "." + name + partialSuffix }
+
+// put writes the file in root under a partial name and links it to name once it is
+// whole and synced, so a process stopped mid-write (a shutdown's grace running out, a
+// crash) never leaves a partial file under a stored name. On failure the partial file
+// is removed; one left by a crash is removed by RemoveStalePartials.
 func put(ctx context.Context, root *os.Root, name string, r io.Reader) (n int64, err error) {
-	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	tmp := partialName(name)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
 	if err != nil {
-		return 0, fmt.Errorf("create %s: %w", name, err)
+		return 0, fmt.Errorf("create %s: %w", tmp, err)
 	}
 	defer func() {
-		if err != nil {
+		if f != nil {
 			_ = f.Close()
-			_ = root.Remove(name)
 		}
+		_ = root.Remove(tmp)
 	}()
 	// io.Copy would hand the file to r's WriteTo or the file's ReadFrom; a plain
 	// buffer keeps the reads small and lets a cancelled ctx stop the copy.
@@ -99,12 +112,70 @@ func put(ctx context.Context, root *os.Root, name string, r io.Reader) (n int64,
 		return n, err
 	}
 	if err = f.Sync(); err != nil {
-		return n, fmt.Errorf("sync %s: %w", name, err)
+		return n, fmt.Errorf("sync %s: %w", tmp, err)
 	}
-	if err = f.Close(); err != nil {
-		return n, fmt.Errorf("close %s: %w", name, err)
+	err, f = f.Close(), nil
+	if err != nil {
+		return n, fmt.Errorf("close %s: %w", tmp, err)
+	}
+	// A link, not a rename: it fails if name exists, as the exclusive create did.
+	if err = root.Link(tmp, name); err != nil {
+		return n, fmt.Errorf("link %s: %w", name, err)
+	}
+	if err = syncDir(root); err != nil {
+		_ = root.Remove(name)
+		return n, err
 	}
 	return n, nil
+}
+
+// syncDir makes the directory's new entry durable.
+func syncDir(root *os.Root) error {
+	d, err := root.Open(".")
+	if err != nil {
+		return fmt.Errorf("open storage directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync storage directory: %w", err)
+	}
+	return nil
+}
+
+// RemoveStalePartials removes partial files (see put) last written more than olderThan
+// ago: what a crashed process left. A live upload writes its partial file continuously,
+// so olderThan well above the body idle timeout never removes one.
+func (l *Local) RemoveStalePartials(olderThan time.Duration) (removed int, err error) {
+	err = l.with(func(root *os.Root) error {
+		d, err := root.Open(".")
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		for {
+			entries, err := d.ReadDir(256)
+			for _, e := range entries {
+				name := e.Name()
+				if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, partialSuffix) || !e.Type().IsRegular() {
+					continue
+				}
+				info, ierr := e.Info()
+				if ierr != nil || time.Since(info.ModTime()) < olderThan {
+					continue
+				}
+				if root.Remove(name) == nil {
+					removed++
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+	})
+	return removed, err
 }
 
 // Open implements Storage.
