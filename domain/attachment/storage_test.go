@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -137,4 +138,26 @@ func TestLocalMissingRoot(t *testing.T) {
 	require.NotErrorIs(t, err, attachment.ErrFileNotFound)
 	_, err = st.Put(ctx, name, bytes.NewReader([]byte("x")))
 	require.Error(t, err)
+}
+
+// TestLocalRemoveStalePartials: a partial file a crash left behind is removed once it is
+// older than the limit; a fresh one (an upload in progress) and stored files stay.
+func TestLocalRemoveStalePartials(t *testing.T) {
+	t.Parallel()
+	st, root, _ := localStorage(t)
+	stored := attachment.NewStoredName("kept.txt")
+	_, err := st.Put(context.Background(), stored, bytes.NewReader([]byte("whole")))
+	require.NoError(t, err)
+	stale, fresh := "."+attachment.NewStoredName("a.bin")+".part", "."+attachment.NewStoredName("b.bin")+".part"
+	for _, name := range []string{stale, fresh} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte("partial"), 0o640))
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(root, stale), old, old))
+	n, err := st.RemoveStalePartials(time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.NoFileExists(t, filepath.Join(root, stale))
+	require.FileExists(t, filepath.Join(root, fresh))
+	require.FileExists(t, filepath.Join(root, stored))
 }
