@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -62,6 +63,46 @@ func newApp(ctx context.Context, cfg *Config, workerOnly bool) (*app, error) {
 
 func (a *app) close() { a.db.Close() }
 
+// Backoff of waitForDatabase: the first retry after dbRetryFirst, doubling up to
+// dbRetryMax.
+const (
+	dbRetryFirst = 200 * time.Millisecond
+	dbRetryMax   = 5 * time.Second
+)
+
+// waitForDatabase returns once the database answers. Every process starts the same way
+// whether or not its database is up yet (compose, Kubernetes and a reboot start them in
+// any order): it retries with backoff, logging each failure, and gives up with an error
+// (a non-zero exit) only after TW_DB_START_TIMEOUT, when that is set.
+func (a *app) waitForDatabase(ctx context.Context) error {
+	start := time.Now()
+	delay := dbRetryFirst
+	for attempt := 1; ; attempt++ {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := a.db.Pool.Ping(pctx)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				a.log.Info("database reachable", "attempts", attempt, "waited", time.Since(start).Round(time.Millisecond).String())
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if t := a.cfg.DBStartTimeout; t > 0 && time.Since(start)+delay > t {
+			return fmt.Errorf("database unreachable for %s (TW_DB_START_TIMEOUT): %w", t, err)
+		}
+		a.log.Warn("database unreachable; retrying", "attempt", attempt, "retry_in", delay.String(), "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, dbRetryMax)
+	}
+}
+
 // migrate applies the migrations on a pool of their own, without the API's statement
 // timeout: a migration may build an index on a large table.
 func (a *app) migrate(ctx context.Context) error {
@@ -99,18 +140,24 @@ func (a *app) server() (*api.Server, error) {
 	}, a.log, a.db, a.registry, inserter, a.ready)
 }
 
-// serveAPI runs the HTTP API; withWorker also runs the River workers in-process (`all`).
+// serveAPI runs the HTTP API; withWorker (`all`) also migrates and then runs the River
+// workers in-process. The listener opens first: while the database is unreachable or
+// not migrated, /readyz answers 503 and the process waits (waitForDatabase).
 func (a *app) serveAPI(ctx context.Context, addr string, withWorker bool) error {
 	srv, err := a.server()
 	if err != nil {
 		return err
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	if withWorker {
-		if err := a.startWorkers(ctx, g); err != nil {
+	g.Go(func() error {
+		if err := a.waitForDatabase(ctx); err != nil || !withWorker {
 			return err
 		}
-	}
+		if err := a.migrate(ctx); err != nil {
+			return err
+		}
+		return a.startWorkers(ctx, g)
+	})
 	a.serveMetrics(ctx, g)
 	g.Go(func() error {
 		a.log.Info("api listening", "addr", addr)
@@ -123,12 +170,22 @@ func (a *app) serveAPI(ctx context.Context, addr string, withWorker bool) error 
 	return ignoreClosed(g.Wait())
 }
 
-// serveWorker runs the River workers with health and metrics on their own port.
+// serveWorker runs the River workers with health and metrics on their own port. The
+// port opens first; the workers start once the database answers (waitForDatabase), and
+// /readyz answers 503 until they have.
 func (a *app) serveWorker(ctx context.Context, addr string) error {
 	g, ctx := errgroup.WithContext(ctx)
-	if err := a.startWorkers(ctx, g); err != nil {
-		return err
-	}
+	var started atomic.Bool
+	g.Go(func() error {
+		if err := a.waitForDatabase(ctx); err != nil {
+			return err
+		}
+		if err := a.startWorkers(ctx, g); err != nil {
+			return err
+		}
+		started.Store(true)
+		return nil
+	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -136,7 +193,7 @@ func (a *app) serveWorker(ctx context.Context, addr string) error {
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		if err := a.ready(2 * time.Second); err != nil {
+		if err := a.ready(2 * time.Second); err != nil || !started.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte(`{"status":"DOWN"}`))
 			return

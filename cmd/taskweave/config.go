@@ -35,6 +35,9 @@ type Config struct {
 	// listener; ShutdownGrace: how long in-flight requests then get (api.Server.Shutdown).
 	ShutdownDrain time.Duration `env:"TW_SHUTDOWN_DRAIN, default=0s"`
 	ShutdownGrace time.Duration `env:"TW_SHUTDOWN_GRACE, default=10s"`
+	// DBStartTimeout: how long a starting process waits for the database before it
+	// exits non-zero; 0 waits for ever (see waitForDatabase).
+	DBStartTimeout time.Duration `env:"TW_DB_START_TIMEOUT, default=0s"`
 	// StatementTimeout: 0 = nine tenths of RequestTimeout (see store.OpenAPI).
 	StatementTimeout time.Duration `env:"TW_STATEMENT_TIMEOUT, default=0s"`
 	// MetricsAddr: empty serves /metrics on TW_HTTP_ADDR, "off" nowhere, an address on a

@@ -49,6 +49,9 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper) error {
 	defer app.close()
 	switch cmd {
 	case "migrate":
+		if err := app.waitForDatabase(ctx); err != nil {
+			return err
+		}
 		return app.migrate(ctx)
 	case "api":
 		return app.serveAPI(ctx, addrOr(cfg.HTTPAddr, ":8080"), false)
@@ -60,10 +63,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper) error {
 		}
 		defer stop()
 		return app.serveWorker(ctx, addrOr(cfg.HTTPAddr, ":8081"))
-	default:
-		if err := app.migrate(ctx); err != nil {
-			return err
-		}
+	default: // all: serveAPI waits for the database, migrates and starts the workers
 		return app.serveAPI(ctx, addrOr(cfg.HTTPAddr, ":8080"), true)
 	}
 }
