@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"time"
 
 	"github.com/riverqueue/river"
 
@@ -26,3 +27,9 @@ func (w *MailSendWorker) Work(ctx context.Context, job *river.Job[jobs.MailSend]
 	}
 	return err
 }
+
+// mailJobTimeout leaves one SMTP conversation its own limit plus the statements around it.
+const mailJobTimeout = notify.MailerTimeout + 15*time.Second
+
+// Timeout implements river.Worker.
+func (w *MailSendWorker) Timeout(*river.Job[jobs.MailSend]) time.Duration { return mailJobTimeout }

@@ -128,6 +128,9 @@ type TicketAckWorker struct {
 	Mailer *notify.Mailer
 }
 
+// Timeout implements river.Worker: an acknowledgement is one SMTP conversation.
+func (w *TicketAckWorker) Timeout(*river.Job[jobs.TicketAck]) time.Duration { return mailJobTimeout }
+
 // Work implements river.Worker.
 func (w *TicketAckWorker) Work(ctx context.Context, job *river.Job[jobs.TicketAck]) error {
 	ack, err := w.Desk.Acknowledgement(ctx, job.Args.IssueID)

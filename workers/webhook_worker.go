@@ -72,7 +72,13 @@ func (w *WebhookDeliverWorker) Work(ctx context.Context, job *river.Job[jobs.Web
 
 // NextRetry is the configured delay after this attempt, measured from now, the same
 // instant (to the millisecond) the worker just recorded as the record's next_retry_at.
+// A run older than its timeout was cut off by its process dying: River's rescuer is
+// asking, the receiver's answer (if any) was never recorded, and the deliveries have
+// waited for the rescue already, so they are sent again at once.
 func (w *WebhookDeliverWorker) NextRetry(job *river.Job[jobs.WebhookDeliver]) time.Time {
+	if job.AttemptedAt != nil && time.Since(*job.AttemptedAt) > w.timeout {
+		return time.Now()
+	}
 	return time.Now().Add(w.delay(job.Attempt))
 }
 

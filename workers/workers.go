@@ -3,6 +3,7 @@
 package workers
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"time"
@@ -23,12 +24,15 @@ import (
 type Config struct {
 	// Concurrency is River's MaxWorkers per queue.
 	Concurrency int
-	// JobTimeout bounds one run; RescueStuckJobsAfter is derived from it so a job of a
-	// killed worker is picked up again within minutes, not River's default hour.
+	// JobTimeout bounds one run of a kind without a Timeout of its own (default 30 s);
+	// RescueStuckJobsAfter is derived from it so a job of a killed worker is picked up
+	// again within about a minute, not River's default hour.
 	JobTimeout time.Duration
 	// RescueAfter is how long a job may stay running before River hands it to another
-	// worker (its process presumably died). Zero means the longest job timeout plus a
-	// minute; it must exceed every job's timeout, or live jobs would run twice.
+	// worker (its process presumably died). Zero means JobTimeout plus rescueMargin; it
+	// may not be shorter than JobTimeout (River's rule). A kind with a longer Timeout of
+	// its own (the mailbox poll) is left alone by River's rescuer until that timeout has
+	// passed too, so no live job runs twice.
 	RescueAfter     time.Duration
 	RateLimitWindow time.Duration
 	// Webhook is the outgoing delivery configuration (retries, signing headers, retention).
@@ -70,7 +74,7 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		cfg.Concurrency = 50
 	}
 	if cfg.JobTimeout <= 0 {
-		cfg.JobTimeout = time.Minute
+		cfg.JobTimeout = DefaultJobTimeout
 	}
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &AuditWorker{DB: d.DB.Bun})
@@ -118,21 +122,24 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	})
 }
 
-// longestJobTimeout bounds every worker's run: the client-wide JobTimeout, or a webhook
-// attempt (its HTTP timeout plus the margin the delivery worker adds).
-func (cfg Config) longestJobTimeout() time.Duration {
-	return max(cfg.JobTimeout, cfg.Webhook.WithDefaults().Timeout+webhookTimeoutMargin)
-}
+// DefaultJobTimeout bounds a run of a kind without a Timeout of its own: every such
+// job is a few statements, or one SMTP conversation with its own limit.
+const DefaultJobTimeout = 30 * time.Second
+
+// rescueMargin is how far past the job timeout a running job counts as stuck. River's
+// rescuer looks every 30 s, so a killed worker's jobs run again 40 to 70 s after they
+// started (docs/operations.md#scaling).
+const rescueMargin = 10 * time.Second
 
 // rescueAfter resolves RescueAfter. River's own default is an hour, far too long for a
-// webhook whose worker was killed; a minute past the longest timeout is enough.
+// webhook whose worker was killed.
 func (cfg Config) rescueAfter() (time.Duration, error) {
-	longest := cfg.longestJobTimeout()
+	timeout := cmp.Or(cfg.JobTimeout, DefaultJobTimeout)
 	if cfg.RescueAfter == 0 {
-		return longest + time.Minute, nil
+		return timeout + rescueMargin, nil
 	}
-	if cfg.RescueAfter <= longest {
-		return 0, fmt.Errorf("TW_JOB_RESCUE_AFTER (%s) must exceed the longest job timeout (%s)", cfg.RescueAfter, longest)
+	if cfg.RescueAfter < timeout {
+		return 0, fmt.Errorf("TW_JOB_RESCUE_AFTER (%s) must not be shorter than TW_JOB_TIMEOUT (%s)", cfg.RescueAfter, timeout)
 	}
 	return cfg.RescueAfter, nil
 }
