@@ -25,7 +25,7 @@ test: ## run every test against real Postgres (scripts/pg.sh), headless Chromium
 	@url=$$(scripts/pg.sh test | tail -n 1); export TW_TEST_DATABASE_URL=$$url; \
 	chromium=$$(scripts/chromium.sh | tail -n 1); export TW_CHROMIUM=$$chromium TW_REQUIRE_BROWSER=1; \
 	prometheus=$$(scripts/prometheus.sh | tail -n 1); export TW_PROMETHEUS=$$prometheus TW_REQUIRE_PROMETHEUS=1; \
-	scripts/node-deps.sh >/dev/null; export TW_REQUIRE_NODE=1; \
+	scripts/node-deps.sh >/dev/null; export TW_REQUIRE_NODE=1 TW_REQUIRE_PG_TOOLS=1; \
 	echo "go test ./... (TW_TEST_DATABASE_URL=$$TW_TEST_DATABASE_URL, TW_CHROMIUM=$$TW_CHROMIUM)"; \
 	$(GO) test -count=1 -timeout 15m ./... 2>&1 | { grep -v 'no test files' || true; }
 

@@ -1,26 +1,31 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/api/apitest"
 	"github.com/taskweave/taskweave/domain/attachment"
 )
 
-// TestDeletingAnIssueRemovesItsFiles: the files of an issue's attachments, and of its
-// subtasks', are removed from the storage once the issue's deletion commits; an
-// attachment deleted on its own leaves nothing queued; files of other issues stay.
-func TestDeletingAnIssueRemovesItsFiles(t *testing.T) {
+// TestDeletedFilesGoAfterTheGrace: a deleted attachment's file, and the files of a
+// deleted issue's attachments and its subtasks', stay in storage (unreachable) until the
+// sweep after the deletion grace removes them; files of other issues stay. So a backup
+// whose files are copied after its dump has the file of every row the dump holds.
+func TestDeletedFilesGoAfterTheGrace(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, apitest.New(t, apitest.Options{})) // a storage directory of its own
-	f.uploaded(t, f.member.Access, "a.txt", "text/plain", "first")
+	h := apitest.New(t, apitest.Options{Configure: func(s *api.Settings) { s.AttachmentDeleteGrace = time.Hour }})
+	f := atFixtureOn(t, h) // a database and a storage directory of its own
+	first := f.uploaded(t, f.member.Access, "a.txt", "text/plain", "first")
 	single := f.uploaded(t, f.member.Access, "b.txt", "text/plain", "second")
 	r := f.h.Do("DELETE", f.at("/"+single["id"].(string)), nil, f.member.Access)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
-	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM attachment_orphans"), "an explicit delete removes its own file")
+	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM attachment_orphans"), "an explicit delete queues its file")
 
 	sub := f.create(t, map[string]any{"title": "Part", "type": "SUBTASK", "parentId": f.issueID})
 	subFile := atFixture{issueFixture: f.issueFixture, issueID: sub["id"].(string), issueKey: sub["key"].(string), dir: f.dir}
@@ -28,17 +33,29 @@ func TestDeletingAnIssueRemovesItsFiles(t *testing.T) {
 	other := f.create(t, map[string]any{"title": "Keeps its file"})
 	otherFile := atFixture{issueFixture: f.issueFixture, issueID: other["id"].(string), issueKey: other["key"].(string), dir: f.dir}
 	kept := otherFile.uploaded(t, f.member.Access, "d.txt", "text/plain", "fourth")
-	require.Len(t, f.files(t), 3)
-
+	keptName := f.storedName(t, kept["id"])
+	require.NotEmpty(t, f.storedName(t, first["id"]))
 	r = f.h.Do("DELETE", f.path("/issues/"+f.issueKey), nil, f.owner.Access)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
-	require.Equal(t, []string{f.storedName(t, kept["id"])}, f.files(t), "files of the deleted issue and its subtask removed")
-	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM attachment_orphans"), "the orphan queue is emptied")
+	require.Len(t, f.files(t), 4, "every file stays through the grace")
+	require.Equal(t, 3, f.h.Count("SELECT count(*) FROM attachment_orphans"))
+
+	n, err := h.Server.SweepAttachments(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, n, "within the grace nothing goes")
+	require.Len(t, f.files(t), 4)
+
+	_, err = h.DB.Pool.Exec(context.Background(), "UPDATE attachment_orphans SET created_at = now() - interval '61 minutes'")
+	require.NoError(t, err)
+	n, err = h.Server.SweepAttachments(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.Equal(t, []string{keptName}, f.files(t), "files of the deleted rows removed after the grace")
+	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM attachment_orphans"), "the queue is emptied")
 }
 
 // TestOrphanedFileThatCannotBeRemovedStaysQueued: when the storage refuses the removal,
-// the issue's deletion still succeeds and the file stays queued; the next issue
-// deletion's sweep removes it.
+// the sweep leaves the file queued; the next sweep removes it.
 func TestOrphanedFileThatCannotBeRemovedStaysQueued(t *testing.T) {
 	t.Parallel()
 	flaky := &atFlakyStorage{}
@@ -50,12 +67,16 @@ func TestOrphanedFileThatCannotBeRemovedStaysQueued(t *testing.T) {
 	f.uploaded(t, f.member.Access, "stuck.txt", "text/plain", "data")
 	flaky.failRemove.Store(true)
 	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.path("/issues/"+f.issueKey), nil, f.owner.Access).Status)
+	n, err := h.Server.SweepAttachments(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, n)
 	require.Len(t, f.files(t), 1, "the file could not be removed")
 	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM attachment_orphans"), "and stays queued")
 
 	flaky.failRemove.Store(false)
-	next := f.create(t, map[string]any{"title": "Next"})
-	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.path("/issues/"+next["key"].(string)), nil, f.owner.Access).Status)
+	n, err = h.Server.SweepAttachments(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
 	require.Empty(t, f.files(t))
 	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM attachment_orphans"))
 }

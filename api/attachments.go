@@ -143,13 +143,37 @@ func rfc5987(s string) string {
 	return b.String()
 }
 
-// sweepAttachments removes the files of attachment rows deleted with their issue
-// (attachment.Sweep), on a deadline of its own so a request that is over still cleans
-// up; what fails stays queued for the next sweep.
-func (s *Server) sweepAttachments() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// SweepAttachments removes the files of attachment rows deleted at least
+// Config.AttachmentDeleteGrace ago (attachment.Sweep); what fails stays queued for the
+// next sweep. Every API process runs it every attachmentSweepInterval (RunSweeps).
+func (s *Server) SweepAttachments(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if _, err := s.attachments().Sweep(ctx); err != nil {
-		s.log.Warn("sweep orphaned attachment files", "err", err)
+	return s.attachments().Sweep(ctx, s.cfg.AttachmentDeleteGrace)
+}
+
+// attachmentSweepInterval is how often each API process sweeps; concurrent sweeps of
+// several replicas skip each other's rows.
+const attachmentSweepInterval = 10 * time.Minute
+
+// RunSweeps sweeps deleted attachments' files at start and every
+// attachmentSweepInterval until ctx ends.
+func (s *Server) RunSweeps(ctx context.Context) error {
+	t := time.NewTicker(attachmentSweepInterval)
+	defer t.Stop()
+	for {
+		if n, err := s.SweepAttachments(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			s.log.Warn("sweep deleted attachment files", "err", err)
+		} else if n > 0 {
+			s.log.Info("deleted attachment files removed", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
 	}
 }

@@ -143,7 +143,5 @@ func (s *Server) deleteIssue(c *fiber.Ctx) error {
 	if err := s.issues().Delete(c.UserContext(), issueProject(a), issueActor(c, a), ref); err != nil {
 		return err
 	}
-	// The issue's attachment rows went with it; now that that has committed, their files go.
-	s.sweepAttachments()
 	return c.SendStatus(fiber.StatusNoContent)
 }

@@ -33,6 +33,9 @@ type Config struct {
 	AttachmentsDir string
 	// MaxUploadBytes is the per-file upload limit (TW_MAX_UPLOAD_BYTES); larger → 413.
 	MaxUploadBytes int64
+	// AttachmentDeleteGrace is how long a deleted attachment's file stays in storage
+	// (TW_ATTACHMENT_DELETE_GRACE): longer than a backup takes.
+	AttachmentDeleteGrace time.Duration
 	// MetricsOff leaves /metrics off the API's port: TW_METRICS_ADDR turned it off or
 	// gave it a listener of its own.
 	MetricsOff bool

@@ -22,15 +22,17 @@ type Config struct {
 	AccessTokenTTL  time.Duration `env:"TW_ACCESS_TOKEN_TTL, default=15m"`
 	RefreshTokenTTL time.Duration `env:"TW_REFRESH_TOKEN_TTL, default=168h"`
 	// HTTPAddr defaults per process: :8080 for api and all, :8081 for worker.
-	HTTPAddr            string        `env:"TW_HTTP_ADDR"`
-	BaseURL             string        `env:"TW_BASE_URL, default=http://localhost:8080"`
-	AttachmentsDir      string        `env:"TW_ATTACHMENTS_DIR, default=./data/attachments"`
-	MaxUploadBytes      int64         `env:"TW_MAX_UPLOAD_BYTES, default=26214400"`
-	RegistrationEnabled bool          `env:"TW_REGISTRATION_ENABLED, default=true"`
-	AuthRateLimit       int           `env:"TW_AUTH_RATE_LIMIT, default=10"`
-	AuthRateWindow      time.Duration `env:"TW_AUTH_RATE_WINDOW, default=60s"`
-	TrustedProxies      []string      `env:"TW_TRUSTED_PROXIES"`
-	RequestTimeout      time.Duration `env:"TW_REQUEST_TIMEOUT, default=10s"`
+	HTTPAddr       string `env:"TW_HTTP_ADDR"`
+	BaseURL        string `env:"TW_BASE_URL, default=http://localhost:8080"`
+	AttachmentsDir string `env:"TW_ATTACHMENTS_DIR, default=./data/attachments"`
+	MaxUploadBytes int64  `env:"TW_MAX_UPLOAD_BYTES, default=26214400"`
+	// AttachmentDeleteGrace: see api.Config.
+	AttachmentDeleteGrace time.Duration `env:"TW_ATTACHMENT_DELETE_GRACE, default=24h"`
+	RegistrationEnabled   bool          `env:"TW_REGISTRATION_ENABLED, default=true"`
+	AuthRateLimit         int           `env:"TW_AUTH_RATE_LIMIT, default=10"`
+	AuthRateWindow        time.Duration `env:"TW_AUTH_RATE_WINDOW, default=60s"`
+	TrustedProxies        []string      `env:"TW_TRUSTED_PROXIES"`
+	RequestTimeout        time.Duration `env:"TW_REQUEST_TIMEOUT, default=10s"`
 	// ShutdownDrain: how long a stopping API answers /readyz 503 before it closes its
 	// listener; ShutdownGrace: how long in-flight requests then get (api.Server.Shutdown).
 	ShutdownDrain time.Duration `env:"TW_SHUTDOWN_DRAIN, default=0s"`
@@ -106,6 +108,9 @@ func loadConfig(ctx context.Context, lookup envconfig.Lookuper) (*Config, error)
 	}
 	if cfg.RequestTimeout <= 0 {
 		return nil, fmt.Errorf("TW_REQUEST_TIMEOUT must be positive (got %s)", cfg.RequestTimeout)
+	}
+	if cfg.AttachmentDeleteGrace < 0 {
+		return nil, fmt.Errorf("TW_ATTACHMENT_DELETE_GRACE must not be negative")
 	}
 	if cfg.ShutdownDrain < 0 || cfg.ShutdownGrace <= 0 {
 		return nil, fmt.Errorf("TW_SHUTDOWN_DRAIN must not be negative and TW_SHUTDOWN_GRACE must be positive")

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"github.com/sethvargo/go-envconfig"
@@ -25,16 +26,13 @@ func main() {
 	}
 }
 
-const usage = "usage: taskweave api|worker|migrate|all"
+const usage = "usage: taskweave api|worker|migrate|all|backup verify"
 
 // run parses the subcommand, loads the configuration and runs until ctx ends.
 func run(ctx context.Context, args []string, lookup envconfig.Lookuper) error {
-	if len(args) != 1 {
-		return errors.New(usage)
-	}
-	cmd := args[0]
+	cmd := strings.Join(args, " ")
 	switch cmd {
-	case "api", "worker", "migrate", "all":
+	case "api", "worker", "migrate", "all", "backup verify":
 	default:
 		return errors.New(usage)
 	}
@@ -48,6 +46,8 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper) error {
 	}
 	defer app.close()
 	switch cmd {
+	case "backup verify":
+		return app.verifyBackup(ctx, os.Stdout)
 	case "migrate":
 		if err := app.waitForDatabase(ctx); err != nil {
 			return err

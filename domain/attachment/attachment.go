@@ -161,10 +161,12 @@ func (s *Service) Open(ctx context.Context, issueID, id uuid.UUID) (*store.Attac
 }
 
 // Delete removes an attachment of the issue: its record, an ATTACHMENT_REMOVED activity
-// entry (oldValue = filename), the Removed event and the file. Only the uploader or a
-// project admin (admin) may. The file goes last inside the transaction: when it cannot be
-// removed the transaction rolls back and the record stays; a file already missing
-// counts as removed.
+// entry (oldValue = filename) and the Removed event. Only the uploader or a project
+// admin (admin) may. The file stays in storage, unreachable, until Sweep removes it after
+// the deletion grace: a backup taken while deletes happen (the database dump first, the
+// files after) then still has the file of every row the dump holds
+// (docs/operations.md#backups). The row's deletion queues the file (migration 0017's
+// trigger), in the same transaction.
 func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor, admin bool, ref issue.Ref, id uuid.UUID) error {
 	return store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		subj, err := issue.LoadSubject(ctx, tx, p, ref, true)
@@ -181,24 +183,12 @@ func (s *Service) Delete(ctx context.Context, p issue.Project, actor issue.Actor
 		if _, err := tx.NewDelete().Model((*store.Attachment)(nil)).Where("id = ?", a.ID).Exec(ctx); err != nil {
 			return fmt.Errorf("delete attachment: %w", err)
 		}
-		// This delete removes its file below; the orphan queue is for cascades.
-		if _, err := tx.NewDelete().Table("attachment_orphans").Where("stored_name = ?", a.StoredName).Exec(ctx); err != nil {
-			return fmt.Errorf("delete attachment: %w", err)
-		}
 		act := store.IssueActivity{IssueID: subj.IssueID, ActorID: actor.UserID, Type: ActivityRemoved, OldValue: &a.Filename}
 		if _, err := tx.NewInsert().Model(&act).Exec(ctx); err != nil {
 			return fmt.Errorf("insert activity: %w", err)
 		}
-		if err := s.bus.Emit(ctx, tx, Removed{Subject: subj, By: by(actor), AttachmentID: a.ID, Filename: a.Filename,
-			At: s.now().UTC()}); err != nil {
-			return err
-		}
-		// Should the commit fail after this, the record stays without its file; a
-		// download then answers not found and a second delete succeeds.
-		if err := s.files.Remove(ctx, a.StoredName); err != nil && !errors.Is(err, ErrFileNotFound) {
-			return storageError("remove", err)
-		}
-		return nil
+		return s.bus.Emit(ctx, tx, Removed{Subject: subj, By: by(actor), AttachmentID: a.ID, Filename: a.Filename,
+			At: s.now().UTC()})
 	})
 }
 
@@ -277,11 +267,11 @@ const stalePartialAge = time.Hour
 // sweepBatch is how many orphaned files one Sweep round removes.
 const sweepBatch = 100
 
-// Sweep removes the files whose rows were deleted without them (an issue deleted with
-// its attachments; see migration 0017) and returns how many it removed. Concurrent
-// sweeps skip each other's names. A file that cannot be removed stays queued for the
-// next sweep; one already missing counts as removed.
-func (s *Service) Sweep(ctx context.Context) (int, error) {
+// Sweep removes the files whose rows were deleted (an attachment deleted, or an issue
+// deleted with its attachments; see migration 0017) at least grace ago, and returns how
+// many it removed. Concurrent sweeps skip each other's names. A file that cannot be
+// removed stays queued for the next sweep; one already missing counts as removed.
+func (s *Service) Sweep(ctx context.Context, grace time.Duration) (int, error) {
 	removed := 0
 	if p, ok := s.files.(partialRemover); ok {
 		n, err := p.RemoveStalePartials(stalePartialAge)
@@ -291,7 +281,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		removed += n
 	}
 	for {
-		n, more, err := s.sweepRound(ctx)
+		n, more, err := s.sweepRound(ctx, grace)
 		removed += n
 		if err != nil || !more {
 			return removed, err
@@ -299,11 +289,12 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	}
 }
 
-func (s *Service) sweepRound(ctx context.Context) (removed int, more bool, err error) {
+func (s *Service) sweepRound(ctx context.Context, grace time.Duration) (removed int, more bool, err error) {
 	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var names []string
-		if err := tx.NewRaw(`SELECT stored_name FROM attachment_orphans ORDER BY created_at
-			LIMIT ? FOR UPDATE SKIP LOCKED`, sweepBatch).Scan(ctx, &names); err != nil {
+		if err := tx.NewRaw(`SELECT stored_name FROM attachment_orphans
+			WHERE created_at <= now() - make_interval(secs => ?) ORDER BY created_at
+			LIMIT ? FOR UPDATE SKIP LOCKED`, grace.Seconds(), sweepBatch).Scan(ctx, &names); err != nil {
 			return fmt.Errorf("read orphaned attachments: %w", err)
 		}
 		more = len(names) == sweepBatch
