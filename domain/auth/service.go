@@ -169,6 +169,13 @@ func (s *Service) Refresh(ctx context.Context, token string, meta Meta) (TokenPa
 		reused bool
 	)
 	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		// The user row is share-locked first, as endSessions and retire lock it (to
+		// write) before they revoke: a rotation and a logout then run one after the
+		// other, and the logout's revocation sees the token the rotation issued.
+		var u store.User
+		if err := tx.NewSelect().Model(&u).Column("active", "deleted_at").Where("id = ?", uid).For("SHARE").Scan(ctx); err != nil {
+			return store.Translate(err)
+		}
 		now := s.now()
 		var family uuid.UUID
 		err := tx.NewUpdate().Table("refresh_tokens").Set("revoked = true, rotated_at = ?", now).
@@ -183,10 +190,6 @@ func (s *Service) Refresh(ctx context.Context, token string, meta Meta) (TokenPa
 		}
 		if err != nil {
 			return err
-		}
-		var u store.User
-		if err := tx.NewSelect().Model(&u).Column("active", "deleted_at").Where("id = ?", uid).Scan(ctx); err != nil {
-			return store.Translate(err)
 		}
 		if !u.Active || u.DeletedAt != nil {
 			return ErrInvalidRefreshToken

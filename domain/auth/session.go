@@ -17,6 +17,10 @@ import (
 // has every API replica check the user's live STOMP sessions again, which then close
 // (docs/api-conventions.md#authentication). Personal access tokens and project API
 // keys are no login session and stay valid.
+//
+// The user row is written first: a concurrent rotation (Refresh share-locks it) either
+// commits before, and its new refresh token is revoked here, or waits and then finds
+// its token revoked.
 func (s *Service) endSessions(ctx context.Context, tx bun.IDB, user uuid.UUID) error {
 	if _, err := tx.NewUpdate().Table("users").Set("tokens_not_before = greatest(tokens_not_before, ?)", s.now()).
 		Where("id = ?", user).Exec(ctx); err != nil {
