@@ -136,7 +136,8 @@ func TestRefreshReuseRefusesTheFamilysAccessTokens(t *testing.T) {
 // TestLoginSessionEndsOnEveryReplica: logout, a password change and a sign-out
 // everywhere (the user's own and an admin's) refuse the access tokens issued before
 // them and close, within a second, the STOMP sessions they opened on both API servers
-// sharing the database; the change goes through the second one. Others' sessions stay.
+// sharing the database; the change goes through the second one. Others' sessions and
+// the user's personal access tokens stay.
 func TestLoginSessionEndsOnEveryReplica(t *testing.T) {
 	t.Parallel()
 	db := storetest.PackageDB(t)
@@ -168,6 +169,8 @@ func TestLoginSessionEndsOnEveryReplica(t *testing.T) {
 		}},
 	} {
 		u := h2.Register("Ends")
+		pat := h2.Do("POST", "/api/v1/me/tokens", map[string]any{"name": "script", "scope": "READ_WRITE"}, u.Access)
+		require.Equal(t, http.StatusCreated, pat.Status, "%s", pat.Body)
 		second := h2.Do("POST", "/api/v1/auth/login", map[string]any{"email": u.Email, "password": apitest.Password}, "").JSON(t)
 		secondAccess := second["accessToken"].(string)
 		// Sessions on both replicas, from both logins.
@@ -187,6 +190,8 @@ func TestLoginSessionEndsOnEveryReplica(t *testing.T) {
 			require.Equal(t, http.StatusUnauthorized, h1.Do("GET", "/api/v1/auth/me", nil, tok).Status, "%s: access token refused", tc.name)
 			stompRefused(t, stompConnect(t, ws1, tok), "invalid or expired")
 		}
+		require.Equal(t, http.StatusOK, h1.Do("GET", "/api/v1/auth/me", nil, pat.JSON(t)["plaintext"].(string)).Status,
+			"%s: a personal access token is no login session", tc.name)
 		for _, rt := range []string{u.Refresh, second["refreshToken"].(string)} {
 			require.Equal(t, http.StatusForbidden, h1.Do("POST", "/api/v1/auth/refresh", map[string]any{"refreshToken": rt}, "").Status, tc.name)
 		}
