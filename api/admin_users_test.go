@@ -21,6 +21,7 @@ func TestAdminUsersNeedAdmin(t *testing.T) {
 		{"POST", "/api/v1/admin/users/" + target.ID.String() + "/deactivate"},
 		{"POST", "/api/v1/admin/users/" + target.ID.String() + "/activate"},
 		{"DELETE", "/api/v1/admin/users/" + target.ID.String()},
+		{"POST", "/api/v1/admin/users/" + target.ID.String() + "/sign-out"},
 	} {
 		r := h.Do(c.method, c.path, nil, member.Access)
 		require.Equal(t, http.StatusForbidden, r.Status, c.method+" "+c.path)
@@ -28,6 +29,7 @@ func TestAdminUsersNeedAdmin(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, h.Do(c.method, c.path, nil, "").Status)
 	}
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM users WHERE id = $1 AND active AND deleted_at IS NULL", target.ID))
+	require.Equal(t, http.StatusOK, h.Do("GET", "/api/v1/auth/me", nil, target.Access).Status, "the target is still signed in")
 }
 
 func TestAdminDeactivateActivateDelete(t *testing.T) {

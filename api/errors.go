@@ -96,6 +96,7 @@ var coreErrors = []errorMapping{
 	{auth.ErrUserDeleted, 409, "CONFLICT", "USER_DELETED"},
 	{auth.ErrUserNotFound, 404, "NOT_FOUND", "USER_NOT_FOUND"},
 	{auth.ErrTokenNotFound, 404, "NOT_FOUND", "TOKEN_NOT_FOUND"},
+	{auth.ErrTokenExpired, 401, "UNAUTHORIZED", "TOKEN_EXPIRED"},
 	{auth.ErrUnauthenticated, 401, "UNAUTHORIZED", ""},
 	{store.ErrNotFound, 404, "NOT_FOUND", ""},
 	{store.ErrUnavailable, 503, "UNAVAILABLE", ""},

@@ -59,6 +59,7 @@ var domainErrors = map[string]error{
 	"auth.ErrRegistrationDisabled":   auth.ErrRegistrationDisabled,
 	"auth.ErrTokenNotFound":          auth.ErrTokenNotFound,
 	"auth.ErrUnauthenticated":        auth.ErrUnauthenticated,
+	"auth.ErrTokenExpired":           auth.ErrTokenExpired,
 	"auth.ErrUserDeleted":            auth.ErrUserDeleted,
 	"auth.ErrUserNotFound":           auth.ErrUserNotFound,
 

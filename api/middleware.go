@@ -22,6 +22,10 @@ const principalKey = "principal"
 // projectAccess reads the row with the project.
 const pendingKey = "pendingAccess"
 
+// authErrKey holds why a sent credential was refused, for requireUser's 401 (an
+// expired access token's carries reason TOKEN_EXPIRED).
+const authErrKey = "authError"
+
 // edge runs first for every request: the security headers, a deadline on the request
 // context, panic recovery without a stack trace in the reply, error rendering and the
 // HTTP metrics.
@@ -59,6 +63,8 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 				c.Locals(pendingKey, claims)
 			case !isUnauthenticated(err):
 				return err
+			default:
+				c.Locals(authErrKey, err)
 			}
 			return c.Next()
 		}
@@ -68,6 +74,8 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 			c.Locals(principalKey, p)
 		case !isUnauthenticated(err):
 			return err
+		default:
+			c.Locals(authErrKey, err)
 		}
 	}
 	return c.Next()
@@ -99,6 +107,9 @@ func (s *Server) requireUser(c *fiber.Ctx) error {
 	if p == nil {
 		if _, pending := c.Locals(pendingKey).(*auth.AccessClaims); pending {
 			return c.Next() // projectAccess checks the user row
+		}
+		if err, ok := c.Locals(authErrKey).(error); ok {
+			return err // an ErrUnauthenticated: 401, TOKEN_EXPIRED for an expired token
 		}
 		return errUnauthorized
 	}

@@ -36,7 +36,8 @@ func (s *Server) projectAccessWith(c *fiber.Ctx, min project.Role, extra *projec
 
 // loadAccess loads the project of the path with the caller's roles. A caller whose
 // token's user row is still to be read (deferredAuth) is authenticated here, in the same
-// statement: an unknown, inactive or revoked user is 401 as in authenticate, and then
+// statement (with whether the token's login session lives): an unknown, inactive or
+// revoked user, or an ended session, is 401 as in authenticate, and then
 // the principal is set for the rest of the request.
 func (s *Server) loadAccess(c *fiber.Ctx, extra *project.Extra) (*project.Access, error) {
 	ctx, key := c.UserContext(), c.Params("key")
@@ -45,7 +46,7 @@ func (s *Server) loadAccess(c *fiber.Ctx, extra *project.Extra) (*project.Access
 		return project.Load(ctx, s.db.Bun, key, principal(c))
 	}
 	c.Locals(pendingKey, nil)
-	a, u, err := project.LoadWithUser(ctx, s.db.Pool, key, claims.UserID, extra)
+	a, u, live, err := project.LoadWithLogin(ctx, s.db.Pool, key, claims.UserID, claims.Family(), extra)
 	if errors.Is(err, project.ErrNotFound) {
 		// No project to read the user with: the credential is checked alone, so a bad
 		// one is still 401, not 404.
@@ -59,7 +60,7 @@ func (s *Server) loadAccess(c *fiber.Ctx, extra *project.Extra) (*project.Access
 	if err != nil {
 		return nil, err
 	}
-	p, err := claims.Principal(u)
+	p, err := claims.Principal(u, live)
 	if err != nil {
 		return nil, err
 	}

@@ -21,8 +21,8 @@ func (s *Server) stompRoutes(app *fiber.App) {
 	hub := stomp.NewHub(stomp.Config{
 		Log: s.log,
 		// The web client reconnects with the header it first built, so an expired access
-		// token still opens a socket within the refresh-token lifetime
-		// (docs/api-conventions.md#real-time).
+		// token still opens a socket within the refresh-token lifetime, while the login
+		// session that issued it lives (docs/api-conventions.md#real-time).
 		Authenticate: func(ctx context.Context, token string) (*auth.Principal, error) {
 			return s.authn.AccessToken(ctx, token, s.auth.Tokens().RefreshTTL())
 		},

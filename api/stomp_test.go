@@ -93,10 +93,11 @@ func TestStompConnectNeedsAValidAccessToken(t *testing.T) {
 		require.NoError(t, c.Send(f))
 		return c
 	}
+	fam := familyOf(t, h, u.Refresh)
 	mint := func(accessTTL time.Duration) string {
 		tokens, err := auth.NewTokens(apitest.Secret, accessTTL, h.Settings.RefreshTokenTTL)
 		require.NoError(t, err)
-		tok, _, err := tokens.Issue(u.ID, auth.TypeAccess, nil)
+		tok, _, err := tokens.IssueAccess(u.ID, nil, &fam)
 		require.NoError(t, err)
 		return tok
 	}
@@ -108,8 +109,8 @@ func TestStompConnectNeedsAValidAccessToken(t *testing.T) {
 	require.Equal(t, http.StatusCreated, pat.Status, "%s", pat.Body)
 	stompRefused(t, connect(t, "Bearer "+pat.JSON(t)["plaintext"].(string)), "invalid or expired")
 
-	// exp has a grace of the refresh-token lifetime: the web client reconnects with the
-	// header it first built.
+	// exp has a grace of the refresh-token lifetime while the token's login session
+	// lives: the web client reconnects with the header it first built.
 	c := connect(t, "Bearer "+mint(-time.Hour))
 	f, err := c.Expect("CONNECTED", 5*time.Second)
 	require.NoError(t, err)

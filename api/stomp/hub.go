@@ -23,7 +23,8 @@ type Config struct {
 	Log *slog.Logger
 	// Authenticate verifies the bearer token of a CONNECT frame; an error wrapping
 	// auth.ErrUnauthenticated refuses the client, any other is a server failure. It runs
-	// again on a revocation notice for the session's user (deactivated, deleted).
+	// again on a revocation notice for the session's user (deactivated, deleted, a login
+	// session ended).
 	Authenticate func(ctx context.Context, token string) (*auth.Principal, error)
 	// MayRead reports whether p may follow projectKey's board now (current membership);
 	// an unknown project is false, not an error. It runs at SUBSCRIBE and again on a

@@ -313,6 +313,12 @@ func (s *session) connect(f *Frame) error {
 	p, err := cfg.Authenticate(ctx, token)
 	cancel()
 	if err != nil {
+		if errors.Is(err, auth.ErrTokenExpired) {
+			// As the API's 401 does, the reason tells an expired token (refresh and
+			// reconnect) from a bad or revoked one.
+			s.end(errorFrame("invalid or expired access token", receipt, s.version, Header{"reason", "TOKEN_EXPIRED"}), true)
+			return errClose
+		}
 		if errors.Is(err, auth.ErrUnauthenticated) {
 			return s.fail("invalid or expired access token", receipt)
 		}
@@ -534,9 +540,10 @@ func receiptFrame(id string) []byte {
 	return f.Bytes()
 }
 
-// errorFrame builds an ERROR frame; the message header says what went wrong.
-func errorFrame(message, receipt, version string) []byte {
-	f := Frame{Command: "ERROR", Headers: []Header{{"message", message}, {"content-type", "text/plain"}}}
+// errorFrame builds an ERROR frame; the message header says what went wrong, extra
+// headers (a reason) follow it.
+func errorFrame(message, receipt, version string, extra ...Header) []byte {
+	f := Frame{Command: "ERROR", Headers: append([]Header{{"message", message}, {"content-type", "text/plain"}}, extra...)}
 	if receipt != "" {
 		f.Add("receipt-id", receipt)
 	}

@@ -57,12 +57,15 @@ const (
 	// RefreshTokenReused: a refresh token already consumed by a rotation was presented
 	// again; its whole family was revoked.
 	RefreshTokenReused = "REFRESH_TOKEN_REUSED"
+	// SessionsRevoked: every login session of a user was ended ("sign out everywhere",
+	// by the user or a system ADMIN).
+	SessionsRevoked = "SESSIONS_REVOKED"
 )
 
 var securityActions = map[string]bool{
 	LoginSuccess: true, LoginFailed: true, Logout: true, PasswordChanged: true, ProfileUpdated: true,
 	RoleChanged: true, APIKeyCreated: true, APIKeyDeleted: true, OAuthLogin: true, UserRegistered: true,
-	RefreshTokenReused: true,
+	RefreshTokenReused: true, SessionsRevoked: true,
 }
 
 var allActions = map[string]bool{IssueViewed: true, BoardOpened: true, ReportViewed: true}

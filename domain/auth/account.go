@@ -54,8 +54,9 @@ func (s *Service) UpdateProfile(ctx context.Context, p *Principal, c ProfileChan
 	return &u, wrap("update profile", err)
 }
 
-// ChangePassword re-hashes the caller's password and revokes every refresh token;
-// personal access tokens stay valid.
+// ChangePassword re-hashes the caller's password and ends every login session of the
+// caller (endSessions), the one it is called from included; personal access tokens stay
+// valid.
 func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, next string, meta Meta) error {
 	u, err := s.User(ctx, p.UserID)
 	if err != nil {
@@ -76,7 +77,7 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, nex
 		if _, err := tx.NewUpdate().Table("users").Set("password_hash = ?, updated_at = now()", hash).Where("id = ?", p.UserID).Exec(ctx); err != nil {
 			return err
 		}
-		if err := revokeRefreshTokens(ctx, tx, p.UserID); err != nil {
+		if err := s.endSessions(ctx, tx, p.UserID); err != nil {
 			return err
 		}
 		return s.audit.Record(ctx, tx, audit.Entry{Action: audit.PasswordChanged, UserID: &p.UserID, UserEmail: p.Email,

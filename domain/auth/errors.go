@@ -1,6 +1,9 @@
 package auth
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of the account and credential rules; api/ maps each to its status
 // (docs/api-conventions.md#errors).
@@ -18,4 +21,7 @@ var (
 	// ErrUnauthenticated means the presented credential is missing, malformed, expired,
 	// revoked or belongs to an inactive user: always a 401.
 	ErrUnauthenticated = errors.New("auth: unauthenticated")
+	// ErrTokenExpired is the ErrUnauthenticated of a validly signed access token past its
+	// exp: the client refreshes and retries (401 reason TOKEN_EXPIRED).
+	ErrTokenExpired = fmt.Errorf("%w: token expired", ErrUnauthenticated)
 )

@@ -48,6 +48,9 @@ type Principal struct {
 	// ProjectID and ProjectKey bind an API key to its project.
 	ProjectID  *uuid.UUID
 	ProjectKey string
+	// Family is an access token's login session (refresh-token family); nil for other
+	// methods and for tokens without one.
+	Family *uuid.UUID
 }
 
 // IsAdmin reports the system role ADMIN.
@@ -84,7 +87,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, bearer string) (*Princ
 	}
 }
 
-// AccessToken verifies an access JWT with an expiry grace (the STOMP CONNECT rule).
+// AccessToken verifies an access JWT with an expiry grace (the STOMP CONNECT rule): a
+// token expired less than grace ago is accepted only while the login session that
+// issued it (its refresh-token family) is alive; one without a family gets no grace.
 func (a *Authenticator) AccessToken(ctx context.Context, token string, grace time.Duration) (*Principal, error) {
 	return a.accessToken(ctx, token, grace)
 }
@@ -94,7 +99,7 @@ func (a *Authenticator) accessToken(ctx context.Context, token string, grace tim
 	if err != nil {
 		return nil, err
 	}
-	return a.AccessUser(ctx, &AccessClaims{UserID: uid, claims: claims})
+	return a.AccessUser(ctx, &AccessClaims{UserID: uid, claims: claims, expired: grace > 0 && a.tokens.expired(claims)})
 }
 
 // AccessClaims is an access token whose signature, type and expiry are verified but
@@ -103,13 +108,26 @@ func (a *Authenticator) accessToken(ctx context.Context, token string, grace tim
 type AccessClaims struct {
 	UserID uuid.UUID
 	claims *Claims
+	// expired: past exp, accepted by Parse's leeway (the STOMP grace) only.
+	expired bool
 }
+
+// Family is the refresh-token family (login session) the token belongs to; nil for a
+// token signed before access tokens carried one.
+func (c *AccessClaims) Family() *uuid.UUID { return c.claims.Family }
 
 // UserColumns are the columns of users that Principal checks, in store.User's names.
 var UserColumns = []string{"id", "email", "display_name", "system_role", "language", "org_id", "active", "deleted_at", "tokens_not_before"}
 
+// FamilyLiveSQL is the column that tells whether the refresh-token family ? is alive:
+// one of its refresh tokens is neither revoked nor expired. Read with the user row, in
+// the same statement, it costs a request no statement of its own (the partial index
+// refresh_tokens_family_live answers it).
+const FamilyLiveSQL = `EXISTS (SELECT 1 FROM refresh_tokens AS rt WHERE rt.family_id = ? AND NOT rt.revoked AND rt.expires_at > now())`
+
 // VerifyAccessToken checks an access JWT without the database; the caller then reads
-// the user row (UserColumns) and calls Principal, or calls AccessUser.
+// the user row (UserColumns) and whether the token's family lives (FamilyLiveSQL), and
+// calls Principal, or calls AccessUser.
 func (a *Authenticator) VerifyAccessToken(token string) (*AccessClaims, error) {
 	claims, uid, err := a.tokens.Parse(token, TypeAccess, 0)
 	if err != nil {
@@ -118,26 +136,47 @@ func (a *Authenticator) VerifyAccessToken(token string) (*AccessClaims, error) {
 	return &AccessClaims{UserID: uid, claims: claims}, nil
 }
 
-// AccessUser reads the token's user row and returns its principal (Principal).
+// accessRow is the token's user row and whether its family is alive.
+type accessRow struct {
+	store.User `bun:",extend"`
+	FamilyLive bool `bun:"family_live,scanonly"`
+}
+
+// AccessUser reads the token's user row, and whether its family lives, in one statement
+// and returns its principal (Principal).
 func (a *Authenticator) AccessUser(ctx context.Context, c *AccessClaims) (*Principal, error) {
-	var u store.User
-	if err := a.db.NewSelect().Model(&u).Column(UserColumns...).Where("id = ?", c.UserID).Scan(ctx); err != nil {
+	var r accessRow
+	q := a.db.NewSelect().Model(&r).Column(UserColumns...).Where("id = ?", c.UserID)
+	if f := c.Family(); f != nil {
+		q = q.ColumnExpr(FamilyLiveSQL+" AS family_live", *f)
+	}
+	if err := q.Scan(ctx); err != nil {
 		return nil, unauthenticatedOr(err)
 	}
-	return c.Principal(&u)
+	return c.Principal(&r.User, r.FamilyLive)
 }
 
 // Principal checks the token's user row u (nil: there is none) as every request does:
-// the user is active, not deleted, and has not revoked their tokens since this one was
-// issued; any failure is ErrUnauthenticated.
-func (c *AccessClaims) Principal(u *store.User) (*Principal, error) {
+// the user is active, not deleted, has not ended their sessions since this token was
+// issued (tokens_not_before), and the token's login session is alive (familyLive, for a
+// token with a family); a token past its exp (the STOMP grace) needs a family. Any
+// failure is ErrUnauthenticated.
+func (c *AccessClaims) Principal(u *store.User, familyLive bool) (*Principal, error) {
 	if u == nil || u.ID != c.UserID {
 		return nil, fmt.Errorf("%w: unknown credential", ErrUnauthenticated)
 	}
 	if !u.Active || u.DeletedAt != nil || c.claims.IssuedAt.Time.Before(u.TokensNotBefore) {
 		return nil, fmt.Errorf("%w: user inactive or token revoked", ErrUnauthenticated)
 	}
+	fam := c.claims.Family
+	if fam != nil && !familyLive {
+		return nil, fmt.Errorf("%w: login session ended", ErrUnauthenticated)
+	}
+	if c.expired && fam == nil {
+		return nil, fmt.Errorf("%w: no login session to extend the token", ErrTokenExpired)
+	}
 	p := principalOf(u, MethodJWT)
+	p.Family = fam
 	if c.claims.OrgID != nil {
 		p.OrgID = c.claims.OrgID
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/revoke"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -168,6 +169,13 @@ func (s *Service) Refresh(ctx context.Context, token string, meta Meta) (TokenPa
 		reused bool
 	)
 	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		// The user row is share-locked first, as endSessions and retire lock it (to
+		// write) before they revoke: a rotation and a logout then run one after the
+		// other, and the logout's revocation sees the token the rotation issued.
+		var u store.User
+		if err := tx.NewSelect().Model(&u).Column("active", "deleted_at").Where("id = ?", uid).For("SHARE").Scan(ctx); err != nil {
+			return store.Translate(err)
+		}
 		now := s.now()
 		var family uuid.UUID
 		err := tx.NewUpdate().Table("refresh_tokens").Set("revoked = true, rotated_at = ?", now).
@@ -183,10 +191,6 @@ func (s *Service) Refresh(ctx context.Context, token string, meta Meta) (TokenPa
 		if err != nil {
 			return err
 		}
-		var u store.User
-		if err := tx.NewSelect().Model(&u).Column("active", "deleted_at").Where("id = ?", uid).Scan(ctx); err != nil {
-			return store.Translate(err)
-		}
 		if !u.Active || u.DeletedAt != nil {
 			return ErrInvalidRefreshToken
 		}
@@ -201,7 +205,8 @@ func (s *Service) Refresh(ctx context.Context, token string, meta Meta) (TokenPa
 
 // detectReuse handles a refresh token the rotation did not accept: when a rotation had
 // consumed it (rotated_at set, whatever happened to the family since), it revokes the
-// family and records REFRESH_TOKEN_REUSED, and reports true. Unknown, expired and
+// family, and with it the family's access tokens and live sessions, records
+// REFRESH_TOKEN_REUSED, and reports true. Unknown, expired and
 // logged-out tokens are no reuse.
 func (s *Service) detectReuse(ctx context.Context, tx bun.Tx, token string, uid uuid.UUID, meta Meta) (bool, error) {
 	var rt store.RefreshToken
@@ -219,6 +224,11 @@ func (s *Service) detectReuse(ctx context.Context, tx bun.Tx, token string, uid 
 		return false, err
 	}
 	revoked, _ := res.RowsAffected()
+	// The family's access tokens die with it (Principal); its live sessions close on
+	// every replica.
+	if err := revoke.Users(ctx, tx, uid); err != nil {
+		return false, err
+	}
 	var email string
 	if err := tx.NewSelect().Table("users").Column("email").Where("id = ?", uid).Scan(ctx, &email); err != nil {
 		return false, err
@@ -232,10 +242,11 @@ func (s *Service) detectReuse(ctx context.Context, tx bun.Tx, token string, uid 
 		ResourceType: "USER", ResourceID: uid.String(), Details: string(details), IPAddress: meta.IP, UserAgent: meta.UserAgent})
 }
 
-// Logout revokes every refresh token of the caller.
+// Logout ends every login session of the caller (endSessions): their refresh tokens,
+// the access tokens they issued and the live STOMP sessions those opened.
 func (s *Service) Logout(ctx context.Context, p *Principal, meta Meta) error {
 	return wrap("logout", store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if err := revokeRefreshTokens(ctx, tx, p.UserID); err != nil {
+		if err := s.endSessions(ctx, tx, p.UserID); err != nil {
 			return err
 		}
 		return s.audit.Record(ctx, tx, audit.Entry{Action: audit.Logout, UserID: &p.UserID, UserEmail: p.Email,
@@ -243,17 +254,18 @@ func (s *Service) Logout(ctx context.Context, p *Principal, meta Meta) error {
 	}))
 }
 
-// SwitchOrg issues an access token scoped to an organization the caller belongs to.
-// member reports the membership; organizations own that rule.
+// SwitchOrg issues an access token scoped to an organization the caller belongs to, in
+// the caller's login session (it ends with it). member reports the membership;
+// organizations own that rule.
 func (s *Service) SwitchOrg(p *Principal, orgID uuid.UUID) (string, error) {
-	tok, _, err := s.tokens.Issue(p.UserID, TypeAccess, &orgID)
+	tok, _, err := s.tokens.IssueAccess(p.UserID, &orgID, p.Family)
 	return tok, err
 }
 
 // issuePair signs an access token and a refresh token of family (a new uuid for a login,
 // the consumed token's for a rotation) and stores the refresh token's hash.
 func (s *Service) issuePair(ctx context.Context, tx bun.Tx, uid, family uuid.UUID) (TokenPair, error) {
-	access, _, err := s.tokens.Issue(uid, TypeAccess, nil)
+	access, _, err := s.tokens.IssueAccess(uid, nil, &family)
 	if err != nil {
 		return TokenPair{}, err
 	}

@@ -31,11 +31,14 @@ const (
 	PATPrefix    = "twk_"
 )
 
-// Claims are Taskweave's JWT claims: sub, type, jti, iat, exp and, for switch-org
-// tokens, orgId.
+// Claims are Taskweave's JWT claims: sub, type, jti, iat, exp, for switch-org tokens
+// orgId, and on access tokens fam, the refresh-token family (the login session) that
+// issued them: its end (logout, password change, reuse, sign-out) ends the token too.
+// Access tokens signed before fam existed carry none (docs/api-conventions.md#authentication).
 type Claims struct {
-	Type  string     `json:"type"`
-	OrgID *uuid.UUID `json:"orgId,omitempty"`
+	Type   string     `json:"type"`
+	OrgID  *uuid.UUID `json:"orgId,omitempty"`
+	Family *uuid.UUID `json:"fam,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -70,14 +73,24 @@ func (t *Tokens) AccessTTL() time.Duration { return t.accessTTL }
 func (t *Tokens) RefreshTTL() time.Duration { return t.refreshTTL }
 
 // Issue signs a token of the given type for user; orgID is set on switch-org tokens.
+// An access token signed so belongs to no login session; IssueAccess binds one.
 func (t *Tokens) Issue(userID uuid.UUID, typ string, orgID *uuid.UUID) (string, time.Time, error) {
+	return t.issue(userID, typ, orgID, nil)
+}
+
+// IssueAccess signs an access token of the login session family (nil: none).
+func (t *Tokens) IssueAccess(userID uuid.UUID, orgID, family *uuid.UUID) (string, time.Time, error) {
+	return t.issue(userID, TypeAccess, orgID, family)
+}
+
+func (t *Tokens) issue(userID uuid.UUID, typ string, orgID, family *uuid.UUID) (string, time.Time, error) {
 	now := t.now()
 	ttl := t.accessTTL
 	if typ == TypeRefresh {
 		ttl = t.refreshTTL
 	}
 	exp := now.Add(ttl)
-	c := Claims{Type: typ, OrgID: orgID, RegisteredClaims: jwt.RegisteredClaims{
+	c := Claims{Type: typ, OrgID: orgID, Family: family, RegisteredClaims: jwt.RegisteredClaims{
 		Subject: userID.String(), ID: uuid.NewString(), IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp),
 	}}
 	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(t.secret)
@@ -88,15 +101,24 @@ func (t *Tokens) Issue(userID uuid.UUID, typ string, orgID *uuid.UUID) (string, 
 }
 
 // Parse verifies signature, expiry and type. leeway extends the expiry check (the STOMP
-// CONNECT grace); it is 0 everywhere else.
+// CONNECT grace, which the caller then binds to the token's login session); it is 0
+// everywhere else. A token of wantType whose signature is valid but whose exp (plus
+// leeway) has passed is ErrTokenExpired; any other failure is ErrUnauthenticated.
 func (t *Tokens) Parse(token, wantType string, leeway time.Duration) (*Claims, uuid.UUID, error) {
 	var c Claims
 	p := t.parser
 	if leeway > 0 {
-		p = jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired(), jwt.WithLeeway(leeway))
+		p = jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(), jwt.WithLeeway(leeway))
 	}
 	_, err := p.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return t.secret, nil })
 	if err != nil {
+		// The library verifies the signature before the claims, so an expiry error
+		// means the token is ours; only a lone expiry is reported as one.
+		if errors.Is(err, jwt.ErrTokenExpired) && !errors.Is(err, jwt.ErrTokenSignatureInvalid) &&
+			!errors.Is(err, jwt.ErrTokenUsedBeforeIssued) && !errors.Is(err, jwt.ErrTokenNotValidYet) && c.Type == wantType {
+			return nil, uuid.Nil, fmt.Errorf("%w: %w", ErrTokenExpired, err)
+		}
 		return nil, uuid.Nil, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}
 	if c.Type != wantType {
@@ -110,6 +132,11 @@ func (t *Tokens) Parse(token, wantType string, leeway time.Duration) (*Claims, u
 		return nil, uuid.Nil, errors.Join(ErrUnauthenticated, errors.New("no iat"))
 	}
 	return &c, uid, nil
+}
+
+// expired reports whether c's exp has passed (a token parsed with a leeway).
+func (t *Tokens) expired(c *Claims) bool {
+	return c.ExpiresAt == nil || !t.now().Before(c.ExpiresAt.Time)
 }
 
 // HashToken is the SHA-256 hex digest under which refresh tokens, API keys and personal

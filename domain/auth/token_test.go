@@ -40,6 +40,40 @@ func TestTokensRoundTrip(t *testing.T) {
 	require.ErrorIs(t, err, auth.ErrUnauthenticated)
 }
 
+// TestParseTellsExpiredFromBad: only a validly signed token of the wanted type whose exp
+// has passed is ErrTokenExpired; a leeway accepts it; access tokens carry their login
+// session's family.
+func TestParseTellsExpiredFromBad(t *testing.T) {
+	t.Parallel()
+	tok, err := auth.NewTokens(secret, -time.Minute, time.Hour)
+	require.NoError(t, err)
+	uid, fam := uuid.New(), uuid.New()
+	expired, _, err := tok.IssueAccess(uid, nil, &fam)
+	require.NoError(t, err)
+	_, _, err = tok.Parse(expired, auth.TypeAccess, 0)
+	require.ErrorIs(t, err, auth.ErrTokenExpired)
+	require.ErrorIs(t, err, auth.ErrUnauthenticated, "an expired token is still a 401")
+	for name, bad := range map[string]func() error{
+		"wrong type":    func() error { _, _, err := tok.Parse(expired, auth.TypeRefresh, 0); return err },
+		"bad signature": func() error { _, _, err := tok.Parse(expired+"x", auth.TypeAccess, 0); return err },
+		"garbage":       func() error { _, _, err := tok.Parse("a.b.c", auth.TypeAccess, 0); return err },
+	} {
+		err := bad()
+		require.ErrorIs(t, err, auth.ErrUnauthenticated, name)
+		require.NotErrorIs(t, err, auth.ErrTokenExpired, name)
+	}
+	claims, got, err := tok.Parse(expired, auth.TypeAccess, time.Hour)
+	require.NoError(t, err, "within the leeway")
+	require.Equal(t, uid, got)
+	require.Equal(t, fam, *claims.Family)
+
+	plain, _, err := tok.Issue(uid, auth.TypeAccess, nil)
+	require.NoError(t, err)
+	claims, _, err = tok.Parse(plain, auth.TypeAccess, time.Hour)
+	require.NoError(t, err)
+	require.Nil(t, claims.Family)
+}
+
 func TestSecretsAndPasswords(t *testing.T) {
 	t.Parallel()
 	k, err := auth.NewAPIKey()

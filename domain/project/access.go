@@ -121,7 +121,16 @@ func (r *roleRow) access() *Access {
 // query and scanning it by reflection through bun cost about as much Go time as the
 // issue list's own statement.
 func LoadWithUser(ctx context.Context, db Querier, key string, userID uuid.UUID, extra *Extra) (*Access, *store.User, error) {
+	a, u, _, err := LoadWithLogin(ctx, db, key, userID, nil, extra)
+	return a, u, err
+}
+
+// LoadWithLogin is LoadWithUser for an access token of the login session family (nil:
+// none): familyLive, read in the same statement, tells whether that session is alive
+// (auth.FamilyLiveSQL), for auth.AccessClaims.Principal.
+func LoadWithLogin(ctx context.Context, db Querier, key string, userID uuid.UUID, family *uuid.UUID, extra *Extra) (*Access, *store.User, bool, error) {
 	var (
+		familyLive                 bool
 		row                        roleRow
 		pr                         = &row.Project
 		id, owner, workflow, org   pgtype.UUID
@@ -133,17 +142,21 @@ func LoadWithUser(ctx context.Context, db Querier, key string, userID uuid.UUID,
 	query := loadWithUserSQL
 	dst := []any{&id, &pr.Key, &pr.Name, &pr.Description, &owner, &workflow,
 		&pr.Archived, &pr.NodeID, &org, &pr.IssueSeq, &pr.CreatedAt, &pr.UpdatedAt, &row.MemberRole, &row.OrgRole,
-		&uid, &email, &name, &sysRole, &lang, &uorg, &active, &deletedAt, &notBefore}
+		&uid, &email, &name, &sysRole, &lang, &uorg, &active, &deletedAt, &notBefore, &familyLive}
 	if extra != nil {
 		query = loadWithUserColumns + extra.Columns + loadWithUserFrom + extra.Joins + loadWithUserWhere
 		dst = append(dst, extra.Dest...)
 	}
-	err := db.QueryRow(ctx, query, key, [16]byte(userID)).Scan(dst...) // [16]byte: see issue.nullableID
+	fam := pgtype.UUID{}
+	if family != nil {
+		fam = pgtype.UUID{Bytes: *family, Valid: true}
+	}
+	err := db.QueryRow(ctx, query, key, [16]byte(userID), fam).Scan(dst...) // [16]byte: see issue.nullableID
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, nil, ErrNotFound
+			return nil, nil, false, ErrNotFound
 		}
-		return nil, nil, fmt.Errorf("load project %s: %w", key, err)
+		return nil, nil, false, fmt.Errorf("load project %s: %w", key, err)
 	}
 	pr.ID, pr.OwnerID = uuid.UUID(id.Bytes), uuid.UUID(owner.Bytes)
 	pr.WorkflowID, pr.OrgID = optionalUUID(workflow), optionalUUID(org)
@@ -159,7 +172,7 @@ func LoadWithUser(ctx context.Context, db Querier, key string, userID uuid.UUID,
 	if extra != nil {
 		extra.Scanned = true
 	}
-	return row.access(), u, nil
+	return row.access(), u, familyLive, nil
 }
 
 // Extra is what a caller reads in LoadWithUser's statement besides the project and the
@@ -178,14 +191,16 @@ type Querier interface {
 }
 
 // loadWithUserSQL is selectWithRoles for key $1 and user $2, with the user's row (the
-// columns auth.UserColumns names), in the order LoadWithUser scans.
+// columns auth.UserColumns names) and whether the login session family $3 is alive
+// (auth.FamilyLiveSQL; false for NULL), in the order LoadWithLogin scans.
 const loadWithUserSQL = loadWithUserColumns + loadWithUserFrom + loadWithUserWhere
 
 const (
 	loadWithUserColumns = `SELECT p.id, p.key, p.name, p.description, p.owner_id, p.workflow_id, p.archived, p.node_id,
 	p.org_id, p.issue_seq, p.created_at, p.updated_at,
 	CASE WHEN p.owner_id = $2 THEN 'ADMIN' ELSE pm.role END, om.role,
-	u.id, u.email, u.display_name, u.system_role, u.language, u.org_id, u.active, u.deleted_at, u.tokens_not_before`
+	u.id, u.email, u.display_name, u.system_role, u.language, u.org_id, u.active, u.deleted_at, u.tokens_not_before,
+	EXISTS (SELECT 1 FROM refresh_tokens AS rt WHERE rt.family_id = $3 AND NOT rt.revoked AND rt.expires_at > now())`
 	loadWithUserFrom = `
 FROM projects AS p
 LEFT JOIN project_members AS pm ON pm.project_id = p.id AND pm.user_id = $2

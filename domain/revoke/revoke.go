@@ -1,6 +1,7 @@
 // Package revoke tells every API process, through Postgres, that someone's access may
 // have shrunk: a member left a project or an organization, a project changed
-// organization, a user was deactivated or deleted. The notice is a pg_notify on the
+// organization, a user was deactivated or deleted, or one of their login sessions ended
+// (logout, password change, refresh-token reuse, sign-out everywhere). The notice is a pg_notify on the
 // realtime channel, sent on the transaction of the change, so every replica's realtime
 // listener receives it right after the commit (and never for a rollback); the STOMP hub
 // then checks the affected live sessions against the database again and drops what they
