@@ -43,6 +43,10 @@ type MailboxConfig struct {
 	// MaxPerPoll bounds the messages one poll handles; zero is 100. The rest wait for
 	// the next poll.
 	MaxPerPoll int
+	// OwnAddresses are the addresses the mailbox itself receives at
+	// (TW_MAIL_MAILBOX_ADDRESSES, and TW_IMAP_USER when it is an address): no desk may
+	// hold them and mail is never routed by them (Service.WithMailbox).
+	OwnAddresses []string
 }
 
 // PollResult counts what one poll did, by outcome.
