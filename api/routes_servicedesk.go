@@ -31,8 +31,9 @@ func (s *Server) serviceDeskRoutes(r fiber.Router) {
 	r.Patch("/projects/:key/incidents/:id", s.resolveIncident)
 }
 
-// serviceDeskAdminRoutes registers a system ADMIN's approval of a desk's address under
-// /admin (the admin group's system ADMIN check).
+// serviceDeskAdminRoutes registers a system ADMIN's list and approval of desks' pending
+// addresses under /admin (the admin group's system ADMIN check).
 func (s *Server) serviceDeskAdminRoutes(admin fiber.Router) {
+	admin.Get("/service-desk/addresses", s.listPendingDeskEmails)
 	admin.Post("/service-desk/addresses/:projectKey/approve", s.approveDeskEmail)
 }

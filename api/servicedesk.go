@@ -205,6 +205,34 @@ func (s *Server) approveDeskEmail(c *fiber.Ctx) error {
 	return c.JSON(toServiceDeskResponse(d))
 }
 
+// pendingAddressResponse is PendingDeskAddress.
+type pendingAddressResponse struct {
+	DeskID             uuid.UUID `json:"deskId"`
+	ProjectID          uuid.UUID `json:"projectId"`
+	ProjectKey         string    `json:"projectKey"`
+	EmailAddress       string    `json:"emailAddress"`
+	EmailAddressStatus string    `json:"emailAddressStatus"`
+	UpdatedAt          string    `json:"updatedAt"`
+}
+
+// listPendingDeskEmails lists the desks' pending addresses for a system ADMIN.
+func (s *Server) listPendingDeskEmails(c *fiber.Ctx) error {
+	pr, err := parsePage(c, ticketListPageSize)
+	if err != nil {
+		return err
+	}
+	list, err := s.serviceDesk().PendingAddresses(c.UserContext(), pr.Offset(), pr.Size)
+	if err != nil {
+		return err
+	}
+	out := make([]pendingAddressResponse, len(list))
+	for i, a := range list {
+		out[i] = pendingAddressResponse{DeskID: a.DeskID, ProjectID: a.ProjectID, ProjectKey: a.ProjectKey,
+			EmailAddress: a.Address, EmailAddressStatus: servicedesk.AddressPending, UpdatedAt: *instantPtr(&a.UpdatedAt)}
+	}
+	return c.JSON(out)
+}
+
 func (s *Server) getServiceDesk(c *fiber.Ctx) error {
 	a, err := s.projectAccess(c, project.Viewer)
 	if err != nil {

@@ -179,6 +179,20 @@ func TestDeskAddressApprovalAndCodeLimits(t *testing.T) {
 		400, "BAD_REQUEST", "DESK_EMAIL_CODE_EXPIRED")
 	require.Equal(t, servicedesk.IngestSkipped, deliverMail(t, h, addr, "still pending").Outcome)
 
+	// The system ADMIN sees it waiting, and nobody else does.
+	list := h.Do("GET", "/api/v1/admin/service-desk/addresses?size=200", nil, sys.Access)
+	require.Equal(t, http.StatusOK, list.Status, "%s", list.Body)
+	var listed map[string]any
+	for _, it := range list.Array(t) {
+		if m := it.(map[string]any); m["projectKey"] == f.key {
+			listed = m
+		}
+	}
+	require.NotNil(t, listed, "%s", list.Body)
+	require.Equal(t, addr, listed["emailAddress"])
+	require.Equal(t, "PENDING", listed["emailAddressStatus"])
+	issueProblem(t, h.Do("GET", "/api/v1/admin/service-desk/addresses", nil, f.owner.Access), 403, "FORBIDDEN", "ADMIN_ONLY")
+
 	// The system ADMIN's approval proves it (audited in the project's log).
 	r := approve(sys.Access, strings.ToUpper(addr))
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -188,8 +202,9 @@ func TestDeskAddressApprovalAndCodeLimits(t *testing.T) {
 		AND args->>'action' = 'SERVICE_DESK_EMAIL_APPROVED' AND args->>'projectId' = $1`, f.projectID.String()))
 	require.Equal(t, servicedesk.IngestTicket, deliverMail(t, h, addr, "approved").Outcome)
 	require.Equal(t, 1, deskTickets(h, f.projectID))
-	// Approving again answers the desk.
+	// Approving again answers the desk; it is no longer listed.
 	require.Equal(t, http.StatusOK, approve(sys.Access, addr).Status)
+	require.NotContains(t, string(h.Do("GET", "/api/v1/admin/service-desk/addresses?size=200", nil, sys.Access).Body), f.key)
 }
 
 // TestDeskAddressReservedForMailbox: the shared mailbox's own addresses

@@ -28,3 +28,7 @@ CREATE UNIQUE INDEX service_desks_verified_email_key ON service_desks (lower(ema
 -- A ticket without a sender can be replied to by e-mail only with its reply token
 -- (in the subject as [KEY-12 #token]); the SHA-256 of the token is kept, never the token.
 ALTER TABLE service_desk_tickets ADD COLUMN reply_token_hash bytea;
+
+-- A system ADMIN's list of the addresses waiting for approval, newest first.
+CREATE INDEX service_desks_pending_email ON service_desks (updated_at DESC, id DESC)
+    WHERE email_address IS NOT NULL AND email_verified_at IS NULL;

@@ -438,3 +438,27 @@ func updateDesk(ctx context.Context, tx bun.Tx, d *store.ServiceDesk) error {
 func (s *Service) Desk(ctx context.Context, p Project) (*store.ServiceDesk, error) {
 	return deskOf(ctx, s.db, p.ID, false)
 }
+
+// PendingAddress is a desk's address waiting to be proven, as a system ADMIN reviews it.
+type PendingAddress struct {
+	DeskID     uuid.UUID `bun:"id"`
+	ProjectID  uuid.UUID `bun:"project_id"`
+	ProjectKey string    `bun:"key"`
+	Address    string    `bun:"email_address"`
+	// UpdatedAt is when the desk last changed (the address was set, or a code resent).
+	UpdatedAt time.Time `bun:"updated_at"`
+}
+
+// PendingAddresses lists one page of the pending addresses of every desk, most recently
+// changed first, for a system ADMIN's approval.
+func (s *Service) PendingAddresses(ctx context.Context, offset, limit int) ([]PendingAddress, error) {
+	out := []PendingAddress{}
+	err := s.db.NewRaw(`SELECT d.id, d.project_id, p.key, d.email_address, d.updated_at
+		FROM service_desks AS d JOIN projects AS p ON p.id = d.project_id
+		WHERE d.email_address IS NOT NULL AND d.email_verified_at IS NULL
+		ORDER BY d.updated_at DESC, d.id DESC LIMIT ? OFFSET ?`, limit, offset).Scan(ctx, &out)
+	if err != nil && !isNoRows(err) {
+		return nil, fmt.Errorf("list pending desk addresses: %w", err)
+	}
+	return out, nil
+}
