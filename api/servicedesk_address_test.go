@@ -179,6 +179,15 @@ func TestDeskAddressApprovalAndCodeLimits(t *testing.T) {
 		400, "BAD_REQUEST", "DESK_EMAIL_CODE_EXPIRED")
 	require.Equal(t, servicedesk.IngestSkipped, deliverMail(t, h, addr, "still pending").Outcome)
 
+	// Changing the address within the minute mails nothing (the desk waits for a resend),
+	// so enable cannot mail third parties in a loop.
+	other := deskAddr("other")
+	changed := h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": other}, f.owner.Access)
+	require.Equal(t, "PENDING", changed.JSON(t)["emailAddressStatus"])
+	require.Zero(t, h.Count("SELECT count(*) FROM river_job WHERE kind = 'servicedesk.address_verification' AND args->>'address' = $1", other))
+	issueProblem(t, h.Do("POST", f.path("/service-desk/email/resend"), nil, f.owner.Access), 409, "CONFLICT", "DESK_EMAIL_RESEND_TOO_SOON")
+	require.Equal(t, http.StatusOK, h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": addr}, f.owner.Access).Status)
+
 	// The system ADMIN sees it waiting, and nobody else does.
 	list := h.Do("GET", "/api/v1/admin/service-desk/addresses?size=200", nil, sys.Access)
 	require.Equal(t, http.StatusOK, list.Status, "%s", list.Body)

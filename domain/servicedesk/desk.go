@@ -106,7 +106,8 @@ func (s *Service) Reserved(addr string) bool {
 // Enable creates the project's desk, or re-enables the existing one and sets its
 // address (nil clears it). The address as sent is kept; a new one is PENDING, routes no
 // mail until it is proven (a code mailed to it, VerifyAddress, or a system ADMIN's
-// ApproveAddress) and gets its verification mail queued in the same transaction. The
+// ApproveAddress) and gets its verification mail queued in the same transaction, unless
+// the desk had one queued less than ResendInterval ago (then it waits for a resend). The
 // address the desk has already (compared case-insensitively) keeps its status, so
 // enabling again changes nothing. An address another desk has proven is ErrEmailTaken,
 // the shared mailbox's own ErrEmailReserved; one pending elsewhere blocks nothing.
@@ -129,9 +130,16 @@ func (s *Service) Enable(ctx context.Context, by audit.Actor, p Project, email *
 		d.Enabled, d.EmailAddress = true, email
 		var send *jobs.DeskAddressVerification
 		if !same {
+			lastSent := d.EmailCodeSentAt
 			d.EmailVerifiedAt, d.EmailVerifiedBy = nil, nil
 			clearCode(d)
-			if email != nil {
+			switch {
+			case email == nil:
+			case lastSent != nil && s.now().Before(lastSent.Add(ResendInterval)):
+				// One verification mail a minute per desk, however often the address
+				// changes: the new address waits without a code for a resend.
+				d.EmailCodeSentAt = lastSent
+			default:
 				send = s.newCode(d)
 			}
 		}
