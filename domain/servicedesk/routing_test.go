@@ -14,6 +14,7 @@ import (
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/servicedesk"
+	"github.com/taskweave/taskweave/jobs"
 )
 
 // syncBuffer is a log sink the poller writes to and the test reads.
@@ -168,4 +169,54 @@ func TestStrangerReplyOpensTicket(t *testing.T) {
 		WHERE i.key = $1 AND c.body LIKE '%anyone@example.com%' AND c.body LIKE '%more details%'`, web.IssueKey))
 	require.Equal(t, servicedesk.IngestComment, ingest("Dora@Example.com", "Re: ["+withSender.IssueKey+"] thanks").Outcome)
 	require.Equal(t, 1, comments(withSender.IssueKey))
+}
+
+// TestVerificationMailOnlyWhileCurrent: the verification job renders its mail (address,
+// project and code) only while its code is the desk's and the address still waits; once
+// another desk proved the address first, or the address changed, the job sends nothing.
+func TestVerificationMailOnlyWhileCurrent(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	addr := "v-" + strings.ToLower(uuid.NewString()[:8]) + "@acme.test"
+	jobOf := func(p servicedesk.Project) jobs.DeskAddressVerification {
+		t.Helper()
+		var j jobs.DeskAddressVerification
+		require.NoError(t, b.db.Pool.QueryRow(b.ctx, `SELECT (args->>'id')::uuid, (args->>'deskId')::uuid, args->>'address', args->>'code'
+			FROM river_job WHERE kind = 'servicedesk.address_verification' AND args->>'deskId' = (SELECT id::text FROM service_desks WHERE project_id = $1)
+			ORDER BY id DESC LIMIT 1`, p.ID).Scan(&j.ID, &j.DeskID, &j.Address, &j.Code))
+		return j
+	}
+	first, second := b.deskWith(t, addr, true), b.deskWith(t, addr, true)
+	j1, j2 := jobOf(first), jobOf(second)
+	require.NotEqual(t, j1.Code, j2.Code)
+	m, err := b.desk.VerificationMail(b.ctx, j1)
+	require.NoError(t, err)
+	require.NotNil(t, m)
+	require.Equal(t, addr, m.To)
+	require.Contains(t, m.Text, j1.Code)
+	require.Contains(t, m.Text, first.Key)
+	forged := j1
+	forged.Code = j2.Code
+	m, err = b.desk.VerificationMail(b.ctx, forged)
+	require.NoError(t, err)
+	require.Nil(t, m, "another desk's code is not this desk's")
+
+	// The second desk proves the address first: the first's mail is no longer sent.
+	_, err = b.desk.VerifyAddress(b.ctx, b.owner.Actor, second, j2.Code)
+	require.NoError(t, err)
+	m, err = b.desk.VerificationMail(b.ctx, j1)
+	require.NoError(t, err)
+	require.Nil(t, m)
+	_, err = b.desk.VerifyAddress(b.ctx, b.owner.Actor, first, j1.Code)
+	require.ErrorIs(t, err, servicedesk.ErrEmailTaken)
+
+	// A desk whose address changed sends nothing for the old one.
+	third := b.deskWith(t, "w-"+addr, true)
+	j3 := jobOf(third)
+	other := "x-" + addr
+	_, err = b.desk.Enable(b.ctx, b.owner.Actor, third, &other)
+	require.NoError(t, err)
+	m, err = b.desk.VerificationMail(b.ctx, j3)
+	require.NoError(t, err)
+	require.Nil(t, m)
 }
