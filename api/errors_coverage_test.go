@@ -129,6 +129,12 @@ var domainErrors = map[string]error{
 
 	"servicedesk.ErrDeskNotFound":     servicedesk.ErrDeskNotFound,
 	"servicedesk.ErrEmailTaken":       servicedesk.ErrEmailTaken,
+	"servicedesk.ErrEmailReserved":    servicedesk.ErrEmailReserved,
+	"servicedesk.ErrEmailNotPending":  servicedesk.ErrEmailNotPending,
+	"servicedesk.ErrEmailChanged":     servicedesk.ErrEmailChanged,
+	"servicedesk.ErrResendTooSoon":    servicedesk.ErrResendTooSoon,
+	"servicedesk.ErrCodeInvalid":      servicedesk.ErrCodeInvalid,
+	"servicedesk.ErrCodeExpired":      servicedesk.ErrCodeExpired,
 	"servicedesk.ErrIncidentNotFound": servicedesk.ErrIncidentNotFound,
 	"servicedesk.ErrIncidentResolved": servicedesk.ErrIncidentResolved,
 	"servicedesk.ErrPolicyExists":     servicedesk.ErrPolicyExists,

@@ -162,6 +162,14 @@ var exParams = map[string]func(s *exSeed) map[string]string{
 	"changeProjectMemberRole": func(s *exSeed) map[string]string {
 		return map[string]string{"userId": s.member().ID.String()}
 	},
+	"verifyServiceDeskEmail": func(s *exSeed) map[string]string {
+		s.post(s.p("/service-desk/enable"), map[string]any{"emailAddress": "verify-" + strings.ToLower(s.key) + "@example.com"})
+		return nil
+	},
+	"approveServiceDeskEmail": func(s *exSeed) map[string]string {
+		s.post(s.p("/service-desk/enable"), s.exampleOf("approveServiceDeskEmail"))
+		return nil
+	},
 	"createSlaPolicy": func(s *exSeed) map[string]string { s.serviceDesk(); return nil },
 	"submitTicket":    func(s *exSeed) map[string]string { s.serviceDesk(); return nil },
 	"createEscalationRule": func(s *exSeed) map[string]string {
@@ -211,6 +219,8 @@ var exRefused = map[string]struct {
 	"riverUICancelJobs":        {http.StatusNotFound, "JOB_NOT_FOUND"},
 	"riverUIRetryJobs":         {http.StatusNotFound, "JOB_NOT_FOUND"},
 	"riverUIDeleteJobs":        {http.StatusNotFound, "JOB_NOT_FOUND"},
+	// The code comes by mail; the example's is not the one sent.
+	"verifyServiceDeskEmail": {http.StatusBadRequest, "DESK_EMAIL_CODE_INVALID"},
 }
 
 // exSequence are the account examples, run in this order on one fresh user: the

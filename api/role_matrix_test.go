@@ -200,6 +200,9 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 
 		{"POST", "/service-desk/enable", base + "/service-desk/enable", func() any { return map[string]any{"emailAddress": nil} }, "ADMIN", 200},
 		{"GET", "/service-desk", base + "/service-desk", nil, "VIEWER", 200},
+		// The matrix's desk has no address: past the role check, nothing is pending.
+		{"POST", "/service-desk/email/verify", base + "/service-desk/email/verify", func() any { return map[string]any{"code": "WRONG"} }, "ADMIN", 409},
+		{"POST", "/service-desk/email/resend", base + "/service-desk/email/resend", nil, "ADMIN", 409},
 		// PUBLIC: every caller may submit a ticket, whatever credentials it carries.
 		{"POST", "/service-desk/tickets", base + "/service-desk/tickets", func() any { return map[string]any{"title": "Matrix ticket"} }, "PUBLIC", 201},
 		{"GET", "/service-desk/tickets", base + "/service-desk/tickets", nil, "VIEWER", 200},

@@ -17,6 +17,8 @@ func (s *Server) serviceDeskPublicRoutes(r fiber.Router) {
 // under /projects/:key/service-desk, and the incidents under /projects/:key/incidents.
 func (s *Server) serviceDeskRoutes(r fiber.Router) {
 	r.Post("/projects/:key/service-desk/enable", s.enableServiceDesk)
+	r.Post("/projects/:key/service-desk/email/verify", s.verifyDeskEmail)
+	r.Post("/projects/:key/service-desk/email/resend", s.resendDeskEmail)
 	r.Get("/projects/:key/service-desk", s.getServiceDesk)
 	r.Get("/projects/:key/service-desk/tickets", s.listTickets)
 	r.Post("/projects/:key/service-desk/sla-policies", s.createSLAPolicy)
@@ -27,4 +29,11 @@ func (s *Server) serviceDeskRoutes(r fiber.Router) {
 	r.Post("/projects/:key/incidents", s.createIncident)
 	r.Get("/projects/:key/incidents", s.listIncidents)
 	r.Patch("/projects/:key/incidents/:id", s.resolveIncident)
+}
+
+// serviceDeskAdminRoutes registers a system ADMIN's list and approval of desks' pending
+// addresses under /admin (the admin group's system ADMIN check).
+func (s *Server) serviceDeskAdminRoutes(admin fiber.Router) {
+	admin.Get("/service-desk/addresses", s.listPendingDeskEmails)
+	admin.Post("/service-desk/addresses/:projectKey/approve", s.approveDeskEmail)
 }

@@ -47,6 +47,9 @@ type Config struct {
 	HeadTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection with no next request (default 2 min).
 	IdleTimeout time.Duration
+	// MailboxAddresses are the shared desk mailbox's own addresses, lower case: no desk
+	// may be enabled with one (TW_MAIL_MAILBOX_ADDRESSES, TW_IMAP_USER).
+	MailboxAddresses []string
 }
 
 // Deps are the services the handlers call.
@@ -202,6 +205,7 @@ func (s *Server) routes() {
 	s.auditRoutes(v1, admin)
 	s.jobRoutes(admin)
 	s.automationRoutes(v1, admin)
+	s.serviceDeskAdminRoutes(admin)
 }
 
 // Bus is the event bus the handlers emit on; the load generator emits on it directly.

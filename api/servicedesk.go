@@ -19,30 +19,36 @@ const ticketListPageSize = 50
 
 // serviceDesk is the desk service over the server's database, bus and audit log.
 func (s *Server) serviceDesk() *servicedesk.Service {
-	return servicedesk.NewService(s.db, s.bus, s.audit)
+	return servicedesk.NewService(s.db, s.bus, s.audit).WithMailbox(s.cfg.MailboxAddresses)
 }
 
 func deskProject(a *project.Access) servicedesk.Project {
 	return servicedesk.Project{ID: a.Project.ID, Key: a.Project.Key, WorkflowID: a.Project.WorkflowID}
 }
 
-// serviceDeskResponse is ServiceDesk in api/openapi/91-servicedesk.yaml.
+// serviceDeskResponse is ServiceDesk in api/openapi/91-servicedesk.yaml: emailAddress
+// as set, its status (PENDING routes no mail) and when it was verified.
 type serviceDeskResponse struct {
-	ID           uuid.UUID `json:"id"`
-	ProjectID    uuid.UUID `json:"projectId"`
-	EmailAddress *string   `json:"emailAddress"`
-	Enabled      bool      `json:"enabled"`
+	ID                     uuid.UUID `json:"id"`
+	ProjectID              uuid.UUID `json:"projectId"`
+	EmailAddress           *string   `json:"emailAddress"`
+	Enabled                bool      `json:"enabled"`
+	EmailAddressStatus     *string   `json:"emailAddressStatus"`
+	EmailAddressVerifiedAt *string   `json:"emailAddressVerifiedAt"`
 }
 
 func toServiceDeskResponse(d *store.ServiceDesk) serviceDeskResponse {
-	return serviceDeskResponse{ID: d.ID, ProjectID: d.ProjectID, EmailAddress: d.EmailAddress, Enabled: d.Enabled}
+	return serviceDeskResponse{ID: d.ID, ProjectID: d.ProjectID, EmailAddress: d.EmailAddress, Enabled: d.Enabled,
+		EmailAddressStatus: servicedesk.AddressStatus(d), EmailAddressVerifiedAt: instantPtr(d.EmailVerifiedAt)}
 }
 
-// ticketReceipt is TicketReceipt: the public submission's reply.
+// ticketReceipt is TicketReceipt: the public submission's reply; replyToken only for
+// a ticket without a sender.
 type ticketReceipt struct {
-	TicketID uuid.UUID `json:"ticketId"`
-	IssueKey string    `json:"issueKey"`
-	Status   string    `json:"status"`
+	TicketID   uuid.UUID `json:"ticketId"`
+	IssueKey   string    `json:"issueKey"`
+	Status     string    `json:"status"`
+	ReplyToken string    `json:"replyToken,omitempty"`
 }
 
 // ticketItem is TicketItem: IssueResponse plus the status name as `status`, where it
@@ -132,6 +138,101 @@ func (s *Server) enableServiceDesk(c *fiber.Ctx) error {
 	return c.JSON(toServiceDeskResponse(d))
 }
 
+// maxCodeLength bounds a verification code as sent (spaces and dashes included).
+const maxCodeLength = 64
+
+// verifyDeskEmail proves the desk's pending address with the code mailed to it.
+func (s *Server) verifyDeskEmail(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Code *string `json:"code"`
+	}
+	if err := decodeJSON(c.Body(), &body); err != nil {
+		return err
+	}
+	if body.Code == nil {
+		return required("code")
+	}
+	var f fields
+	f.text("code", *body.Code, true, maxCodeLength)
+	if err := f.err(); err != nil {
+		return err
+	}
+	d, err := s.serviceDesk().VerifyAddress(c.UserContext(), auditActor(c), deskProject(a), *body.Code)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toServiceDeskResponse(d))
+}
+
+// resendDeskEmail queues a new verification mail for the desk's pending address.
+func (s *Server) resendDeskEmail(c *fiber.Ctx) error {
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	d, err := s.serviceDesk().ResendVerification(c.UserContext(), deskProject(a))
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(toServiceDeskResponse(d))
+}
+
+// approveDeskEmail is a system ADMIN's proof of a desk's address (the admin group).
+func (s *Server) approveDeskEmail(c *fiber.Ctx) error {
+	var body struct {
+		EmailAddress *string `json:"emailAddress"`
+	}
+	if err := decodeJSON(c.Body(), &body); err != nil {
+		return err
+	}
+	if body.EmailAddress == nil {
+		return required("emailAddress")
+	}
+	e := strings.TrimSpace(*body.EmailAddress)
+	var f fields
+	f.email("emailAddress", e)
+	if err := f.err(); err != nil {
+		return err
+	}
+	d, err := s.serviceDesk().ApproveAddress(c.UserContext(), auditActor(c), c.Params("projectKey"), e)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toServiceDeskResponse(d))
+}
+
+// pendingAddressResponse is PendingDeskAddress.
+type pendingAddressResponse struct {
+	DeskID             uuid.UUID `json:"deskId"`
+	ProjectID          uuid.UUID `json:"projectId"`
+	ProjectKey         string    `json:"projectKey"`
+	EmailAddress       string    `json:"emailAddress"`
+	EmailAddressStatus string    `json:"emailAddressStatus"`
+	UpdatedAt          string    `json:"updatedAt"`
+}
+
+// listPendingDeskEmails lists the desks' pending addresses for a system ADMIN.
+func (s *Server) listPendingDeskEmails(c *fiber.Ctx) error {
+	pr, err := parsePage(c, ticketListPageSize)
+	if err != nil {
+		return err
+	}
+	list, err := s.serviceDesk().PendingAddresses(c.UserContext(), pr.Offset(), pr.Size)
+	if err != nil {
+		return err
+	}
+	out := make([]pendingAddressResponse, len(list))
+	for i, a := range list {
+		out[i] = pendingAddressResponse{DeskID: a.DeskID, ProjectID: a.ProjectID, ProjectKey: a.ProjectKey,
+			EmailAddress: a.Address, EmailAddressStatus: servicedesk.AddressPending, UpdatedAt: *instantPtr(&a.UpdatedAt)}
+	}
+	return c.JSON(out)
+}
+
 func (s *Server) getServiceDesk(c *fiber.Ctx) error {
 	a, err := s.projectAccess(c, project.Viewer)
 	if err != nil {
@@ -188,7 +289,8 @@ func (s *Server) submitTicket(tickets *servicedesk.Metrics) fiber.Handler {
 			return err
 		}
 		tickets.Tickets.WithLabelValues(servicedesk.ChannelWeb).Inc()
-		return c.Status(fiber.StatusCreated).JSON(ticketReceipt{TicketID: r.TicketID, IssueKey: r.IssueKey, Status: "RECEIVED"})
+		return c.Status(fiber.StatusCreated).JSON(ticketReceipt{TicketID: r.TicketID, IssueKey: r.IssueKey, Status: "RECEIVED",
+			ReplyToken: r.ReplyToken})
 	}
 }
 

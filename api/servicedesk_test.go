@@ -79,9 +79,16 @@ func TestServiceDeskEnable(t *testing.T) {
 	require.Nil(t, again["emailAddress"])
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM service_desks WHERE project_id = $1", f.projectID))
 
-	// An address is one desk's, compared case-insensitively.
+	// A proven address is one desk's, compared case-insensitively; a pending one blocks
+	// nobody.
 	require.Equal(t, http.StatusOK, h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": addr}, f.owner.Access).Status)
 	other := issueFixtureOn(t, h)
+	pending := h.Do("POST", other.path("/service-desk/enable"), map[string]any{"emailAddress": strings.ToUpper(addr)}, other.owner.Access)
+	require.Equal(t, http.StatusOK, pending.Status, "%s", pending.Body)
+	require.Equal(t, "PENDING", pending.JSON(t)["emailAddressStatus"])
+	sys := h.Register("Sys")
+	h.MakeAdmin(sys)
+	require.Equal(t, http.StatusOK, h.Do("POST", "/api/v1/admin/service-desk/addresses/"+f.key+"/approve", map[string]any{"emailAddress": addr}, sys.Access).Status)
 	issueProblem(t, h.Do("POST", other.path("/service-desk/enable"), map[string]any{"emailAddress": strings.ToUpper(addr)}, other.owner.Access),
 		409, "CONFLICT", "DESK_EMAIL_TAKEN")
 }

@@ -51,3 +51,23 @@ func (TicketAck) Kind() string { return "servicedesk.ticket_ack" }
 func (TicketAck) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueMail, MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
+
+// DeskAddressVerification sends the verification mail of a desk's pending e-mail
+// address, inserted with the change that set the address or asked for a resend. The code
+// travels in the job because only its hash is stored: the job is visible to system
+// ADMINs only (who may approve the address anyway), and the code stops working when it
+// expires, is replaced or is used. ID makes it unique, so a retried insert sends once.
+type DeskAddressVerification struct {
+	ID      uuid.UUID `json:"id" river:"unique"`
+	DeskID  uuid.UUID `json:"deskId"`
+	Address string    `json:"address"`
+	Code    string    `json:"code"`
+}
+
+// Kind implements river.JobArgs.
+func (DeskAddressVerification) Kind() string { return "servicedesk.address_verification" }
+
+// InsertOpts sends it on the mail queue with the notification e-mails' retries.
+func (DeskAddressVerification) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMail, MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}

@@ -8,16 +8,24 @@ import (
 )
 
 // ServiceDesk is a project's desk (at most one per project). EmailAddress routes
-// incoming e-mail to it and belongs to one desk at most.
+// incoming e-mail to it once it is verified (EmailVerifiedAt set); a verified address
+// belongs to one desk at most, a pending one to any number.
 type ServiceDesk struct {
 	bun.BaseModel `bun:"table:service_desks,alias:d"`
 
-	ID           uuid.UUID `bun:"id,pk,type:uuid,default:gen_random_uuid()"`
-	ProjectID    uuid.UUID `bun:"project_id,type:uuid"`
-	EmailAddress *string   `bun:"email_address"`
-	Enabled      bool      `bun:"enabled"`
-	CreatedAt    time.Time `bun:"created_at,nullzero,default:clock_timestamp()"`
-	UpdatedAt    time.Time `bun:"updated_at,nullzero,default:clock_timestamp()"`
+	ID              uuid.UUID  `bun:"id,pk,type:uuid,default:gen_random_uuid()"`
+	ProjectID       uuid.UUID  `bun:"project_id,type:uuid"`
+	EmailAddress    *string    `bun:"email_address"`
+	Enabled         bool       `bun:"enabled"`
+	EmailVerifiedAt *time.Time `bun:"email_verified_at"`
+	// EmailVerifiedBy is CODE, ADMIN or MIGRATION once verified.
+	EmailVerifiedBy    *string    `bun:"email_verified_by"`
+	EmailCodeHash      []byte     `bun:"email_code_hash"`
+	EmailCodeExpiresAt *time.Time `bun:"email_code_expires_at"`
+	EmailCodeAttempts  int        `bun:"email_code_attempts,notnull"`
+	EmailCodeSentAt    *time.Time `bun:"email_code_sent_at"`
+	CreatedAt          time.Time  `bun:"created_at,nullzero,default:clock_timestamp()"`
+	UpdatedAt          time.Time  `bun:"updated_at,nullzero,default:clock_timestamp()"`
 }
 
 // ServiceDeskTicket marks an issue as a ticket and keeps where it came from (WEB or
@@ -29,9 +37,11 @@ type ServiceDeskTicket struct {
 	IssueID       uuid.UUID `bun:"issue_id,pk,type:uuid"`
 	ServiceDeskID uuid.UUID `bun:"service_desk_id,type:uuid"`
 	SenderEmail   *string   `bun:"sender_email"`
-	Channel       string    `bun:"channel"`
-	ResponseOpen  bool      `bun:"response_open"`
-	CreatedAt     time.Time `bun:"created_at,nullzero,default:clock_timestamp()"`
+	// ReplyTokenHash is the SHA-256 of the reply token of a ticket without a sender.
+	ReplyTokenHash []byte    `bun:"reply_token_hash"`
+	Channel        string    `bun:"channel"`
+	ResponseOpen   bool      `bun:"response_open"`
+	CreatedAt      time.Time `bun:"created_at,nullzero,default:clock_timestamp()"`
 }
 
 // SLAPolicy is a desk's service level for one priority, in minutes.

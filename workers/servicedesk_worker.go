@@ -45,16 +45,15 @@ func addServiceDeskWorkers(ws *river.Workers, cfg Config, d Deps) []*river.Perio
 	river.AddWorker(ws, &SLAScanWorker{Monitor: servicedesk.NewMonitor(d.DB, d.Bus, m, sd.Now), Log: d.Log})
 	// The poll worker is registered even with ingestion off, so a poll queued before it
 	// was switched off completes (doing nothing) instead of waiting for a worker.
+	desk := servicedesk.NewService(d.DB, d.Bus, audit.NewRecorder(d.Bus)).WithMailbox(sd.Mail.OwnAddresses)
 	var poller *servicedesk.Poller
 	if sd.Mail.Enabled {
-		svc := servicedesk.NewService(d.DB, d.Bus, audit.NewRecorder(d.Bus))
-		poller = servicedesk.NewPoller(svc, sd.Mail, m, d.Log, cfg.Mail.Addr != "")
+		poller = servicedesk.NewPoller(desk, sd.Mail, m, d.Log, cfg.Mail.Addr != "")
 	}
 	river.AddWorker(ws, &MailPollWorker{Poller: poller})
-	river.AddWorker(ws, &TicketAckWorker{
-		Desk:   servicedesk.NewService(d.DB, d.Bus, audit.NewRecorder(d.Bus)),
-		Mailer: notify.NewMailer(d.DB.Bun, cfg.Mail.Addr, cfg.Mail.From, cfg.BaseURL),
-	})
+	mailer := notify.NewMailer(d.DB.Bun, cfg.Mail.Addr, cfg.Mail.From, cfg.BaseURL)
+	river.AddWorker(ws, &TicketAckWorker{Desk: desk, Mailer: mailer})
+	river.AddWorker(ws, &DeskAddressVerificationWorker{Desk: desk, Mailer: mailer})
 
 	interval := sd.SLAInterval
 	if interval <= 0 {
@@ -138,6 +137,28 @@ func (w *TicketAckWorker) Work(ctx context.Context, job *river.Job[jobs.TicketAc
 		return err
 	}
 	err = w.Mailer.SendTo(ctx, job.Args.IssueID, ack.To, ack.Subject, ack.Text, servicedesk.AckType)
+	if notify.Permanent(err) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+// DeskAddressVerificationWorker mails the code that proves a desk's pending address.
+// A job whose code is stale (replaced, used, the address changed or proven elsewhere)
+// sends nothing; a refusal of the relay, or no relay, cancels it as for notifications.
+type DeskAddressVerificationWorker struct {
+	river.WorkerDefaults[jobs.DeskAddressVerification]
+	Desk   *servicedesk.Service
+	Mailer *notify.Mailer
+}
+
+// Work implements river.Worker.
+func (w *DeskAddressVerificationWorker) Work(ctx context.Context, job *river.Job[jobs.DeskAddressVerification]) error {
+	m, err := w.Desk.VerificationMail(ctx, job.Args)
+	if err != nil || m == nil {
+		return err
+	}
+	err = w.Mailer.SendTo(ctx, job.Args.ID, m.To, m.Subject, m.Text, servicedesk.VerificationType)
 	if notify.Permanent(err) {
 		return river.JobCancel(err)
 	}

@@ -133,7 +133,7 @@ func (a *app) server() (*api.Server, error) {
 	return api.Wire(api.Settings{
 		Config: api.Config{TrustedProxies: c.TrustedProxies, RequestTimeout: c.RequestTimeout, BaseURL: c.BaseURL,
 			AttachmentsDir: c.AttachmentsDir, MaxUploadBytes: c.MaxUploadBytes, AttachmentDeleteGrace: c.AttachmentDeleteGrace,
-			MetricsOff: c.MetricsAddr != ""},
+			MetricsOff: c.MetricsAddr != "", MailboxAddresses: c.MailboxOwnAddresses()},
 		JWTSecret: c.JWTSecret, AccessTokenTTL: c.AccessTokenTTL, RefreshTokenTTL: c.RefreshTokenTTL,
 		RegistrationEnabled: c.RegistrationEnabled, AuthRateLimit: c.AuthRateLimit, AuthRateWindow: c.AuthRateWindow,
 		Webhook: a.webhookConfig(),
@@ -314,7 +314,7 @@ func (a *app) serviceDeskConfig() workers.ServiceDeskConfig {
 	c := a.cfg
 	return workers.ServiceDeskConfig{SLAInterval: c.SLAInterval, Mail: servicedesk.MailboxConfig{
 		Enabled: c.MailIngestEnabled, Addr: c.IMAPAddr, Username: c.IMAPUser, Password: c.IMAPPassword,
-		Mailbox: c.IMAPMailbox, TLS: c.IMAPTLS, Interval: c.MailInterval,
+		Mailbox: c.IMAPMailbox, TLS: c.IMAPTLS, Interval: c.MailInterval, OwnAddresses: c.MailboxOwnAddresses(),
 	}}
 }
 

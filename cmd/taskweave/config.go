@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
@@ -71,8 +72,11 @@ type Config struct {
 	MailInterval      time.Duration `env:"TW_MAIL_INTERVAL, default=60s"`
 	IMAPMailbox       string        `env:"TW_IMAP_MAILBOX, default=INBOX"`
 	IMAPTLS           string        `env:"TW_IMAP_TLS, default=auto"` // auto, tls, starttls or none
-	SMTPAddr          string        `env:"TW_SMTP_ADDR"`
-	SMTPFrom          string        `env:"TW_SMTP_FROM"`
+	// MailboxAddresses are further addresses the shared mailbox receives at (besides
+	// an address-shaped TW_IMAP_USER): no desk may claim them (MailboxOwnAddresses).
+	MailboxAddresses []string `env:"TW_MAIL_MAILBOX_ADDRESSES"`
+	SMTPAddr         string   `env:"TW_SMTP_ADDR"`
+	SMTPFrom         string   `env:"TW_SMTP_FROM"`
 
 	WorkerConcurrency int           `env:"TW_WORKER_CONCURRENCY, default=50"`
 	JobTimeout        time.Duration `env:"TW_JOB_TIMEOUT, default=30s"`
@@ -139,4 +143,18 @@ func checkMailIngest(cfg *Config) error {
 		return fmt.Errorf("TW_MAIL_INGEST_ENABLED needs TW_IMAP_ADDR and TW_IMAP_USER")
 	}
 	return nil
+}
+
+// MailboxOwnAddresses are the addresses the shared desk mailbox itself receives at:
+// TW_MAIL_MAILBOX_ADDRESSES and TW_IMAP_USER when that is an address. Every process
+// (api, worker) reads them, so no desk is enabled with one and no mail is routed by one
+// (docs/operations.md#service-desk).
+func (c *Config) MailboxOwnAddresses() []string {
+	var out []string
+	for _, a := range append([]string{c.IMAPUser}, c.MailboxAddresses...) {
+		if a = strings.ToLower(strings.TrimSpace(a)); strings.Contains(a, "@") {
+			out = append(out, a)
+		}
+	}
+	return out
 }

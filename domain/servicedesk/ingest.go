@@ -15,8 +15,26 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// errUnknownAddress: no enabled desk receives mail at any recipient address.
+// errUnknownAddress: no enabled desk receives mail at the e-mail's envelope recipient
+// or To addresses.
 var errUnknownAddress = errors.New("servicedesk: e-mail is not addressed to a service desk")
+
+// errAmbiguousAddress: more than one enabled desk could receive the e-mail.
+var errAmbiguousAddress = errors.New("servicedesk: e-mail is addressed to more than one service desk")
+
+// AmbiguousError is an e-mail refused because more than one desk could receive it:
+// Desks are their project keys, Addresses their matching addresses, in key order.
+type AmbiguousError struct {
+	Desks     []string
+	Addresses []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("%s: %s", errAmbiguousAddress, strings.Join(e.Desks, ", "))
+}
+
+// Unwrap makes it errAmbiguousAddress for FailureReason and Skipped.
+func (e *AmbiguousError) Unwrap() error { return errAmbiguousAddress }
 
 // Outcomes of one ingested e-mail (mail_messages.outcome, and with "duplicate" the
 // label of taskweave_mail_ingest_messages_total).
@@ -36,24 +54,30 @@ type Ingested struct {
 }
 
 // Ingest turns one parsed e-mail into a ticket of the desk it is addressed to, or, when
-// its subject names a ticket of that desk and it comes from the ticket's sender (or the
-// ticket has none), into a system comment on that ticket. It is idempotent by the
-// e-mail's Key: one already ingested (or skipped) is IngestDuplicate and changes
-// nothing. An e-mail to no enabled desk is recorded as skipped and returns an error
-// whose FailureReason is FailureUnknownAddress. ack queues the sender's acknowledgement
-// (jobs.TicketAck) with a new ticket.
+// its subject names a ticket of that desk and it comes from the ticket's sender (or
+// carries the ticket's reply token), into a system comment on that ticket. The desk is
+// the one enabled desk whose verified address is the e-mail's envelope recipient or one
+// of its To addresses (never Cc, never the shared mailbox's own address); pending
+// addresses route nothing. It is idempotent by the e-mail's Key: one already ingested
+// (or skipped) is IngestDuplicate and changes nothing. An e-mail to no desk is recorded
+// as skipped and returns an error whose FailureReason is FailureUnknownAddress; one
+// that more than one desk could receive goes to neither and returns an *AmbiguousError
+// (FailureAmbiguousAddress). ack queues the sender's acknowledgement (jobs.TicketAck)
+// with a new ticket.
 func (s *Service) Ingest(ctx context.Context, e *Email, ack bool) (Ingested, error) {
 	var out Ingested
+	var refused error
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		out = Ingested{}
-		var t *target
-		var err error
-		if len(e.Recipients) > 0 {
-			t, err = loadTarget(ctx, tx, "lower(d.email_address) IN (?)", bun.In(e.Recipients))
-		} else {
-			err = ErrDeskNotFound
+		out, refused = Ingested{}, nil
+		var targets []target
+		if cands := s.routeAddresses(e); len(cands) > 0 {
+			var err error
+			targets, err = loadTargets(ctx, tx, "d.email_verified_at IS NOT NULL AND lower(d.email_address) IN (?)", bun.In(cands))
+			if err != nil {
+				return err
+			}
 		}
-		if errors.Is(err, ErrDeskNotFound) {
+		if len(targets) != 1 {
 			fresh, err := recordMail(ctx, tx, e.Key, IngestSkipped, nil)
 			if err != nil {
 				return err
@@ -63,11 +87,18 @@ func (s *Service) Ingest(ctx context.Context, e *Email, ack bool) (Ingested, err
 				return nil
 			}
 			out.Outcome = IngestSkipped
+			refused = errUnknownAddress
+			if len(targets) > 1 {
+				amb := &AmbiguousError{}
+				for _, t := range targets {
+					amb.Desks = append(amb.Desks, t.Key)
+					amb.Addresses = append(amb.Addresses, t.Address)
+				}
+				refused = amb
+			}
 			return nil
 		}
-		if err != nil {
-			return err
-		}
+		t := &targets[0]
 		fresh, err := recordMail(ctx, tx, e.Key, IngestTicket, nil)
 		if err != nil {
 			return err
@@ -109,9 +140,24 @@ func (s *Service) Ingest(ctx context.Context, e *Email, ack bool) (Ingested, err
 		return Ingested{}, err
 	}
 	if out.Outcome == IngestSkipped {
-		return out, errUnknownAddress
+		return out, refused
 	}
 	return out, nil
+}
+
+// routeAddresses are the addresses e may be routed by: its envelope recipient and its
+// To addresses, without the shared mailbox's own (a mailbox that stamps its own address
+// as Delivered-To routes by To).
+func (s *Service) routeAddresses(e *Email) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range append([]string{e.Envelope}, e.To...) {
+		if a != "" && !seen[a] && !s.Reserved(a) {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // recordMail inserts the e-mail's row; fresh is false when the key was there already.
@@ -134,9 +180,11 @@ type replyRef struct {
 	IssueKey string    `bun:"key"`
 }
 
-// replyTarget finds the ticket of desk t whose key the subject names and whose sender
-// is this e-mail's (or none), or nil: a reply from someone else opens a ticket of its
-// own rather than adding to another person's.
+// replyTarget finds the ticket of desk t that the subject names and that this e-mail
+// may add to, or nil: the ticket's sender may, by its key ("[ABC-12]"); anyone holding a
+// sender-less ticket's reply token may, by key and token ("[ABC-12 #token]"). Any other
+// e-mail naming a ticket opens a ticket of its own rather than adding to another
+// person's.
 func (s *Service) replyTarget(ctx context.Context, tx bun.Tx, t *target, subject string, sender *string) (*replyRef, error) {
 	var keys []string
 	for _, k := range subjectKeys(subject) {
@@ -144,7 +192,12 @@ func (s *Service) replyTarget(ctx context.Context, tx bun.Tx, t *target, subject
 			keys = append(keys, k)
 		}
 	}
-	if len(keys) == 0 {
+	tokenKey, token := subjectToken(subject)
+	var hash []byte
+	if token != "" && strings.HasPrefix(tokenKey, t.Key+"-") {
+		hash = tokenHash(token)
+	}
+	if len(keys) == 0 || (sender == nil && hash == nil) {
 		return nil, nil
 	}
 	from := ""
@@ -155,8 +208,9 @@ func (s *Service) replyTarget(ctx context.Context, tx bun.Tx, t *target, subject
 	err := tx.NewRaw(`SELECT tk.issue_id, i.key FROM service_desk_tickets AS tk
 		JOIN issues AS i ON i.id = tk.issue_id
 		WHERE tk.service_desk_id = ? AND i.key IN (?)
-		  AND (tk.sender_email IS NULL OR lower(tk.sender_email) = ?)
-		ORDER BY i.number LIMIT 1`, t.DeskID, bun.In(keys), from).Scan(ctx, &ref)
+		  AND ((tk.sender_email IS NOT NULL AND lower(tk.sender_email) = ? AND ? <> '')
+		    OR (tk.reply_token_hash IS NOT NULL AND tk.reply_token_hash = ? AND i.key = ?))
+		ORDER BY i.number LIMIT 1`, t.DeskID, bun.In(keys), from, from, hash, tokenKey).Scan(ctx, &ref)
 	if isNoRows(err) {
 		return nil, nil
 	}

@@ -37,8 +37,12 @@ type Email struct {
 	Subject string
 	// From is the sender's address, "" when missing or unusable.
 	From string
-	// Recipients are every address in To, Cc, Delivered-To and X-Original-To, lower case.
-	Recipients []string
+	// Envelope is the envelope recipient the receiving mail system stamped: the topmost
+	// X-Original-To, else the topmost Delivered-To, lower case ("" without either).
+	// Lower fields of those names may come from the sender and are ignored.
+	Envelope string
+	// To are the addresses of To, lower case. Cc is never used for routing.
+	To []string
 	// Text is the first text/plain part, decoded to UTF-8.
 	Text string
 }
@@ -80,16 +84,19 @@ func ParseEmail(raw []byte) (*Email, error) {
 		e.From = from[0].Address
 	}
 	found := false
-	seen := map[string]bool{}
-	for _, key := range []string{"To", "Cc", "Delivered-To", "X-Original-To"} {
-		addrs, err := r.Header.AddressList(key)
-		if err != nil {
-			continue
+	// Header.AddressList reads a field's topmost occurrence: the one the last hop added.
+	for _, key := range []string{"X-Original-To", "Delivered-To"} {
+		if addrs, err := r.Header.AddressList(key); err == nil && len(addrs) > 0 && addrs[0].Address != "" {
+			e.Envelope = strings.ToLower(addrs[0].Address)
+			break
 		}
+	}
+	if addrs, err := r.Header.AddressList("To"); err == nil {
+		seen := map[string]bool{}
 		for _, a := range addrs {
 			if addr := strings.ToLower(a.Address); addr != "" && !seen[addr] {
 				seen[addr] = true
-				e.Recipients = append(e.Recipients, addr)
+				e.To = append(e.To, addr)
 			}
 		}
 	}
@@ -143,6 +150,8 @@ func FailureReason(err error) string {
 		return FailureMalformed
 	case errors.Is(err, errUnknownAddress):
 		return FailureUnknownAddress
+	case errors.Is(err, errAmbiguousAddress):
+		return FailureAmbiguousAddress
 	}
 	return ""
 }
@@ -189,6 +198,29 @@ var issueKeyPattern = regexp.MustCompile(`\b([A-Z0-9]{2,10}-[0-9]{1,9})\b`)
 // subjectKeys lists the issue keys a subject names, upper case, in order.
 func subjectKeys(subject string) []string {
 	return issueKeyPattern.FindAllString(strings.ToUpper(subject), -1)
+}
+
+// replyTokenPattern finds a ticket's reply token in a subject: "[ABC-12 #token]"
+// (docs/api-conventions.md#service-desk).
+var replyTokenPattern = regexp.MustCompile(`(?i)\[\s*([A-Z0-9]{2,10}-[0-9]{1,9})\s+#([a-z2-7]{16})\s*\]`)
+
+// replyTokenAlphabet is lower-case base32: case-insensitive and unambiguous in a subject.
+const replyTokenAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
+
+// subjectToken is the first reply token of a subject with the key it names (upper
+// case), or "" and "".
+func subjectToken(subject string) (key, token string) {
+	m := replyTokenPattern.FindStringSubmatch(subject)
+	if m == nil {
+		return "", ""
+	}
+	return strings.ToUpper(m[1]), strings.ToLower(m[2])
+}
+
+// tokenHash is the stored form of a reply token.
+func tokenHash(token string) []byte {
+	sum := sha256.Sum256([]byte(strings.ToLower(token)))
+	return sum[:]
 }
 
 func truncateRunes(s string, n int) string {

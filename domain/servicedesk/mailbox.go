@@ -43,6 +43,10 @@ type MailboxConfig struct {
 	// MaxPerPoll bounds the messages one poll handles; zero is 100. The rest wait for
 	// the next poll.
 	MaxPerPoll int
+	// OwnAddresses are the addresses the mailbox itself receives at
+	// (TW_MAIL_MAILBOX_ADDRESSES, and TW_IMAP_USER when it is an address): no desk may
+	// hold them and mail is never routed by them (Service.WithMailbox).
+	OwnAddresses []string
 }
 
 // PollResult counts what one poll did, by outcome.
@@ -276,8 +280,17 @@ func (p *Poller) ingest(ctx context.Context, uid imap.UID, raw []byte) (string, 
 	if Skipped(err) {
 		if got.Outcome != IngestDuplicate {
 			p.metrics.MailFailures.WithLabelValues(FailureReason(err)).Inc()
-			p.log.WarnContext(ctx, "e-mail skipped", "uid", uid, "message_id", e.Key, "reason", FailureReason(err),
-				"recipients", e.Recipients)
+			var amb *AmbiguousError
+			if errors.As(err, &amb) {
+				// The operator's cue: the message stays in the mailbox (seen) for delivery
+				// by hand, and the desks named share an address between envelope and To.
+				p.log.WarnContext(ctx, "e-mail refused: more than one service desk matches its recipients; delivered to none",
+					"uid", uid, "message_id", e.Key, "reason", FailureAmbiguousAddress, "desks", amb.Desks,
+					"addresses", amb.Addresses, "envelope_to", e.Envelope, "to", e.To)
+			} else {
+				p.log.WarnContext(ctx, "e-mail skipped", "uid", uid, "message_id", e.Key, "reason", FailureReason(err),
+					"envelope_to", e.Envelope, "to", e.To)
+			}
 		}
 		return got.Outcome, nil
 	}

@@ -89,6 +89,8 @@ func TestMailIngestion(t *testing.T) {
 	deskAddr := "help-" + strings.ToLower(b.project.Key) + "@acme.test"
 	_, err := b.desk.Enable(b.ctx, b.owner.Actor, b.project, &deskAddr)
 	require.NoError(t, err)
+	_, err = b.desk.ApproveAddress(b.ctx, b.owner.Actor, b.project.Key, deskAddr)
+	require.NoError(t, err)
 	srv := newMailServer(t)
 	reg := prometheus.NewRegistry()
 	metrics := servicedesk.NewMetrics(reg)
@@ -106,7 +108,7 @@ func TestMailIngestion(t *testing.T) {
 	// Two messages become two tickets; both are marked seen.
 	srv.deliver(t, email("a1@example.com", "Ann <Ann@Example.com>", "Help <"+strings.ToUpper(deskAddr)+">", "Printer on fire",
 		"The third floor printer.\nPlease hurry."))
-	srv.deliver(t, "From: bob@example.com\nTo: someone@else.test\nCc: "+deskAddr+"\nSubject: =?UTF-8?Q?Caf=C3=A9_machine?=\n"+
+	srv.deliver(t, "From: bob@example.com\nTo: "+deskAddr+"\nCc: someone@else.test\nSubject: =?UTF-8?Q?Caf=C3=A9_machine?=\n"+
 		"Message-ID: <b1@example.com>\nMIME-Version: 1.0\nContent-Type: multipart/alternative; boundary=\"xyz\"\n\n"+
 		"--xyz\nContent-Type: text/html; charset=utf-8\n\n<p>HTML</p>\n"+
 		"--xyz\nContent-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: quoted-printable\n\nNo caf=E9 today.\n"+
@@ -175,7 +177,8 @@ func TestParseEmail(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(e.Key, "sha256:"), "no Message-ID: the digest is the key")
 	require.Equal(t, "Hello world", e.Subject)
-	require.Equal(t, []string{"desk@acme.test"}, e.Recipients)
+	require.Equal(t, []string{"desk@acme.test"}, e.To)
+	require.Empty(t, e.Envelope)
 	require.Equal(t, "Hi", e.Text)
 
 	for name, raw := range map[string]string{

@@ -127,6 +127,8 @@ func TestMailIngestionOverTLS(t *testing.T) {
 			deskAddr := "help-" + strings.ToLower(b.project.Key) + "@acme.test"
 			_, err := b.desk.Enable(b.ctx, b.owner.Actor, b.project, &deskAddr)
 			require.NoError(t, err)
+			_, err = b.desk.ApproveAddress(b.ctx, b.owner.Actor, b.project.Key, deskAddr)
+			require.NoError(t, err)
 			addr := newTLSMailServer(t, c.server, cert, deskAddr)
 			svc := servicedesk.NewService(b.db, b.bus, audit.NewRecorder(b.bus))
 			poller := servicedesk.NewPoller(svc, servicedesk.MailboxConfig{Addr: addr, Username: "desk", Password: "secret",

@@ -35,7 +35,10 @@ const (
 	FailureNoText         = "no_text"
 	FailureTooLarge       = "too_large"
 	FailureUnknownAddress = "unknown_address"
-	FailureMalformed      = "malformed"
+	// FailureAmbiguousAddress: more than one desk's verified address matches; the
+	// e-mail goes to neither (docs/operations.md#service-desk).
+	FailureAmbiguousAddress = "ambiguous_address"
+	FailureMalformed        = "malformed"
 
 	BreachResolution = "resolution"
 	BreachResponse   = "response"
@@ -70,7 +73,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"outcome"}),
 		MailFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "taskweave_mail_ingest_failures_total",
-			Help: "Incoming e-mails skipped as unusable, by reason (no_text, too_large, unknown_address, malformed).",
+			Help: "Incoming e-mails skipped as unusable, by reason (no_text, too_large, unknown_address, ambiguous_address, malformed).",
 		}, []string{"reason"}),
 	}
 	if reg != nil {
@@ -96,7 +99,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, o := range []string{MessageTicket, MessageComment, MessageDuplicate, MessageSkipped} {
 		m.Messages.WithLabelValues(o)
 	}
-	for _, r := range []string{FailureNoText, FailureTooLarge, FailureUnknownAddress, FailureMalformed} {
+	for _, r := range []string{FailureNoText, FailureTooLarge, FailureUnknownAddress, FailureAmbiguousAddress, FailureMalformed} {
 		m.MailFailures.WithLabelValues(r)
 	}
 	return m

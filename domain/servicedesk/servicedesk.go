@@ -104,6 +104,8 @@ type Service struct {
 	issues   *issue.Service
 	comments *comment.Service
 	now      func() time.Time
+	// reserved are the shared mailbox's own addresses, lower case (WithMailbox).
+	reserved map[string]bool
 }
 
 // NewService builds a Service; it holds no state of its own, so building one per

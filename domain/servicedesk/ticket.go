@@ -33,6 +33,9 @@ type Receipt struct {
 	// ProjectKey and Title name the ticket in an acknowledgement.
 	ProjectKey string
 	Title      string
+	// ReplyToken is set for a ticket without a sender: an e-mail whose subject holds
+	// "[<IssueKey> #<ReplyToken>]" adds to the ticket (docs/api-conventions.md#service-desk).
+	ReplyToken string
 }
 
 // target is an enabled desk with what creating a ticket on it needs: its project and
@@ -45,18 +48,22 @@ type target struct {
 	OwnerID    uuid.UUID  `bun:"owner_id"`
 	OwnerEmail string     `bun:"owner_email"`
 	OwnerName  string     `bun:"owner_name"`
+	Address    string     `bun:"email_address"`
 }
+
+// targetQuery selects enabled desks (d) with their projects (p) and owners.
+const targetQuery = `SELECT d.id AS desk_id, p.id AS project_id, p.key, p.workflow_id, p.owner_id,
+		u.email AS owner_email, u.display_name AS owner_name, coalesce(d.email_address, '') AS email_address
+	FROM service_desks AS d
+	JOIN projects AS p ON p.id = d.project_id
+	JOIN users AS u ON u.id = p.owner_id
+	WHERE d.enabled AND `
 
 // loadTarget reads the enabled desk that cond (on desks d and projects p) selects, or
 // ErrDeskNotFound.
 func loadTarget(ctx context.Context, db bun.IDB, cond string, arg any) (*target, error) {
 	t := new(target)
-	err := db.NewRaw(`SELECT d.id AS desk_id, p.id AS project_id, p.key, p.workflow_id, p.owner_id,
-			u.email AS owner_email, u.display_name AS owner_name
-		FROM service_desks AS d
-		JOIN projects AS p ON p.id = d.project_id
-		JOIN users AS u ON u.id = p.owner_id
-		WHERE d.enabled AND `+cond, arg).Scan(ctx, t)
+	err := db.NewRaw(targetQuery+cond, arg).Scan(ctx, t)
 	if err != nil {
 		if errors.Is(store.Translate(err), store.ErrNotFound) {
 			return nil, ErrDeskNotFound
@@ -64,6 +71,16 @@ func loadTarget(ctx context.Context, db bun.IDB, cond string, arg any) (*target,
 		return nil, fmt.Errorf("load service desk: %w", err)
 	}
 	return t, nil
+}
+
+// loadTargets reads every enabled desk that cond selects, in project key order.
+func loadTargets(ctx context.Context, db bun.IDB, cond string, arg any) ([]target, error) {
+	var ts []target
+	err := db.NewRaw(targetQuery+cond+" ORDER BY p.key", arg).Scan(ctx, &ts)
+	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+		return nil, fmt.Errorf("load service desks: %w", err)
+	}
+	return ts, nil
 }
 
 // Submit creates a ticket on the enabled desk of the project with that key: a TASK
@@ -113,10 +130,16 @@ func (s *Service) submit(ctx context.Context, tx bun.Tx, t *target, in NewTicket
 	}
 	row := &store.ServiceDeskTicket{IssueID: v.ID, ServiceDeskID: t.DeskID, SenderEmail: in.SenderEmail,
 		Channel: in.Channel, ResponseOpen: true}
+	// Only the sender may reply by e-mail; a ticket without one gets a token instead.
+	var token string
+	if in.SenderEmail == nil {
+		token = randomString(replyTokenAlphabet, 16)
+		row.ReplyTokenHash = tokenHash(token)
+	}
 	if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("insert ticket: %w", err)
 	}
-	return &Receipt{TicketID: v.ID, IssueKey: v.Key, ProjectKey: t.Key, Title: v.Title}, nil
+	return &Receipt{TicketID: v.ID, IssueKey: v.Key, ProjectKey: t.Key, Title: v.Title, ReplyToken: token}, nil
 }
 
 // TicketItem is a ticket as the ticket list shows it: its issue, where it came from,
