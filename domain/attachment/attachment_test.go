@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
@@ -164,6 +165,13 @@ func TestRecordAndDelete(t *testing.T) {
 	require.Equal(t, 1, f.rows(t))
 	require.NoError(t, f.svc.Delete(f.ctx, f.p, other, true, f.ref, a.ID), "a project admin may")
 	require.Zero(t, f.rows(t))
+	require.Equal(t, []string{st.Name}, f.files(t), "the file waits for the sweep after the deletion grace")
+	n, err := f.svc.Sweep(f.ctx, time.Hour)
+	require.NoError(t, err)
+	require.Zero(t, n, "not within the grace")
+	n, err = f.svc.Sweep(f.ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
 	require.Empty(t, f.files(t))
 	require.Len(t, events, 2)
 	removed := events[1].(attachment.Removed)
