@@ -57,12 +57,17 @@ const (
 	// RefreshTokenReused: a refresh token already consumed by a rotation was presented
 	// again; its whole family was revoked.
 	RefreshTokenReused = "REFRESH_TOKEN_REUSED"
+
+	// SSOLinked and SSOUnlinked: an external identity was linked to an account (by
+	// the account's owner, or by a trusted registration's first login) or unlinked.
+	SSOLinked   = "SSO_LINKED"
+	SSOUnlinked = "SSO_UNLINKED"
 )
 
 var securityActions = map[string]bool{
 	LoginSuccess: true, LoginFailed: true, Logout: true, PasswordChanged: true, ProfileUpdated: true,
 	RoleChanged: true, APIKeyCreated: true, APIKeyDeleted: true, OAuthLogin: true, UserRegistered: true,
-	RefreshTokenReused: true,
+	RefreshTokenReused: true, SSOLinked: true, SSOUnlinked: true,
 }
 
 var allActions = map[string]bool{IssueViewed: true, BoardOpened: true, ReportViewed: true}
