@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -225,7 +226,7 @@ func (s *Service) DeleteConfig(ctx context.Context, id uuid.UUID) error {
 // resolves elsewhere after the save is refused then.
 func (s *Service) checkIssuer(ctx context.Context, issuer string) error {
 	if err := s.checker.Check(ctx, strings.TrimSpace(issuer)); err != nil {
-		return fmt.Errorf("%w: %w", ErrIssuerRejected, err)
+		return fmt.Errorf("%w: %s", ErrIssuerRejected, strings.TrimPrefix(err.Error(), webhook.ErrURLRejected.Error()+": "))
 	}
 	return nil
 }
