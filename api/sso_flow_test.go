@@ -134,8 +134,9 @@ func meEmail(t *testing.T, h *apitest.Harness, access string) (id, email string)
 }
 
 // TestSSOFirstLoginProvisionsSecondLinks: the first login creates the user in the
-// default organization; the code works once; the second login (same subject) is the
-// same user; a password account is linked by its verified e-mail.
+// default organization, linked to the identity; the code works once; the second login
+// (same subject) is the same user. (A password account with the same e-mail is not
+// linked by a login: TestSSOExistingAccountNotTakenOver.)
 func TestSSOFirstLoginProvisionsSecondLinks(t *testing.T) {
 	t.Parallel()
 	s := newSSOSetup(t, nil)
