@@ -185,6 +185,9 @@ var exParams = map[string]func(s *exSeed) map[string]string{
 	"updateWorkflowStatus": func(s *exSeed) map[string]string {
 		return map[string]string{"sid": s.statuses()[0]}
 	},
+	"linkMySSOProvider": func(*exSeed) map[string]string {
+		return map[string]string{"registrationId": "github"} // not configured in the example server
+	},
 	"putWorkflowGuards": func(s *exSeed) map[string]string {
 		st := s.statuses()
 		return map[string]string{"tid": s.id(s.post(s.p("/workflow/transitions"), map[string]any{"fromStatusId": st[0], "toStatusId": st[1]}))}
@@ -211,6 +214,7 @@ var exRefused = map[string]struct {
 	"riverUICancelJobs":        {http.StatusNotFound, "JOB_NOT_FOUND"},
 	"riverUIRetryJobs":         {http.StatusNotFound, "JOB_NOT_FOUND"},
 	"riverUIDeleteJobs":        {http.StatusNotFound, "JOB_NOT_FOUND"},
+	"linkMySSOProvider":        {http.StatusNotFound, "SSO_PROVIDER_NOT_FOUND"},
 }
 
 // exSequence are the account examples, run in this order on one fresh user: the

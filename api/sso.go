@@ -234,13 +234,28 @@ func (s *Server) listSSOLinks(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
+// ssoLinkRequest is the optional body of a link start.
+type ssoLinkRequest struct {
+	CurrentPassword *string `json:"currentPassword"`
+}
+
 // linkSSO is POST /api/v1/me/sso/{registrationId}/link: it begins a link flow for the
-// signed-in user, binds it to this browser with the state cookie (as a login start
-// does) and answers the provider's authorization URL for the browser to open. The
-// callback then links instead of signing in and ends at the web client with
-// linked=<registrationId>.
+// signed-in user (an account with a password confirms it), binds it to this browser
+// with the state cookie (as a login start does) and answers the provider's
+// authorization URL for the browser to open. The callback then links instead of
+// signing in and ends at the web client with linked=<registrationId>.
 func (s *Server) linkSSO(c *fiber.Ctx) error {
-	start, err := s.deps.SSO.BeginLink(c.UserContext(), *principal(c), c.Params("registrationId"))
+	var r ssoLinkRequest
+	if len(c.Body()) > 0 {
+		if err := decodeJSON(c.Body(), &r); err != nil {
+			return err
+		}
+	}
+	var current string
+	if r.CurrentPassword != nil {
+		current = *r.CurrentPassword
+	}
+	start, err := s.deps.SSO.BeginLink(c.UserContext(), *principal(c), c.Params("registrationId"), current)
 	if err != nil {
 		return err
 	}

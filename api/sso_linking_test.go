@@ -43,10 +43,15 @@ func ssoSignsIn(t *testing.T, h *apitest.Harness, registration string) (userID, 
 	return userID, access
 }
 
-// startLink is POST /me/sso/{registration}/link: the provider's URL and the state cookie.
-func startLink(t *testing.T, h *apitest.Harness, access, registration string) (*url.URL, string) {
+// startLink is POST /me/sso/{registration}/link, confirming password unless it is
+// empty (an account without one): the provider's URL and the state cookie.
+func startLink(t *testing.T, h *apitest.Harness, access, registration, password string) (*url.URL, string) {
 	t.Helper()
-	r := h.Do("POST", "/api/v1/me/sso/"+registration+"/link", nil, access)
+	var body any
+	if password != "" {
+		body = map[string]any{"currentPassword": password}
+	}
+	r := h.Do("POST", "/api/v1/me/sso/"+registration+"/link", body, access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	require.Equal(t, "no-store", r.Header.Get("Cache-Control"))
 	loc, err := url.Parse(r.JSON(t)["authorizationUrl"].(string))
@@ -88,7 +93,14 @@ func TestSSOExistingAccountNotTakenOver(t *testing.T) {
 	login := h.Do("POST", "/api/v1/auth/login", map[string]any{"email": bob.Email, "password": apitest.Password}, "")
 	require.Equal(t, http.StatusOK, login.Status)
 	session := login.JSON(t)["accessToken"].(string)
-	authorize, cookie := startLink(t, h, session, s.cfgID)
+	// A password account confirms its password: a stolen access token alone links nothing.
+	for _, body := range []any{nil, map[string]any{"currentPassword": "not the password"}} {
+		r := h.Do("POST", "/api/v1/me/sso/"+s.cfgID+"/link", body, session)
+		require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+		require.Equal(t, "INVALID_CURRENT_PASSWORD", r.JSON(t)["reason"])
+		require.Empty(t, r.Header.Get("Set-Cookie"))
+	}
+	authorize, cookie := startLink(t, h, session, s.cfgID, apitest.Password)
 	require.Equal(t, s.oidc.AuthorizationEndpoint(), authorize.Scheme+"://"+authorize.Host+authorize.Path)
 	require.Equal(t, "S256", authorize.Query().Get("code_challenge_method"))
 	s.oidc.QueueUser(&mockoidc.MockUser{Subject: "sub-bob", Email: "bob.elsewhere@idp.example", EmailVerified: true})
@@ -112,7 +124,7 @@ func TestSSOExistingAccountNotTakenOver(t *testing.T) {
 
 	// The identity cannot be linked to a second account.
 	carol := h.Register("carol")
-	authorize, cookie = startLink(t, h, carol.Access, s.cfgID)
+	authorize, cookie = startLink(t, h, carol.Access, s.cfgID, apitest.Password)
 	s.oidc.QueueUser(&mockoidc.MockUser{Subject: "sub-bob", Email: bob.Email, EmailVerified: true})
 	require.Equal(t, "IDENTITY_IN_USE", callback(t, h, atProvider(t, authorize), cookie).Get("error"))
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM sso_identities WHERE user_id = $1", carol.ID))
@@ -212,7 +224,7 @@ func TestSSOSecondRegistrationNotLinked(t *testing.T) {
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM sso_identities WHERE provider = $1", second))
 
 	// Alice, signed in through the first, links the second explicitly.
-	authorize, cookie := startLink(t, h, session, second)
+	authorize, cookie := startLink(t, h, session, second, "")
 	other.QueueUser(&mockoidc.MockUser{Subject: "other-alice", Email: "alice@example.com", EmailVerified: true})
 	require.Equal(t, second, callback(t, h, atProvider(t, authorize), cookie).Get("linked"))
 	other.QueueUser(&mockoidc.MockUser{Subject: "other-alice", Email: "alice@example.com", EmailVerified: true})

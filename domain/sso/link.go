@@ -17,22 +17,25 @@ import (
 
 // BeginLink starts a link flow for the signed-in caller: like a login, but the state
 // names the caller, so the callback links the identity the provider returns to this
-// account instead of signing anyone in. Only a session (an access token) may link: a
-// personal access token must not become a way to a full login.
-func (s *Service) BeginLink(ctx context.Context, p auth.Principal, registration string) (Start, error) {
+// account instead of signing anyone in. A link is a new way into the account, so only a
+// session (an access token) may begin one, never a personal access token, and an
+// account with a password must confirm it (currentPassword): a stolen access token
+// alone cannot add a login of the thief's.
+func (s *Service) BeginLink(ctx context.Context, p auth.Principal, registration, currentPassword string) (Start, error) {
 	if p.Method != auth.MethodJWT {
 		return Start{}, ErrSessionRequired
 	}
-	prov, err := s.resolve(ctx, registration)
+	prov, err := s.resolveForLink(ctx, registration)
 	if err != nil {
-		var fe *FlowError
-		switch {
-		case !errors.As(err, &fe):
-			return Start{}, err
-		case fe.Reason == ReasonUnknownProvider:
-			return Start{}, ErrProviderNotFound
-		default:
-			return Start{}, fmt.Errorf("%w: %w", ErrProviderUnavailable, err)
+		return Start{}, err
+	}
+	var u store.User
+	if err := s.db.NewSelect().Model(&u).Column("id", "password_hash").Where("id = ?", p.UserID).Scan(ctx); err != nil {
+		return Start{}, wrap("begin sso link", store.Translate(err))
+	}
+	if u.PasswordHash != nil {
+		if ok, err := auth.VerifyPassword(*u.PasswordHash, currentPassword); err != nil || !ok {
+			return Start{}, auth.ErrInvalidCurrentPassword
 		}
 	}
 	state, f, err := s.state.issue(prov.id, p.UserID, s.now())
@@ -40,6 +43,24 @@ func (s *Service) BeginLink(ctx context.Context, p auth.Principal, registration 
 		return Start{}, err
 	}
 	return Start{RedirectURL: s.authCodeURL(prov, state, f), Binding: f.ID}, nil
+}
+
+// resolveForLink resolves a registration for a link start, whose failures are API
+// errors rather than flow reasons.
+func (s *Service) resolveForLink(ctx context.Context, registration string) (*provider, error) {
+	prov, err := s.resolve(ctx, registration)
+	if err != nil {
+		var fe *FlowError
+		switch {
+		case !errors.As(err, &fe):
+			return nil, err
+		case fe.Reason == ReasonUnknownProvider:
+			return nil, ErrProviderNotFound
+		default:
+			return nil, fmt.Errorf("%w: %w", ErrProviderUnavailable, err)
+		}
+	}
+	return prov, nil
 }
 
 // finishLink links the identity to the account the flow began for. The account must
