@@ -151,6 +151,16 @@ func TestSSOExistingAccountNotTakenOver(t *testing.T) {
 	s.oidc.QueueUser(&mockoidc.MockUser{Subject: "sub-bob", Email: bob.Email, EmailVerified: true})
 	require.Equal(t, "ACCOUNT_EXISTS", ssoLogin(t, h, s.cfgID).Get("error"))
 
+	// A link flow whose session was revoked meanwhile (sign-out everywhere, a
+	// deactivation) links nothing.
+	dan := h.Register("dan")
+	authorize, cookie = startLink(t, h, dan.Access, s.cfgID, apitest.Password)
+	_, err := h.DB.Pool.Exec(context.Background(), "UPDATE users SET tokens_not_before = now() WHERE id = $1", dan.ID)
+	require.NoError(t, err)
+	s.oidc.QueueUser(&mockoidc.MockUser{Subject: "sub-dan", Email: dan.Email, EmailVerified: true})
+	require.Equal(t, "INVALID_STATE", callback(t, h, atProvider(t, authorize), cookie).Get("error"))
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM sso_identities WHERE user_id = $1", dan.ID))
+
 	// An account without a password keeps its only link.
 	s.oidc.QueueUser(&mockoidc.MockUser{Subject: "sub-dora", Email: "dora@example.com", EmailVerified: true})
 	_, dora := ssoSignsIn(t, h, s.cfgID)

@@ -63,10 +63,13 @@ func (s *Service) resolveForLink(ctx context.Context, registration string) (*pro
 	return prov, nil
 }
 
-// finishLink links the identity to the account the flow began for. The account must
-// still be active; an identity linked to another account is IDENTITY_IN_USE; an
-// identity of this registration the account had before is replaced.
-func (s *Service) finishLink(ctx context.Context, p *provider, who identity, uid uuid.UUID, meta auth.Meta) error {
+// finishLink links the identity to the account the flow f began for. The account must
+// still be active, and its sessions not revoked since the flow began (the
+// tokens_not_before stamp access tokens are checked against); an identity linked to
+// another account is IDENTITY_IN_USE; an identity of this registration the account had
+// before is replaced.
+func (s *Service) finishLink(ctx context.Context, p *provider, who identity, f flow, meta auth.Meta) error {
+	uid := f.Link
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var u store.User
 		if err := tx.NewSelect().Model(&u).Where("id = ?", uid).For("UPDATE").Scan(ctx); err != nil {
@@ -77,6 +80,9 @@ func (s *Service) finishLink(ctx context.Context, p *provider, who identity, uid
 		}
 		if err := usable(&u); err != nil {
 			return err
+		}
+		if f.IssuedAt.Before(u.TokensNotBefore) {
+			return flowError(ReasonInvalidState, errors.New("the session that began the link was revoked"))
 		}
 		var owner uuid.UUID
 		err := tx.NewSelect().Table("sso_identities").Column("user_id").Where("provider = ? AND subject = ?", p.id, who.Subject).

@@ -97,7 +97,7 @@ func (s *Service) Finish(ctx context.Context, registration string, cb Callback, 
 		return Result{}, err
 	}
 	if f.Link != uuid.Nil {
-		if err := s.finishLink(ctx, p, who, f.Link, meta); err != nil {
+		if err := s.finishLink(ctx, p, who, f, meta); err != nil {
 			return Result{}, err
 		}
 		return Result{Linked: p.id}, nil

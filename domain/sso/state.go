@@ -45,8 +45,8 @@ type flow struct {
 	ID string
 	// Link is the account a link flow links to; uuid.Nil for a login.
 	Link uuid.UUID
-	// Expires is the state's expiry.
-	Expires time.Time
+	// IssuedAt and Expires are the state's issue time and expiry.
+	IssuedAt, Expires time.Time
 }
 
 // issue signs a new flow's state; link is uuid.Nil for a login.
@@ -67,7 +67,7 @@ func (s *stateSigner) issue(registration string, link uuid.UUID, now time.Time) 
 	if err != nil {
 		return "", flow{}, fmt.Errorf("sign state: %w", err)
 	}
-	return tok, flow{Registration: registration, ID: id, Link: link, Expires: exp.Time}, nil
+	return tok, flow{Registration: registration, ID: id, Link: link, IssuedAt: c.IssuedAt.Time, Expires: exp.Time}, nil
 }
 
 var errBadState = errors.New("sso: state is malformed, tampered with or expired")
@@ -84,6 +84,9 @@ func (s *stateSigner) check(state string, now time.Time) (flow, error) {
 		return flow{}, errBadState
 	}
 	f := flow{Registration: c.Registration, ID: c.ID, Expires: c.ExpiresAt.Time}
+	if c.IssuedAt != nil {
+		f.IssuedAt = c.IssuedAt.Time
+	}
 	if c.Link != "" {
 		id, err := uuid.Parse(c.Link)
 		if err != nil {
