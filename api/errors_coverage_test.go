@@ -148,8 +148,14 @@ var domainErrors = map[string]error{
 	"sprint.ErrNotInProject":     sprint.ErrNotInProject,
 	"sprint.ErrState":            sprint.ErrState,
 
-	"sso.ErrConfigNotFound": sso.ErrConfigNotFound,
-	"sso.ErrInvalidCode":    sso.ErrInvalidCode,
+	"sso.ErrConfigNotFound":      sso.ErrConfigNotFound,
+	"sso.ErrInvalidCode":         sso.ErrInvalidCode,
+	"sso.ErrIssuerRejected":      sso.ErrIssuerRejected,
+	"sso.ErrLastSignInMethod":    sso.ErrLastSignInMethod,
+	"sso.ErrLinkNotFound":        sso.ErrLinkNotFound,
+	"sso.ErrProviderNotFound":    sso.ErrProviderNotFound,
+	"sso.ErrProviderUnavailable": sso.ErrProviderUnavailable,
+	"sso.ErrSessionRequired":     sso.ErrSessionRequired,
 
 	"user.ErrSearchForbidden": user.ErrSearchForbidden,
 

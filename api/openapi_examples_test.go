@@ -193,6 +193,9 @@ var exParams = map[string]func(s *exSeed) map[string]string{
 	"updateWorkflowStatus": func(s *exSeed) map[string]string {
 		return map[string]string{"sid": s.statuses()[0]}
 	},
+	"linkMySSOProvider": func(*exSeed) map[string]string {
+		return map[string]string{"registrationId": "github"} // not configured in the example server
+	},
 	"putWorkflowGuards": func(s *exSeed) map[string]string {
 		st := s.statuses()
 		return map[string]string{"tid": s.id(s.post(s.p("/workflow/transitions"), map[string]any{"fromStatusId": st[0], "toStatusId": st[1]}))}
@@ -221,6 +224,7 @@ var exRefused = map[string]struct {
 	"riverUIDeleteJobs":        {http.StatusNotFound, "JOB_NOT_FOUND"},
 	// The code comes by mail; the example's is not the one sent.
 	"verifyServiceDeskEmail": {http.StatusBadRequest, "DESK_EMAIL_CODE_INVALID"},
+	"linkMySSOProvider":        {http.StatusNotFound, "SSO_PROVIDER_NOT_FOUND"},
 }
 
 // exSequence are the account examples, run in this order on one fresh user: the

@@ -21,3 +21,10 @@ func (s *Server) ssoAdminRoutes(admin fiber.Router) {
 	admin.Put("/sso/:id", s.updateSSOConfig)
 	admin.Delete("/sso/:id", s.deleteSSOConfig)
 }
+
+// ssoMeRoutes registers the signed-in user's links to providers (after requireUser).
+func (s *Server) ssoMeRoutes(v1 fiber.Router) {
+	v1.Get("/me/sso", s.listSSOLinks)
+	v1.Post("/me/sso/:registrationId/link", s.linkSSO)
+	v1.Delete("/me/sso/:registrationId", s.unlinkSSO)
+}

@@ -181,6 +181,7 @@ func (s *Server) routes() {
 	v1.Get("/me/tokens", s.listTokens)
 	v1.Post("/me/tokens", s.createToken)
 	v1.Delete("/me/tokens/:id", s.revokeToken)
+	s.ssoMeRoutes(v1)
 
 	s.projectRoutes(v1)
 	s.workflowRoutes(v1)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -17,14 +18,17 @@ type ssoConfigResponse struct {
 	ClientID      string `json:"clientId"`
 	Enabled       bool   `json:"enabled"`
 	AutoProvision bool   `json:"autoProvision"`
-	HasSecret     bool   `json:"hasSecret"`
-	CreatedAt     string `json:"createdAt"`
-	UpdatedAt     string `json:"updatedAt"`
+	// AllowedDomains is additive: the e-mail domains whose accounts a first login may
+	// link automatically.
+	AllowedDomains []string `json:"allowedDomains"`
+	HasSecret      bool     `json:"hasSecret"`
+	CreatedAt      string   `json:"createdAt"`
+	UpdatedAt      string   `json:"updatedAt"`
 }
 
 func toSSOConfigResponse(c sso.Config) ssoConfigResponse {
 	return ssoConfigResponse{ID: c.ID.String(), Name: c.Name, IssuerURL: c.IssuerURL, ClientID: c.ClientID,
-		Enabled: c.Enabled, AutoProvision: c.AutoProvision, HasSecret: c.HasSecret,
+		Enabled: c.Enabled, AutoProvision: c.AutoProvision, AllowedDomains: c.AllowedDomains, HasSecret: c.HasSecret,
 		CreatedAt: instant(c.CreatedAt), UpdatedAt: instant(c.UpdatedAt)}
 }
 
@@ -36,18 +40,21 @@ type ssoPublicProvider struct {
 
 // ssoConfigRequest is the create and update body; on update every member is optional.
 type ssoConfigRequest struct {
-	Name          *string `json:"name"`
-	IssuerURL     *string `json:"issuerUrl"`
-	ClientID      *string `json:"clientId"`
-	ClientSecret  *string `json:"clientSecret"`
-	Enabled       *bool   `json:"enabled"`
-	AutoProvision *bool   `json:"autoProvision"`
+	Name           *string  `json:"name"`
+	IssuerURL      *string  `json:"issuerUrl"`
+	ClientID       *string  `json:"clientId"`
+	ClientSecret   *string  `json:"clientSecret"`
+	Enabled        *bool    `json:"enabled"`
+	AutoProvision  *bool    `json:"autoProvision"`
+	AllowedDomains []string `json:"allowedDomains"`
 }
 
 // parseSSOConfig decodes a create (create = true) or update body. On create name,
 // issuerUrl, clientId and clientSecret are required (absent: BAD_REQUEST); a blank or
-// too long member and an issuer that is not an absolute http(s) URL are
-// VALIDATION_ERRORs.
+// too long member, an issuer that is not an absolute http(s) URL and allowedDomains
+// with more than sso.MaxAllowedDomains entries or an entry that is no domain name are
+// VALIDATION_ERRORs. Whether the issuer's address may be called is the domain's check
+// (SSO_ISSUER_REJECTED).
 func parseSSOConfig(body []byte, create bool) (sso.ConfigChange, error) {
 	var r ssoConfigRequest
 	if err := decodeJSON(body, &r); err != nil {
@@ -84,11 +91,38 @@ func parseSSOConfig(body []byte, create bool) (sso.ConfigChange, error) {
 	if r.ClientSecret != nil {
 		f.text("clientSecret", *r.ClientSecret, true, sso.MaxSecretLength)
 	}
+	domains := parseAllowedDomains(&f, r.AllowedDomains)
 	if err := f.err(); err != nil {
 		return sso.ConfigChange{}, err
 	}
 	return sso.ConfigChange{Name: r.Name, IssuerURL: r.IssuerURL, ClientID: r.ClientID, ClientSecret: r.ClientSecret,
-		Enabled: r.Enabled, AutoProvision: r.AutoProvision}, nil
+		Enabled: r.Enabled, AutoProvision: r.AutoProvision, AllowedDomains: domains}, nil
+}
+
+// parseAllowedDomains normalizes allowedDomains (lower case, duplicates dropped); nil
+// stays nil (absent: unchanged on update, none on create).
+func parseAllowedDomains(f *fields, in []string) []string {
+	if in == nil {
+		return nil
+	}
+	if len(in) > sso.MaxAllowedDomains {
+		f.add("allowedDomains", "SIZE", "field.ALLOWED_DOMAINS_COUNT", "max", strconv.Itoa(sso.MaxAllowedDomains))
+		return nil
+	}
+	out := make([]string, 0, len(in))
+	seen := map[string]bool{}
+	for _, d := range in {
+		n, ok := sso.NormalizeDomain(d)
+		if !ok {
+			f.add("allowedDomains", "DOMAIN", "field.EMAIL_DOMAIN")
+			return nil
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (s *Server) publicSSOProviders(c *fiber.Ctx) error {
@@ -140,7 +174,8 @@ func (s *Server) createSSOConfig(c *fiber.Ctx) error {
 		provision = *in.AutoProvision
 	}
 	cfg, err := s.deps.SSO.CreateConfig(c.UserContext(), sso.NewConfig{Name: *in.Name, IssuerURL: *in.IssuerURL,
-		ClientID: *in.ClientID, ClientSecret: *in.ClientSecret, Enabled: enabled, AutoProvision: provision})
+		ClientID: *in.ClientID, ClientSecret: *in.ClientSecret, Enabled: enabled, AutoProvision: provision,
+		AllowedDomains: in.AllowedDomains})
 	if err != nil {
 		return err
 	}
@@ -169,6 +204,69 @@ func (s *Server) deleteSSOConfig(c *fiber.Ctx) error {
 		return err
 	}
 	if err := s.deps.SSO.DeleteConfig(c.UserContext(), id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// ssoLinkResponse is SSOLink: a provider the signed-in account is linked to.
+type ssoLinkResponse struct {
+	RegistrationID string `json:"registrationId"`
+	Name           string `json:"name"`
+	LinkedAt       string `json:"linkedAt"`
+}
+
+// ssoLinkStartResponse is SSOLinkStart: where the browser goes next.
+type ssoLinkStartResponse struct {
+	AuthorizationURL string `json:"authorizationUrl"`
+}
+
+// listSSOLinks is GET /api/v1/me/sso.
+func (s *Server) listSSOLinks(c *fiber.Ctx) error {
+	links, err := s.deps.SSO.Links(c.UserContext(), principal(c).UserID)
+	if err != nil {
+		return err
+	}
+	out := make([]ssoLinkResponse, 0, len(links))
+	for _, l := range links {
+		out = append(out, ssoLinkResponse{RegistrationID: l.Registration, Name: l.Name, LinkedAt: instant(l.LinkedAt)})
+	}
+	return c.JSON(out)
+}
+
+// ssoLinkRequest is the optional body of a link start.
+type ssoLinkRequest struct {
+	CurrentPassword *string `json:"currentPassword"`
+}
+
+// linkSSO is POST /api/v1/me/sso/{registrationId}/link: it begins a link flow for the
+// signed-in user (an account with a password confirms it), binds it to this browser
+// with the state cookie (as a login start does) and answers the provider's
+// authorization URL for the browser to open. The callback then links instead of
+// signing in and ends at the web client with linked=<registrationId>.
+func (s *Server) linkSSO(c *fiber.Ctx) error {
+	var r ssoLinkRequest
+	if len(c.Body()) > 0 {
+		if err := decodeJSON(c.Body(), &r); err != nil {
+			return err
+		}
+	}
+	var current string
+	if r.CurrentPassword != nil {
+		current = *r.CurrentPassword
+	}
+	start, err := s.deps.SSO.BeginLink(c.UserContext(), *principal(c), c.Params("registrationId"), current)
+	if err != nil {
+		return err
+	}
+	s.setSSOStateCookie(c, start)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(ssoLinkStartResponse{AuthorizationURL: start.RedirectURL})
+}
+
+// unlinkSSO is DELETE /api/v1/me/sso/{registrationId}.
+func (s *Server) unlinkSSO(c *fiber.Ctx) error {
+	if err := s.deps.SSO.Unlink(c.UserContext(), *principal(c), c.Params("registrationId"), meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

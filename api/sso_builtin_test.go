@@ -167,8 +167,8 @@ func TestSSOGitHub(t *testing.T) {
 	require.Equal(t, http.StatusOK, ex.Status, "%s", ex.Body)
 	id, email := meEmail(t, h, ex.JSON(t)["accessToken"].(string))
 	require.Equal(t, "octo@example.com", email, "the primary verified address")
-	require.Equal(t, 1, h.Count(`SELECT count(*) FROM users WHERE id = $1 AND oauth_provider = 'github' AND oauth_subject = '4242'
-		AND display_name = 'Octo Cat' AND avatar_url = 'https://avatars.example/u/4242'`, id))
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM users u JOIN sso_identities i ON i.user_id = u.id WHERE u.id = $1
+		AND i.provider = 'github' AND i.subject = '4242' AND display_name = 'Octo Cat' AND avatar_url = 'https://avatars.example/u/4242'`, id))
 
 	// The numeric id is the identity: a renamed login with a new primary address is the
 	// same user.
@@ -224,6 +224,6 @@ func TestSSOGoogle(t *testing.T) {
 	require.Equal(t, http.StatusOK, ex.Status, "%s", ex.Body)
 	id, email := meEmail(t, h, ex.JSON(t)["accessToken"].(string))
 	require.Equal(t, "gina@gmail.example", email)
-	require.Equal(t, 1, h.Count("SELECT count(*) FROM users WHERE id = $1 AND oauth_provider = 'google' AND oauth_subject = 'google-sub-1'", id))
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM sso_identities WHERE user_id = $1 AND provider = 'google' AND subject = 'google-sub-1'", id))
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM river_job WHERE kind = 'audit.record' AND args->>'action' = 'OAUTH_LOGIN' AND args->>'details' LIKE '%google%'"))
 }

@@ -23,23 +23,29 @@ func (s *Server) startSSO(c *fiber.Ctx) error {
 	if err != nil {
 		return s.ssoFailed(c, err)
 	}
-	c.Cookie(&fiber.Cookie{Name: ssoStateCookie, Value: start.Binding, Path: ssoCallbackPath, MaxAge: int(sso.StateTTL / time.Second),
-		HTTPOnly: true, Secure: s.httpsBase(), SameSite: fiber.CookieSameSiteLaxMode})
+	s.setSSOStateCookie(c, start)
 	return s.ssoRedirect(c, start.RedirectURL)
 }
 
+// setSSOStateCookie binds a begun flow to this browser.
+func (s *Server) setSSOStateCookie(c *fiber.Ctx, start sso.Start) {
+	c.Cookie(&fiber.Cookie{Name: ssoStateCookie, Value: start.Binding, Path: ssoCallbackPath, MaxAge: int(sso.StateTTL / time.Second),
+		HTTPOnly: true, Secure: s.httpsBase(), SameSite: fiber.CookieSameSiteLaxMode})
+}
+
 // ssoCallback is GET /login/oauth2/code/{registrationId}, where the provider sends the
-// browser back: a 302 to the web client with a one-time code, or with error=<reason>.
-// It never answers with an error page.
+// browser back: a 302 to the web client with a one-time code (a login), with
+// linked=<registrationId> (a link flow), or with error=<reason>. It never answers with
+// an error page.
 func (s *Server) ssoCallback(c *fiber.Ctx) error {
 	cb := sso.Callback{Code: c.Query("code"), State: c.Query("state"), Error: c.Query("error"), Binding: c.Cookies(ssoStateCookie)}
 	c.Cookie(&fiber.Cookie{Name: ssoStateCookie, Value: "", Path: ssoCallbackPath, MaxAge: -1, Expires: time.Unix(0, 0),
 		HTTPOnly: true, Secure: s.httpsBase(), SameSite: fiber.CookieSameSiteLaxMode})
-	code, err := s.deps.SSO.Finish(c.UserContext(), c.Params("registrationId"), cb, meta(c))
+	res, err := s.deps.SSO.Finish(c.UserContext(), c.Params("registrationId"), cb, meta(c))
 	if err != nil {
 		return s.ssoFailed(c, err)
 	}
-	return s.ssoRedirect(c, s.deps.SSO.ResultURL(code, nil))
+	return s.ssoRedirect(c, s.deps.SSO.ResultURL(res, nil))
 }
 
 // ssoFailed ends a flow at the web client with the reason; the cause goes to the log
@@ -51,7 +57,7 @@ func (s *Server) ssoFailed(c *fiber.Ctx, err error) error {
 	} else {
 		s.log.WarnContext(c.UserContext(), "sso flow refused", "path", c.Path(), "reason", reason, "err", err)
 	}
-	return s.ssoRedirect(c, s.deps.SSO.ResultURL("", err))
+	return s.ssoRedirect(c, s.deps.SSO.ResultURL(sso.Result{}, err))
 }
 
 // ssoRedirect answers 302 without caching, and without a Referer for the next page

@@ -31,8 +31,10 @@ func TestSSOFirstLoginsRacing(t *testing.T) {
 	require.NoError(t, err)
 	defer other.Rollback(ctx)
 	var otherID string
-	require.NoError(t, other.QueryRow(ctx, `INSERT INTO users (email, display_name, oauth_provider, oauth_subject)
-		VALUES ('race@example.com', 'race', $1, 'sub-race') RETURNING id`, s.cfgID).Scan(&otherID))
+	require.NoError(t, other.QueryRow(ctx, `INSERT INTO users (email, display_name) VALUES ('race@example.com', 'race')
+		RETURNING id`).Scan(&otherID))
+	_, err = other.Exec(ctx, "INSERT INTO sso_identities (provider, subject, user_id) VALUES ($1, 'sub-race', $2)", s.cfgID, otherID)
+	require.NoError(t, err)
 
 	done := make(chan url.Values, 1)
 	go func() { done <- callback(t, h, back, cookie) }()

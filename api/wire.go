@@ -37,6 +37,12 @@ type Settings struct {
 	// empty client id switches one off.
 	OAuthGitHub sso.GitHub
 	OAuthGoogle sso.Google
+	// SSOAllowPrivate lets SSO configs' issuers be on non-public addresses
+	// (TW_SSO_ALLOW_PRIVATE): an identity provider on the company network.
+	SSOAllowPrivate bool
+	// SSOResolver looks SSO issuer hosts up at save and at dial time; nil means
+	// net.DefaultResolver (tests give a fake one).
+	SSOResolver webhook.Resolver
 }
 
 // Wire builds the domain services on db and the API over them. inserter is the
@@ -57,7 +63,8 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 		return nil, fmt.Errorf("auth service: %w", err)
 	}
 	single, err := sso.NewService(db.Bun, svc, rec, sso.Options{BaseURL: s.BaseURL, JWTSecret: s.JWTSecret,
-		GitHub: s.OAuthGitHub, Google: s.OAuthGoogle, ProvisionBuiltIn: s.RegistrationEnabled})
+		GitHub: s.OAuthGitHub, Google: s.OAuthGoogle, ProvisionBuiltIn: s.RegistrationEnabled,
+		AllowPrivate: s.SSOAllowPrivate, Resolver: s.SSOResolver})
 	if err != nil {
 		return nil, fmt.Errorf("sso service: %w", err)
 	}

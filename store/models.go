@@ -16,8 +16,8 @@ type User struct {
 	DisplayName     string     `bun:"display_name"`
 	AvatarURL       *string    `bun:"avatar_url"`
 	PasswordHash    *string    `bun:"password_hash"`
-	OAuthProvider   *string    `bun:"oauth_provider"`
-	OAuthSubject    *string    `bun:"oauth_subject"`
+	OAuthProvider   *string    `bun:"oauth_provider"` // no longer written: see SSOIdentity
+	OAuthSubject    *string    `bun:"oauth_subject"`  // no longer written: see SSOIdentity
 	SystemRole      string     `bun:"system_role"`
 	OrgID           *uuid.UUID `bun:"org_id,type:uuid"`
 	Active          bool       `bun:"active"`

@@ -139,7 +139,8 @@ func (a *app) server() (*api.Server, error) {
 		Webhook: a.webhookConfig(),
 		OAuthGitHub: sso.GitHub{ClientID: c.OAuthGitHubClientID, ClientSecret: c.OAuthGitHubClientSecret,
 			AuthURL: c.OAuthGitHubAuthURL, TokenURL: c.OAuthGitHubTokenURL, APIURL: c.OAuthGitHubAPIURL},
-		OAuthGoogle: sso.Google{ClientID: c.OAuthGoogleClientID, ClientSecret: c.OAuthGoogleClientSecret, Issuer: c.OAuthGoogleIssuer},
+		OAuthGoogle:     sso.Google{ClientID: c.OAuthGoogleClientID, ClientSecret: c.OAuthGoogleClientSecret, Issuer: c.OAuthGoogleIssuer},
+		SSOAllowPrivate: c.SSOAllowPrivate,
 	}, a.log, a.db, a.registry, inserter, a.ready)
 }
 

@@ -56,6 +56,10 @@ type Config struct {
 	OAuthGitHubTokenURL string `env:"TW_OAUTH_GITHUB_TOKEN_URL, default=https://github.com/login/oauth/access_token"`
 	OAuthGitHubAPIURL   string `env:"TW_OAUTH_GITHUB_API_URL, default=https://api.github.com"`
 	OAuthGoogleIssuer   string `env:"TW_OAUTH_GOOGLE_ISSUER, default=https://accounts.google.com"`
+	// SSOAllowPrivate lets SSO configs' issuers be on loopback and private networks
+	// (an identity provider on the company network); an operator's choice, never a
+	// config's.
+	SSOAllowPrivate bool `env:"TW_SSO_ALLOW_PRIVATE, default=false"`
 
 	WebhookAllowPrivate bool            `env:"TW_WEBHOOK_ALLOW_PRIVATE, default=false"`
 	WebhookRetryDelays  []time.Duration `env:"TW_WEBHOOK_RETRY_DELAYS, default=60s,300s"`

@@ -60,12 +60,17 @@ const (
 	// SessionsRevoked: every login session of a user was ended ("sign out everywhere",
 	// by the user or a system ADMIN).
 	SessionsRevoked = "SESSIONS_REVOKED"
+
+	// SSOLinked and SSOUnlinked: an external identity was linked to an account (by
+	// the account's owner, or by a trusted registration's first login) or unlinked.
+	SSOLinked   = "SSO_LINKED"
+	SSOUnlinked = "SSO_UNLINKED"
 )
 
 var securityActions = map[string]bool{
 	LoginSuccess: true, LoginFailed: true, Logout: true, PasswordChanged: true, ProfileUpdated: true,
 	RoleChanged: true, APIKeyCreated: true, APIKeyDeleted: true, OAuthLogin: true, UserRegistered: true,
-	RefreshTokenReused: true, SessionsRevoked: true,
+	RefreshTokenReused: true, SessionsRevoked: true, SSOLinked: true, SSOUnlinked: true,
 }
 
 var allActions = map[string]bool{IssueViewed: true, BoardOpened: true, ReportViewed: true}

@@ -60,6 +60,11 @@ func (s *Service) retire(ctx context.Context, actor *Principal, id uuid.UUID, an
 		if _, err := q.Exec(ctx); err != nil {
 			return err
 		}
+		if anonymize { // the external identities go with the e-mail
+			if _, err := tx.NewDelete().Table("sso_identities").Where("user_id = ?", id).Exec(ctx); err != nil {
+				return err
+			}
+		}
 		if err := revokeRefreshTokens(ctx, tx, id); err != nil {
 			return err
 		}

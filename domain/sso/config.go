@@ -3,12 +3,17 @@ package sso
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -20,14 +25,23 @@ type Config struct {
 	ClientID      string
 	Enabled       bool
 	AutoProvision bool
-	HasSecret     bool
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// AllowedDomains are the e-mail domains this registration is trusted for: a first
+	// login whose verified e-mail is in one links the existing account with that e-mail
+	// (never a system ADMIN's). Empty: never.
+	AllowedDomains []string
+	HasSecret      bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 func toConfig(r *store.SSOConfig) Config {
+	domains := r.AllowedDomains
+	if domains == nil {
+		domains = []string{}
+	}
 	return Config{ID: r.ID, Name: r.Name, IssuerURL: r.IssuerURL, ClientID: r.ClientID, Enabled: r.Enabled,
-		AutoProvision: r.AutoProvision, HasSecret: r.ClientSecretEnc != "", CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		AutoProvision: r.AutoProvision, AllowedDomains: domains, HasSecret: r.ClientSecretEnc != "", CreatedAt: r.CreatedAt,
+		UpdatedAt: r.UpdatedAt}
 }
 
 // Field limits of a config (docs/api-conventions.md#sso).
@@ -35,7 +49,32 @@ const (
 	MaxNameLength     = 100
 	MaxIssuerLength   = 500
 	MaxClientIDLength = 255
+	// MaxAllowedDomains bounds a config's allowedDomains.
+	MaxAllowedDomains = 50
 )
+
+// domainLabel is one label of a DNS name: letters, digits and inner hyphens.
+var domainLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// NormalizeDomain reads s as an e-mail domain for allowedDomains: trimmed, lower case,
+// at least two labels, no trailing dot, at most 253 characters. ok is false for
+// anything else (a wildcard, an address, a URL).
+func NormalizeDomain(s string) (string, bool) {
+	d := strings.ToLower(strings.TrimSpace(s))
+	if d == "" || len(d) > 253 {
+		return "", false
+	}
+	labels := strings.Split(d, ".")
+	if len(labels) < 2 {
+		return "", false
+	}
+	for _, l := range labels {
+		if !domainLabel.MatchString(l) {
+			return "", false
+		}
+	}
+	return d, true
+}
 
 // ValidIssuer reports whether s can be an OIDC issuer: an absolute http or https URL
 // with a host and without query or fragment (discovery appends
@@ -54,6 +93,8 @@ type NewConfig struct {
 	ClientSecret  string
 	Enabled       bool
 	AutoProvision bool
+	// AllowedDomains are normalized (NormalizeDomain) and without duplicates.
+	AllowedDomains []string
 }
 
 // ConfigChange is a validated update; nil members stay unchanged.
@@ -64,6 +105,8 @@ type ConfigChange struct {
 	ClientSecret  *string
 	Enabled       *bool
 	AutoProvision *bool
+	// AllowedDomains, when not nil, replaces the list (empty clears it).
+	AllowedDomains []string
 }
 
 // Configs lists every config by name.
@@ -94,12 +137,20 @@ func (s *Service) ConfigByID(ctx context.Context, id uuid.UUID) (Config, error) 
 // CreateConfig stores a config with its secret sealed. It is used from the next
 // authorization request on, on every replica.
 func (s *Service) CreateConfig(ctx context.Context, c NewConfig) (Config, error) {
+	if err := s.checkIssuer(ctx, c.IssuerURL); err != nil {
+		return Config{}, err
+	}
 	sealed, err := s.box.Seal(c.ClientSecret)
 	if err != nil {
 		return Config{}, err
 	}
+	domains := c.AllowedDomains
+	if domains == nil {
+		domains = []string{}
+	}
 	row := store.SSOConfig{Name: strings.TrimSpace(c.Name), IssuerURL: strings.TrimSpace(c.IssuerURL),
-		ClientID: strings.TrimSpace(c.ClientID), ClientSecretEnc: sealed, Enabled: c.Enabled, AutoProvision: c.AutoProvision}
+		ClientID: strings.TrimSpace(c.ClientID), ClientSecretEnc: sealed, Enabled: c.Enabled, AutoProvision: c.AutoProvision,
+		AllowedDomains: domains}
 	if _, err := s.db.NewInsert().Model(&row).Returning("*").Exec(ctx); err != nil {
 		return Config{}, wrap("create sso config", store.Translate(err))
 	}
@@ -114,6 +165,9 @@ func (s *Service) UpdateConfig(ctx context.Context, id uuid.UUID, c ConfigChange
 		q = q.Set("name = ?", strings.TrimSpace(*c.Name))
 	}
 	if c.IssuerURL != nil {
+		if err := s.checkIssuer(ctx, *c.IssuerURL); err != nil {
+			return Config{}, err
+		}
 		q = q.Set("issuer_url = ?", strings.TrimSpace(*c.IssuerURL))
 	}
 	if c.ClientID != nil {
@@ -132,6 +186,9 @@ func (s *Service) UpdateConfig(ctx context.Context, id uuid.UUID, c ConfigChange
 	if c.AutoProvision != nil {
 		q = q.Set("auto_provision = ?", *c.AutoProvision)
 	}
+	if c.AllowedDomains != nil {
+		q = q.Set("allowed_domains = ?", pgdialect.Array(c.AllowedDomains))
+	}
 	res, err := q.Exec(ctx)
 	if err != nil {
 		return Config{}, wrap("update sso config", store.Translate(err))
@@ -142,16 +199,34 @@ func (s *Service) UpdateConfig(ctx context.Context, id uuid.UUID, c ConfigChange
 	return toConfig(&row), nil
 }
 
-// DeleteConfig removes a config. Users it created keep their accounts; their external
-// identity no longer matches any provider, so they sign in with another method (or a
-// new config for the same issuer, which finds them again by their verified e-mail).
+// DeleteConfig removes a config and the links to it. Users it created keep their
+// accounts and sign in with another method; a new config for the same issuer links
+// them again only as any first login does (docs/api-conventions.md#single-sign-on).
 func (s *Service) DeleteConfig(ctx context.Context, id uuid.UUID) error {
-	res, err := s.db.NewDelete().Model((*store.SSOConfig)(nil)).Where("id = ?", id).Exec(ctx)
-	if err != nil {
-		return wrap("delete sso config", store.Translate(err))
+	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewDelete().Model((*store.SSOConfig)(nil)).Where("id = ?", id).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrConfigNotFound
+		}
+		_, err = tx.NewDelete().Table("sso_identities").Where("provider = ?", id.String()).Exec(ctx)
+		return err
+	})
+	if errors.Is(err, ErrConfigNotFound) {
+		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrConfigNotFound
+	return wrap("delete sso config", store.Translate(err))
+}
+
+// checkIssuer applies the outbound address rule (webhook.Checker) to an issuer URL
+// being saved, unless private identity providers are allowed (TW_SSO_ALLOW_PRIVATE).
+// The same rule guards every connection made for the config later, so a name that
+// resolves elsewhere after the save is refused then.
+func (s *Service) checkIssuer(ctx context.Context, issuer string) error {
+	if err := s.checker.Check(ctx, strings.TrimSpace(issuer)); err != nil {
+		return fmt.Errorf("%w: %s", ErrIssuerRejected, strings.TrimPrefix(err.Error(), webhook.ErrURLRejected.Error()+": "))
 	}
 	return nil
 }

@@ -10,6 +10,22 @@ var (
 	// ErrInvalidCode refuses an exchange code that is unknown, used, expired, or whose
 	// user was deactivated in the meantime: one answer for all.
 	ErrInvalidCode = errors.New("sso: invalid login code")
+	// ErrIssuerRejected is an issuer URL whose host is or resolves to an address the
+	// server must not call (the webhook address rule), while TW_SSO_ALLOW_PRIVATE is off.
+	ErrIssuerRejected = errors.New("sso: issuer url rejected")
+	// ErrSessionRequired refuses to link an identity for a caller signed in with a
+	// personal access token: a token must not become a way to a full login.
+	ErrSessionRequired = errors.New("sso: linking needs a signed-in session")
+	// ErrProviderNotFound is a registration to link that is unknown, disabled or not
+	// configured.
+	ErrProviderNotFound = errors.New("sso: no such provider")
+	// ErrProviderUnavailable is a provider whose discovery failed when a link began.
+	ErrProviderUnavailable = errors.New("sso: provider unavailable")
+	// ErrLinkNotFound is an unlink of a registration the account is not linked to.
+	ErrLinkNotFound = errors.New("sso: account not linked to this provider")
+	// ErrLastSignInMethod refuses to unlink the only way an account without a
+	// password can sign in.
+	ErrLastSignInMethod = errors.New("sso: the account's last sign-in method")
 )
 
 // Reasons a browser flow ends with, sent to the web client as
@@ -23,7 +39,13 @@ const (
 	ReasonEmailNotVerified     = "EMAIL_NOT_VERIFIED"
 	ReasonProvisioningDisabled = "PROVISIONING_DISABLED"
 	ReasonAccountDisabled      = "ACCOUNT_DISABLED"
-	ReasonServerError          = "SERVER_ERROR"
+	// ReasonAccountExists: the verified e-mail belongs to an account not linked to this
+	// registration, which may not be linked automatically; the user signs in with the
+	// password and links the provider from the account.
+	ReasonAccountExists = "ACCOUNT_EXISTS"
+	// ReasonIdentityInUse: a link flow's identity is already linked to another account.
+	ReasonIdentityInUse = "IDENTITY_IN_USE"
+	ReasonServerError   = "SERVER_ERROR"
 )
 
 // FlowError ends a browser flow with Reason; Err, when set, is the cause for the log.

@@ -40,11 +40,18 @@ func (s *Service) Begin(ctx context.Context, registration string) (Start, error)
 	if err != nil {
 		return Start{}, err
 	}
-	state, f, err := s.state.issue(p.id, s.now())
+	state, f, err := s.state.issue(p.id, uuid.Nil, s.now())
 	if err != nil {
 		return Start{}, err
 	}
 	return Start{RedirectURL: s.authCodeURL(p, state, f), Binding: f.ID}, nil
+}
+
+// Result is how a callback ended: a login's one-time code, or the registration a link
+// flow linked to the signed-in account.
+type Result struct {
+	Code   string
+	Linked string
 }
 
 // Callback is what the provider sent back to /login/oauth2/code/{registration}.
@@ -57,34 +64,69 @@ type Callback struct {
 	Binding string
 }
 
-// Finish completes a login: checks the state, redeems the code, finds or creates the
-// local user and stores a one-time code for the web client, which it returns. Every
-// refusal is a *FlowError.
-func (s *Service) Finish(ctx context.Context, registration string, cb Callback, meta auth.Meta) (string, error) {
+// Finish completes a flow: checks the state and uses it up, redeems the code, then
+// either links the identity to the account a link flow began for (Result.Linked), or
+// finds or creates the local user and stores a one-time code for the web client
+// (Result.Code). Every refusal is a *FlowError.
+func (s *Service) Finish(ctx context.Context, registration string, cb Callback, meta auth.Meta) (Result, error) {
 	f, err := s.state.check(cb.State, s.now())
 	if err != nil {
-		return "", flowError(ReasonInvalidState, err)
+		return Result{}, flowError(ReasonInvalidState, err)
 	}
 	if f.Registration != registration || cb.Binding == "" || cb.Binding != f.ID {
-		return "", flowError(ReasonInvalidState, errors.New("state belongs to another flow or browser"))
+		return Result{}, flowError(ReasonInvalidState, errors.New("state belongs to another flow or browser"))
+	}
+	if err := s.useState(ctx, f); err != nil {
+		return Result{}, err
 	}
 	if cb.Error != "" {
 		if cb.Error == "access_denied" {
-			return "", flowError(ReasonAccessDenied, nil)
+			return Result{}, flowError(ReasonAccessDenied, nil)
 		}
-		return "", flowError(ReasonProviderError, fmt.Errorf("provider error %q", cb.Error))
+		return Result{}, flowError(ReasonProviderError, fmt.Errorf("provider error %q", cb.Error))
 	}
 	if cb.Code == "" {
-		return "", flowError(ReasonProviderError, errors.New("no code in the callback"))
+		return Result{}, flowError(ReasonProviderError, errors.New("no code in the callback"))
 	}
 	p, err := s.resolve(ctx, registration)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	who, err := s.identify(ctx, p, cb.Code, f)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
+	if f.Link != uuid.Nil {
+		if err := s.finishLink(ctx, p, who, f, meta); err != nil {
+			return Result{}, err
+		}
+		return Result{Linked: p.id}, nil
+	}
+	code, err := s.finishLogin(ctx, p, who, meta)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Code: code}, nil
+}
+
+// useState records the flow id, so a second callback with the same state is
+// INVALID_STATE on every replica. Used ids past their state's expiry are swept by the
+// same statement.
+func (s *Service) useState(ctx context.Context, f flow) error {
+	res, err := s.db.ExecContext(ctx, `WITH swept AS (DELETE FROM sso_used_states WHERE expires_at < now())
+		INSERT INTO sso_used_states (flow_id, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, f.ID, f.Expires)
+	if err != nil {
+		return wrap("use sso state", store.Translate(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return flowError(ReasonInvalidState, errors.New("state already used"))
+	}
+	return nil
+}
+
+// finishLogin finds or creates the local user of a verified identity and stores the
+// one-time code the web client exchanges, which it returns.
+func (s *Service) finishLogin(ctx context.Context, p *provider, who identity, meta auth.Meta) (string, error) {
 	code, err := newLoginCode()
 	if err != nil {
 		return "", err
@@ -125,13 +167,18 @@ func (s *Service) Finish(ctx context.Context, registration string, cb Callback, 
 	return code, nil
 }
 
-// localUser finds the user for an external identity: by (provider, subject), else by a
-// verified e-mail (linking the identity when the user has none yet), else a new account
-// in the default organization when the registration provisions. A refusal of a known
-// user (deactivated) returns that user with the *FlowError.
+// localUser finds the user for an external identity: by its linked identity, else by
+// a verified e-mail when the registration may link that account automatically (its
+// allowedDomains name the e-mail's domain, and the account is no system ADMIN), else a
+// new account in the default organization when the registration provisions. Any other
+// account with that e-mail is ACCOUNT_EXISTS: its owner signs in with the password and
+// links the provider from the account. A refusal of a known user returns that user
+// with the *FlowError.
 func (s *Service) localUser(ctx context.Context, tx bun.Tx, p *provider, who identity, meta auth.Meta) (*store.User, error) {
 	var u store.User
-	err := tx.NewSelect().Model(&u).Where("oauth_provider = ? AND oauth_subject = ?", p.id, who.Subject).For("UPDATE").Scan(ctx)
+	err := tx.NewSelect().Model(&u).
+		Where("id = (SELECT user_id FROM sso_identities WHERE provider = ? AND subject = ?)", p.id, who.Subject).
+		For("UPDATE").Scan(ctx)
 	if err == nil {
 		return &u, usable(&u)
 	}
@@ -147,11 +194,15 @@ func (s *Service) localUser(ctx context.Context, tx bun.Tx, p *provider, who ide
 		if err := usable(&u); err != nil {
 			return &u, err
 		}
-		if u.OAuthProvider == nil {
-			if _, err := tx.NewUpdate().Table("users").Set("oauth_provider = ?, oauth_subject = ?, updated_at = now()", p.id, who.Subject).
-				Where("id = ?", u.ID).Exec(ctx); err != nil {
-				return nil, err
-			}
+		if u.SystemRole == auth.RoleAdmin || !p.trusts(email) {
+			return &u, flowError(ReasonAccountExists, nil)
+		}
+		linked, err := s.linkIdentity(ctx, tx, u.ID, p.id, who.Subject, "allowedDomains", meta)
+		if err != nil {
+			return nil, err
+		}
+		if !linked { // linked to this registration under another subject already
+			return &u, flowError(ReasonAccountExists, nil)
 		}
 		return &u, nil
 	}
@@ -175,8 +226,7 @@ func usable(u *store.User) error {
 // provision creates a MEMBER account without a password, linked to the identity, in
 // the default organization as MEMBER, and records USER_REGISTERED.
 func (s *Service) provision(ctx context.Context, tx bun.Tx, p *provider, who identity, email string, meta auth.Meta) (*store.User, error) {
-	u := store.User{Email: email, DisplayName: displayName(who, email), OAuthProvider: &p.id, OAuthSubject: &who.Subject,
-		SystemRole: auth.RoleMember, Active: true}
+	u := store.User{Email: email, DisplayName: displayName(who, email), SystemRole: auth.RoleMember, Active: true}
 	var org uuid.UUID
 	err := tx.NewSelect().Table("organizations").Column("id").Where("slug = 'default'").Scan(ctx, &org)
 	switch {
@@ -189,6 +239,9 @@ func (s *Service) provision(ctx context.Context, tx bun.Tx, p *provider, who ide
 		u.AvatarURL = &who.Picture
 	}
 	if _, err := tx.NewInsert().Model(&u).Returning("*").Exec(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := tx.NewInsert().Model(&store.SSOIdentity{Provider: p.id, Subject: who.Subject, UserID: u.ID}).Exec(ctx); err != nil {
 		return nil, err
 	}
 	if u.OrgID != nil {
@@ -247,14 +300,18 @@ func newLoginCode() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// ResultURL is where a flow ends in the web client: {base}/auth/sso/callback with the
-// one-time code, or with error=<reason>.
-func (s *Service) ResultURL(code string, err error) string {
+// ResultURL is where a flow ends in the web client: {base}/auth/sso/callback with a
+// login's one-time code, with linked=<registration id> after a link, or with
+// error=<reason>.
+func (s *Service) ResultURL(r Result, err error) string {
 	v := url.Values{}
-	if err != nil {
+	switch {
+	case err != nil:
 		v.Set("error", ReasonOf(err))
-	} else {
-		v.Set("code", code)
+	case r.Linked != "":
+		v.Set("linked", r.Linked)
+	default:
+		v.Set("code", r.Code)
 	}
 	return s.opts.BaseURL + "/auth/sso/callback?" + v.Encode()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -20,9 +21,30 @@ type provider struct {
 	// id is the registration id, stored as users.oauth_provider.
 	id            string
 	autoProvision bool
-	oauth         oauth2.Config
+	// allowedDomains are the e-mail domains whose accounts a first login may link
+	// automatically (an SSO config's allowedDomains; none for the built-ins).
+	allowedDomains []string
+	oauth          oauth2.Config
 	// oidc is the discovered issuer; nil for GitHub, which is plain OAuth 2.0.
 	oidc *oidc.Provider
+	// client talks to this provider: the address-checked one for SSO configs.
+	client *http.Client
+}
+
+// trusts reports whether the registration may link an existing account with the
+// verified e-mail email automatically: its domain is one of allowedDomains, exactly.
+func (p *provider) trusts(email string) bool {
+	at := strings.LastIndexByte(email, '@')
+	if at < 0 {
+		return false
+	}
+	domain := email[at+1:]
+	for _, d := range p.allowedDomains {
+		if d == domain {
+			return true
+		}
+	}
+	return false
 }
 
 // identity is who the provider says signed in.
@@ -51,7 +73,7 @@ func (s *Service) resolve(ctx context.Context, registration string) (*provider, 
 		if g.ClientID == "" {
 			return nil, flowError(ReasonUnknownProvider, nil)
 		}
-		return &provider{id: GitHubID, autoProvision: s.opts.ProvisionBuiltIn, oauth: oauth2.Config{
+		return &provider{id: GitHubID, autoProvision: s.opts.ProvisionBuiltIn, client: s.client, oauth: oauth2.Config{
 			ClientID: g.ClientID, ClientSecret: g.ClientSecret, RedirectURL: s.redirectURL(GitHubID),
 			Endpoint: oauth2.Endpoint{AuthURL: g.AuthURL, TokenURL: g.TokenURL, AuthStyle: oauth2.AuthStyleInParams},
 			Scopes:   []string{"read:user", "user:email"},
@@ -61,7 +83,12 @@ func (s *Service) resolve(ctx context.Context, registration string) (*provider, 
 		if g.ClientID == "" {
 			return nil, flowError(ReasonUnknownProvider, nil)
 		}
-		return s.oidcProvider(ctx, GoogleID, g.Issuer, g.ClientID, g.ClientSecret, s.opts.ProvisionBuiltIn)
+		p, err := s.oidcProvider(ctx, s.discovery, GoogleID, g.Issuer, g.ClientID, g.ClientSecret)
+		if err != nil {
+			return nil, err
+		}
+		p.autoProvision, p.client = s.opts.ProvisionBuiltIn, s.client
+		return p, nil
 	}
 	id, err := uuid.Parse(registration)
 	if err != nil || len(registration) != 36 {
@@ -78,15 +105,22 @@ func (s *Service) resolve(ctx context.Context, registration string) (*provider, 
 	if err != nil {
 		return nil, flowError(ReasonProviderError, fmt.Errorf("sso config %s: %w", row.ID, err))
 	}
-	return s.oidcProvider(ctx, row.ID.String(), row.IssuerURL, row.ClientID, secret, row.AutoProvision)
+	p, err := s.oidcProvider(ctx, s.guardedDiscovery, row.ID.String(), row.IssuerURL, row.ClientID, secret)
+	if err != nil {
+		return nil, err
+	}
+	p.autoProvision, p.allowedDomains, p.client = row.AutoProvision, row.AllowedDomains, s.guarded
+	return p, nil
 }
 
-func (s *Service) oidcProvider(ctx context.Context, id, issuer, clientID, secret string, provision bool) (*provider, error) {
-	op, err := s.discovery.provider(ctx, issuer)
+// oidcProvider discovers issuer through cache (the built-ins' or the address-checked
+// one of the SSO configs).
+func (s *Service) oidcProvider(ctx context.Context, cache *discoveryCache, id, issuer, clientID, secret string) (*provider, error) {
+	op, err := cache.provider(ctx, issuer)
 	if err != nil {
 		return nil, flowError(ReasonProviderError, fmt.Errorf("discover %s: %w", issuer, err))
 	}
-	return &provider{id: id, autoProvision: provision, oidc: op, oauth: oauth2.Config{
+	return &provider{id: id, oidc: op, oauth: oauth2.Config{
 		ClientID: clientID, ClientSecret: secret, RedirectURL: s.redirectURL(id), Endpoint: op.Endpoint(), Scopes: oidcScopes,
 	}}, nil
 }
@@ -103,7 +137,7 @@ func (s *Service) authCodeURL(p *provider, state string, f flow) string {
 
 // identify redeems the authorization code and says who signed in.
 func (s *Service) identify(ctx context.Context, p *provider, code string, f flow) (identity, error) {
-	ctx = oidc.ClientContext(ctx, s.client)
+	ctx = oidc.ClientContext(ctx, p.client)
 	tok, err := p.oauth.Exchange(ctx, code, oauth2.VerifierOption(s.state.derive("pkce", f)))
 	if err != nil {
 		return identity{}, flowError(ReasonProviderError, fmt.Errorf("token exchange with %s: %w", p.id, err))

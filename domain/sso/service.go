@@ -17,6 +17,7 @@ import (
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/webhook"
 )
 
 // Built-in registration ids.
@@ -63,8 +64,17 @@ type Options struct {
 	// ProvisionBuiltIn lets the built-in providers create accounts on first login
 	// (TW_REGISTRATION_ENABLED); SSO configs carry their own autoProvision.
 	ProvisionBuiltIn bool
-	// HTTPClient talks to the providers; nil is a client with a 10 s timeout.
+	// HTTPClient talks to the built-in providers, whose addresses the operator sets;
+	// nil is a client with a 10 s timeout.
 	HTTPClient *http.Client
+	// AllowPrivate lets SSO configs' issuers be on loopback, private and other
+	// non-public addresses (TW_SSO_ALLOW_PRIVATE): an identity provider on the company
+	// network. Off, the webhook address rule applies to every config's issuer when it
+	// is saved and to every connection made for it.
+	AllowPrivate bool
+	// Resolver looks issuer hosts up at save and at dial time; nil means
+	// net.DefaultResolver (tests give a fake one).
+	Resolver webhook.Resolver
 	// DiscoveryTTL is how long a discovered issuer (metadata and keys) is reused;
 	// 0 is 5 minutes.
 	DiscoveryTTL time.Duration
@@ -80,7 +90,12 @@ type Service struct {
 	opts      Options
 	client    *http.Client
 	discovery *discoveryCache
-	now       func() time.Time
+	// checker, guarded and guardedDiscovery serve the SSO configs, whose issuers a
+	// system ADMIN sets: the outbound address rule at save and at dial time.
+	checker          webhook.Checker
+	guarded          *http.Client
+	guardedDiscovery *discoveryCache
+	now              func() time.Time
 }
 
 // NewService wires SSO on the account service, which issues the token pairs.
@@ -113,10 +128,24 @@ func NewService(db *bun.DB, accounts *auth.Service, rec *audit.Recorder, opts Op
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
+	checker := webhook.Checker{AllowPrivate: opts.AllowPrivate, Resolver: opts.Resolver}
 	s := &Service{db: db, auth: accounts, audit: rec, box: box, state: newStateSigner(opts.JWTSecret), opts: opts,
-		client: client, now: time.Now}
+		client: client, checker: checker, guarded: guardedClient(checker), now: time.Now}
 	s.discovery = newDiscoveryCache(client, opts.DiscoveryTTL, func() time.Time { return s.now() })
+	s.guardedDiscovery = newDiscoveryCache(s.guarded, opts.DiscoveryTTL, func() time.Time { return s.now() })
 	return s, nil
+}
+
+// guardedClient talks to the SSO configs' providers: every connection (discovery,
+// keys, token, userinfo, and any redirect's) is dialed by checker's dialer, which
+// refuses non-public addresses unless they are allowed; no proxy, which would dial on
+// the server's behalf past the check.
+func guardedClient(checker webhook.Checker) *http.Client {
+	const timeout = 10 * time.Second
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{
+		DialContext: checker.DialContext(timeout), ForceAttemptHTTP2: true, MaxIdleConns: 100,
+		IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: timeout, ExpectContinueTimeout: time.Second,
+	}}
 }
 
 // wrap adds context to unexpected errors, leaving sentinels recognisable.

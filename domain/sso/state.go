@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
 )
 
 // StateTTL bounds a browser flow: the user has this long at the provider.
@@ -31,31 +32,42 @@ func newStateSigner(jwtSecret string) *stateSigner {
 type stateClaims struct {
 	// Registration is the registration id the flow began with.
 	Registration string `json:"reg"`
+	// Link is the id of the signed-in user a link flow links the identity to; absent
+	// for a login.
+	Link string `json:"lnk,omitempty"`
 	jwt.RegisteredClaims
 }
 
-// flow is a begun login as the state describes it.
+// flow is a begun login (or link) as the state describes it.
 type flow struct {
 	Registration string
 	// ID binds the flow to the browser that began it (the state cookie holds it).
 	ID string
+	// Link is the account a link flow links to; uuid.Nil for a login.
+	Link uuid.UUID
+	// IssuedAt and Expires are the state's issue time and expiry.
+	IssuedAt, Expires time.Time
 }
 
-// issue signs a new flow's state.
-func (s *stateSigner) issue(registration string, now time.Time) (string, flow, error) {
+// issue signs a new flow's state; link is uuid.Nil for a login.
+func (s *stateSigner) issue(registration string, link uuid.UUID, now time.Time) (string, flow, error) {
 	b := make([]byte, 18)
 	if _, err := rand.Read(b); err != nil {
 		return "", flow{}, fmt.Errorf("flow id: %w", err)
 	}
 	id := base64.RawURLEncoding.EncodeToString(b)
+	exp := jwt.NewNumericDate(now.Add(StateTTL))
 	c := stateClaims{Registration: registration, RegisteredClaims: jwt.RegisteredClaims{
-		ID: id, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(StateTTL)),
+		ID: id, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: exp,
 	}}
+	if link != uuid.Nil {
+		c.Link = link.String()
+	}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(s.key)
 	if err != nil {
 		return "", flow{}, fmt.Errorf("sign state: %w", err)
 	}
-	return tok, flow{Registration: registration, ID: id}, nil
+	return tok, flow{Registration: registration, ID: id, Link: link, IssuedAt: c.IssuedAt.Time, Expires: exp.Time}, nil
 }
 
 var errBadState = errors.New("sso: state is malformed, tampered with or expired")
@@ -68,10 +80,21 @@ func (s *stateSigner) check(state string, now time.Time) (flow, error) {
 	if _, err := p.ParseWithClaims(state, &c, func(*jwt.Token) (any, error) { return s.key, nil }); err != nil {
 		return flow{}, fmt.Errorf("%w: %w", errBadState, err)
 	}
-	if c.ID == "" || c.Registration == "" {
+	if c.ID == "" || c.Registration == "" || len(c.ID) > 64 {
 		return flow{}, errBadState
 	}
-	return flow{Registration: c.Registration, ID: c.ID}, nil
+	f := flow{Registration: c.Registration, ID: c.ID, Expires: c.ExpiresAt.Time}
+	if c.IssuedAt != nil {
+		f.IssuedAt = c.IssuedAt.Time
+	}
+	if c.Link != "" {
+		id, err := uuid.Parse(c.Link)
+		if err != nil {
+			return flow{}, errBadState
+		}
+		f.Link = id
+	}
+	return f, nil
 }
 
 // derive is a flow's secret value for purpose (the PKCE verifier, the nonce): 32 bytes

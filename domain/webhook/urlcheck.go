@@ -327,6 +327,19 @@ func newGuardedDialer(cfg Config) *guardedDialer {
 	return d
 }
 
+// DialContext is the address rule at dial time for the service's other outbound
+// net/http clients (SSO discovery, token and key requests): a net/http Transport's
+// DialContext that resolves with c's resolver, refuses a host when any of its addresses
+// is not allowed (unless c.AllowPrivate), and connects only to the addresses checked, as
+// webhook deliveries do. Every connection, a redirect's included, passes through it.
+func (c Checker) DialContext(timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	g := newGuardedDialer(Config{AllowPrivate: c.AllowPrivate, Resolver: c.Resolver, Timeout: timeout})
+	return func(ctx context.Context, _, addr string) (net.Conn, error) {
+		d := g.dialer
+		return g.dialContext(ctx, &d, addr)
+	}
+}
+
 // dial connects to addr (host:port) within timeout (0: the dialer's own).
 func (g *guardedDialer) dial(addr string, timeout time.Duration) (net.Conn, error) {
 	d := g.dialer
@@ -335,6 +348,11 @@ func (g *guardedDialer) dial(addr string, timeout time.Duration) (net.Conn, erro
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d.Timeout)
 	defer cancel()
+	return g.dialContext(ctx, &d, addr)
+}
+
+// dialContext resolves, checks and connects to addr with d under ctx.
+func (g *guardedDialer) dialContext(ctx context.Context, d *net.Dialer, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", errDialRefused, addr)

@@ -284,3 +284,31 @@ func TestSignAndClip(t *testing.T) {
 	require.True(t, utf8.ValidString(c))
 	require.Equal(t, "a\uFFFDb\uFFFD", clip("a\x00b\xff", 100), "NUL and invalid bytes cannot go into a text column")
 }
+
+// TestCheckerDialContext: the net/http dial of other outbound clients (SSO) applies the
+// rule to the addresses it connects to, names resolved by the checker's resolver, and
+// connects when private addresses are allowed.
+func TestCheckerDialContext(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	t.Cleanup(srv.Close)
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':'):]
+	res := &fakeResolver{addrs: map[string][]string{"idp.example": {"127.0.0.1"}}}
+	client := func(c Checker) *http.Client {
+		return &http.Client{Transport: &http.Transport{DialContext: c.DialContext(2 * time.Second)}}
+	}
+
+	strict := client(Checker{Resolver: res})
+	for _, target := range []string{srv.URL, "http://idp.example" + port, "http://localhost" + port, "http://2130706433" + port} {
+		_, err := strict.Get(target)
+		require.ErrorIs(t, err, errDialRefused, target)
+	}
+	require.Zero(t, hits.Load())
+
+	open := client(Checker{Resolver: res, AllowPrivate: true})
+	resp, err := open.Get("http://idp.example" + port)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, int32(1), hits.Load())
+}
