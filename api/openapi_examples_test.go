@@ -224,7 +224,7 @@ var exRefused = map[string]struct {
 	"riverUIDeleteJobs":        {http.StatusNotFound, "JOB_NOT_FOUND"},
 	// The code comes by mail; the example's is not the one sent.
 	"verifyServiceDeskEmail": {http.StatusBadRequest, "DESK_EMAIL_CODE_INVALID"},
-	"linkMySSOProvider":        {http.StatusNotFound, "SSO_PROVIDER_NOT_FOUND"},
+	"linkMySSOProvider":      {http.StatusNotFound, "SSO_PROVIDER_NOT_FOUND"},
 }
 
 // exSequence are the account examples, run in this order on one fresh user: the
