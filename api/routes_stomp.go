@@ -38,8 +38,9 @@ func (s *Server) stompRoutes(app *fiber.App) {
 		},
 	})
 	listener := realtime.NewListener(s.db.Pool.Config().ConnConfig, s.log, hub.Deliver)
-	// Revocation notices sent while the listener was reconnecting are lost: check all.
-	listener.OnReconnect(hub.RecheckAll)
+	// Messages and revocation notices sent while the listener was reconnecting are
+	// lost: subscribed sessions are told to reload, the others checked again.
+	listener.OnReconnect(hub.Resync)
 	hub.Attach(listener)
 	app.Hooks().OnListen(func(fiber.ListenData) error {
 		hub.Start()

@@ -153,21 +153,26 @@ func TestStompInheritedAccessEnds(t *testing.T) {
 	stompAlive(t, member, "n")
 }
 
-// TestStompAccessCheckedAfterListenerReconnect: a revocation notice committed while a
-// replica's listener is disconnected never arrives, so a reconnected listener has every
-// session checked again. The membership row is deleted behind the API's back (no
-// notice at all) and the listener's connection is killed.
-func TestStompAccessCheckedAfterListenerReconnect(t *testing.T) {
+// TestStompListenerReconnectTellsSubscribers: what is published while a replica's
+// listener is disconnected never reaches it, so after the listener reconnects (at once)
+// every subscribed session ends with ERROR reason RESYNC telling its client to reconnect
+// and reload, instead of silently missing a board move; a session without subscriptions
+// stays (its account is checked again). A reconnecting client then gets what follows, and
+// one whose membership was deleted behind the API's back (no notice at all) is refused
+// at SUBSCRIBE.
+func TestStompListenerReconnectTellsSubscribers(t *testing.T) {
 	t.Parallel()
 	h := apitest.New(t, apitest.Options{}) // its own database: the only listener on it is this server's
 	ws, _ := stompServe(t, h)
 	f := issueFixtureOn(t, h)
+	iss := f.create(t, map[string]any{"title": "Moved in the gap"})
 	c := stompDial(t, ws, f.member.Access)
 	_, err := c.Subscribe("b", "/topic/projects/"+f.key)
 	require.NoError(t, err)
 	owner := stompDial(t, ws, f.owner.Access)
 	_, err = owner.Subscribe("b", "/topic/projects/"+f.key)
 	require.NoError(t, err)
+	idle := stompDial(t, ws, f.member.Access) // connected, nothing subscribed
 
 	ctx := context.Background()
 	_, err = h.DB.Pool.Exec(ctx, "DELETE FROM project_members WHERE project_id = $1 AND user_id = $2", f.projectID, f.member.ID)
@@ -176,6 +181,26 @@ func TestStompAccessCheckedAfterListenerReconnect(t *testing.T) {
 	require.NoError(t, h.DB.Pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&killed))
 	require.Equal(t, 1, killed, "the server's listener connection")
-	stompEnded(t, c, time.Now().Add(10*time.Second), "access to project "+f.key+" ended")
-	stompAlive(t, owner, "n")
+	// A move committed right after the drop, while the listener may be reconnecting.
+	f.patch(t, iss["key"].(string), map[string]any{"statusId": f.prog.String()})
+
+	deadline := time.Now().Add(5 * time.Second)
+	for _, s := range []*stomptest.Client{owner, c} {
+		fr := stompEnded(t, s, deadline, "reconnect and reload")
+		require.Equal(t, "RESYNC", fr.Value("reason"))
+	}
+	stompAlive(t, idle, "n") // its account is still active; it follows nothing that could be stale
+
+	// The owner reconnects and gets the next move; the removed member is refused.
+	again := stompDial(t, ws, f.owner.Access)
+	_, err = again.Subscribe("b", "/topic/projects/"+f.key)
+	require.NoError(t, err)
+	f.patch(t, iss["key"].(string), map[string]any{"statusId": f.done.String()})
+	msg, err := again.Expect("MESSAGE", 5*time.Second)
+	require.NoError(t, err)
+	require.Contains(t, string(msg.Body), `"ISSUE_MOVED"`)
+	refused := stompDial(t, ws, f.member.Access)
+	err = refused.Send(stomp.Frame{Command: "SUBSCRIBE", Headers: []stomp.Header{{Name: "id", Value: "b"}, {Name: "destination", Value: "/topic/projects/" + f.key}}})
+	require.NoError(t, err)
+	stompRefused(t, refused, "")
 }

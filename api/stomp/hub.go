@@ -322,30 +322,43 @@ func (h *Hub) revoked(n revoke.Notice) {
 	}
 }
 
-// RecheckAll checks the access of every session again, one after the other on one
-// goroutine: the realtime listener calls it after a reconnect, since revocation notices
-// committed while it was disconnected never arrive.
-func (h *Hub) RecheckAll() {
+// resyncMessage is the ERROR a subscribed session gets when live messages may have been
+// missed (docs/api-conventions.md#real-time): the client reconnects and reloads.
+const resyncMessage = "live updates were interrupted and some may have been missed: reconnect and reload"
+
+// Resync handles a reconnect of the realtime listener: whatever was published while it
+// was disconnected never arrives, so every session with a subscription is ended with an
+// ERROR frame (header reason: RESYNC) telling the client to reconnect and reload, rather
+// than be left silently out of date; sessions without one have their access checked
+// again (revocation notices may have been missed too).
+func (h *Hub) Resync() {
 	h.revocations.Add(1)
 	h.mu.RLock()
-	defer h.mu.RUnlock()
 	if h.closed {
+		h.mu.RUnlock()
 		return
 	}
-	all := make([]*session, 0, len(h.sessions))
+	var subscribed, idle []*session
 	for s := range h.sessions {
-		all = append(all, s)
-	}
-	h.checks.Add(1)
-	go func() {
-		defer h.checks.Done()
-		for _, s := range all {
-			if h.ctx.Err() != nil {
-				return
-			}
-			s.checkAccess()
+		s.mu.Lock()
+		n := len(s.subs)
+		s.mu.Unlock()
+		if n > 0 {
+			subscribed = append(subscribed, s)
+		} else {
+			idle = append(idle, s)
 		}
-	}()
+	}
+	h.mu.RUnlock()
+	if len(subscribed) > 0 {
+		h.cfg.Log.Warn("stomp: realtime listener reconnected; ending subscribed sessions so their clients reload", "sessions", len(subscribed))
+	}
+	for _, s := range subscribed {
+		s.end(errorFrame(resyncMessage, "", s.version, Header{Name: "reason", Value: "RESYNC"}), true)
+	}
+	for _, s := range idle {
+		h.recheck(s)
+	}
 }
 
 // recheck runs s.checkAccess on its own goroutine (the listener's must not block) unless

@@ -22,6 +22,8 @@ type Listener struct {
 	mu    sync.Mutex
 	ready chan struct{} // closed while LISTEN is active; replaced on disconnect
 	live  bool
+	// reachedLive is set when a connection reaches LISTEN; Run reads and clears it.
+	reachedLive bool
 	// reconnected runs each time LISTEN is active again after a disconnect.
 	reconnected func()
 	listened    bool
@@ -47,9 +49,10 @@ func NewListener(connConfig *pgx.ConnConfig, log *slog.Logger, handle func(Messa
 // missed: the STOMP hub then checks every session's access again. Call it before Run.
 func (l *Listener) OnReconnect(f func()) { l.reconnected = f }
 
-// Run listens until ctx ends, reconnecting after any failure.
+// Run listens until ctx ends, reconnecting after any failure: at once after a
+// connection that had been up, then with backoff while connecting keeps failing.
 func (l *Listener) Run(ctx context.Context) {
-	backoff := minBackoff
+	backoff := time.Duration(0)
 	for ctx.Err() == nil {
 		started := time.Now()
 		err := l.listen(ctx)
@@ -57,17 +60,26 @@ func (l *Listener) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if time.Since(started) > time.Minute {
-			backoff = minBackoff
+		if l.wasLive() {
+			backoff = 0
 		}
-		l.log.Warn("realtime listener disconnected", "err", err, "retry_in", backoff)
+		l.log.Warn("realtime listener disconnected", "err", err, "retry_in", backoff, "connected_for", time.Since(started).Round(time.Millisecond).String())
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(backoff):
 		}
-		backoff = min(backoff*2, maxBackoff)
+		backoff = min(max(backoff*2, minBackoff), maxBackoff)
 	}
+}
+
+// wasLive reports (and forgets) whether the last connection got as far as LISTEN.
+func (l *Listener) wasLive() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	was := l.reachedLive
+	l.reachedLive = false
+	return was
 }
 
 // WaitReady blocks until LISTEN is active or ctx ends, so a subscriber that has been
@@ -92,6 +104,7 @@ func (l *Listener) setLive(live bool) {
 	}
 	l.live = live
 	if live {
+		l.reachedLive = true
 		close(l.ready)
 	} else {
 		l.ready = make(chan struct{})
