@@ -99,7 +99,7 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	}
 	return river.NewClient(riverpgxv5.New(d.DB.Pool), &river.Config{
 		Logger:               d.Log,
-		Middleware:           []rivertype.Middleware{NewJobMetrics(d.Registry)},
+		Middleware:           []rivertype.Middleware{NewJobMetrics(d.Registry), NewUnavailable(d.Log)},
 		Queues:               queues,
 		Workers:              ws,
 		JobTimeout:           cfg.JobTimeout,
