@@ -17,7 +17,9 @@ import (
 // addAutomationWorkers registers the rule evaluation worker and the execution log's
 // retention, and returns the periodic cleanup job.
 func addAutomationWorkers(ws *river.Workers, cfg Config, d Deps) []*river.PeriodicJob {
-	river.AddWorker(ws, NewAutomationEvaluateWorker(d))
+	w := NewAutomationEvaluateWorker(d)
+	w.Engine.Limits = automation.Limits{ChainBudget: cfg.AutomationChainBudget, ProjectRate: cfg.AutomationProjectRate}
+	river.AddWorker(ws, w)
 	river.AddWorker(ws, &AutomationCleanupWorker{DB: d.DB.Bun})
 	retention := cfg.AutomationRetention
 	if retention <= 0 {

@@ -26,6 +26,8 @@ type Engine struct {
 	// Audit records the comments' audit entries (CREATE_COMMENT goes through the
 	// comment service, which records its own).
 	Audit *audit.Recorder
+	// Limits are the chain budget and the project rate.
+	Limits Limits
 
 	cache ruleCache
 }
@@ -206,8 +208,11 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 		if !wrote {
 			return errHandled
 		}
-		// Changes made here publish their events at the next chain depth.
-		actx := WithChainDepth(ctx, job.ChainDepth+1)
+		if err := e.Limits.spend(ctx, tx, job, len(r.Actions)); err != nil {
+			return err
+		}
+		// Changes made here publish their events at the next chain depth, in the chain.
+		actx := WithChain(ctx, chainOf(job), job.ChainDepth+1)
 		run := &run{engine: e, tx: tx, rule: r, subj: subj, people: actors, job: job}
 		done = done[:0]
 		for i, a := range r.Actions {
@@ -217,9 +222,21 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 			}
 			done = append(done, ActionOutcome{Type: a.Type, OK: true})
 		}
-		return e.Bus.Emit(actx, tx, Fired{RuleID: r.ID, RuleName: r.Name, ProjectID: subj.ProjectID, IssueID: subj.ID,
+		err = e.Bus.Emit(actx, tx, Fired{RuleID: r.ID, RuleName: r.Name, ProjectID: subj.ProjectID, IssueID: subj.ID,
 			IssueKey: subj.IssueKey, Trigger: job.Trigger, EventID: job.EventID, ChainDepth: job.ChainDepth})
+		if err != nil {
+			return err
+		}
+		return e.Limits.charge(ctx, tx, job, len(r.Actions))
 	})
+	if reason, ok := limited(err); ok {
+		// Rolled back whole; the rule is SKIPPED with the limit it reached.
+		wrote, werr := writeExecution(ctx, e.DB.SQL, job, r.ID, StatusSkipped, reason)
+		if werr != nil || !wrote {
+			return nil, werr
+		}
+		return &Outcome{RuleID: r.ID, Status: StatusSkipped, Detail: reason, Latency: time.Since(job.EventAt)}, nil
+	}
 	switch {
 	case err == nil:
 		return &Outcome{RuleID: r.ID, Status: StatusSuccess, Detail: detail, Actions: done, Latency: time.Since(job.EventAt)}, nil

@@ -157,6 +157,10 @@ type Action struct {
 	Position int
 	Type     string
 	Params   map[string]string
+
+	// index is the action's place in the create request, for the member paths of its
+	// problems.
+	index int
 }
 
 // Execution is one rule evaluated for one triggering event.

@@ -49,6 +49,13 @@ func (s *Service) Create(ctx context.Context, sc Scope, createdBy uuid.UUID, in 
 	if r == nil { // past the limits: nothing more is looked at
 		return nil, &ValidationError{Problems: ps}
 	}
+	if len(ps) == 0 {
+		var project *uuid.UUID
+		if sc.Project != nil {
+			project = &sc.Project.ID
+		}
+		ps = checkSelfTrigger(r, project)
+	}
 	var id uuid.UUID
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		more, err := checkRefs(ctx, tx, sc, rs)
