@@ -20,3 +20,25 @@ CREATE TABLE automation_project_rates (
     actions      integer NOT NULL CHECK (actions >= 0),
     PRIMARY KEY (project_id, window_start)
 );
+
+-- The built-in automation user: the author of what rules write (comments, subtasks,
+-- field changes), so a rule never speaks as a person while authorId stays a user id.
+-- It has no password and no provider, and deleted_at set: nobody signs in as it, and
+-- every list of live accounts (admin list, search, member lists) leaves it out. The
+-- id is fixed and well known (store.AutomationUserID).
+INSERT INTO users (id, email, display_name, password_hash, system_role, active, deleted_at, created_at, updated_at)
+VALUES ('00000000-0000-4000-8000-00000000a070', 'automation@automation.taskweave.invalid', 'Automation', NULL, 'MEMBER',
+        false, 'epoch', 'epoch', 'epoch')
+ON CONFLICT (id) DO NOTHING;
+
+-- Rows a rule's transaction writes name the rule (and the activity its creator): the
+-- rule's transaction sets these two settings (set_config, transaction-local), so every
+-- insert in it, through whatever domain service, carries them without passing them
+-- down. Outside a rule they are unset and the columns stay null. No foreign keys: the
+-- rows outlive a deleted rule.
+ALTER TABLE comments ADD COLUMN rule_id uuid
+    DEFAULT nullif(current_setting('taskweave.rule_id', true), '')::uuid;
+ALTER TABLE issue_activities ADD COLUMN rule_id uuid
+    DEFAULT nullif(current_setting('taskweave.rule_id', true), '')::uuid;
+ALTER TABLE issue_activities ADD COLUMN rule_creator_id uuid
+    DEFAULT nullif(current_setting('taskweave.rule_creator_id', true), '')::uuid;

@@ -211,8 +211,13 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 		if err := e.Limits.spend(ctx, tx, job, len(r.Actions)); err != nil {
 			return err
 		}
-		// Changes made here publish their events at the next chain depth, in the chain.
+		// Changes made here publish their events at the next chain depth, in the chain;
+		// their audit entries, activity rows and comments name the rule and its creator.
 		actx := WithChain(ctx, chainOf(job), job.ChainDepth+1)
+		actx = audit.WithAutomation(actx, audit.Automation{RuleID: r.ID, RuleName: r.Name, CreatorID: r.CreatedBy})
+		if err := markRule(ctx, tx, r); err != nil {
+			return err
+		}
 		run := &run{engine: e, tx: tx, rule: r, subj: subj, people: actors, job: job}
 		done = done[:0]
 		for i, a := range r.Actions {
@@ -260,6 +265,21 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 	}
 	acts = append(acts, ActionOutcome{Type: a.Type})
 	return &Outcome{RuleID: r.ID, Status: StatusFailed, Detail: reason, Actions: acts, Latency: time.Since(job.EventAt)}, nil
+}
+
+// markRule sets the transaction's rule settings, which the rule_id and
+// rule_creator_id columns of comments and issue_activities default to (migration 0031).
+func markRule(ctx context.Context, tx bun.Tx, r *Rule) error {
+	creator := ""
+	if r.CreatedBy != nil {
+		creator = r.CreatedBy.String()
+	}
+	_, err := tx.Tx.ExecContext(ctx, `SELECT set_config('taskweave.rule_id', $1, true), set_config('taskweave.rule_creator_id', $2, true)`,
+		r.ID.String(), creator)
+	if err != nil {
+		return fmt.Errorf("mark rule transaction: %w", err)
+	}
+	return nil
 }
 
 // subjectSQL reads an issue with its project, and the rule stamps of the project ($1)
