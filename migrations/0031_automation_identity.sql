@@ -42,3 +42,12 @@ ALTER TABLE issue_activities ADD COLUMN rule_id uuid
     DEFAULT nullif(current_setting('taskweave.rule_id', true), '')::uuid;
 ALTER TABLE issue_activities ADD COLUMN rule_creator_id uuid
     DEFAULT nullif(current_setting('taskweave.rule_creator_id', true), '')::uuid;
+
+-- A rule acts only while its creator may (an active user with at least MEMBER in the
+-- rule's project; a system ADMIN for a SYSTEM rule). A rule whose creator lost that
+-- right is disabled with the reason, shown in the rule list, until an admin re-enables
+-- it (its creator may again) or takes it over (becomes its creator).
+ALTER TABLE automation_rules ADD COLUMN disabled_reason text;
+ALTER TABLE automation_rules ADD COLUMN disabled_at timestamptz;
+-- The account and membership changes disable the rules of one creator.
+CREATE INDEX automation_rules_created_by ON automation_rules (created_by) WHERE enabled;

@@ -26,6 +26,10 @@ type AutomationRule struct {
 	Enabled        bool       `bun:"enabled"`
 	CreatedBy      *uuid.UUID `bun:"created_by,type:uuid"`
 	CreatedAt      time.Time  `bun:"created_at,nullzero,default:clock_timestamp()"`
+	// DisabledReason says why the rule was disabled because its creator may no longer
+	// have it act (nil otherwise), DisabledAt when.
+	DisabledReason *string    `bun:"disabled_reason"`
+	DisabledAt     *time.Time `bun:"disabled_at"`
 }
 
 // AutomationGroup is a row of automation_groups: an AND/OR node of a rule's condition

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/automation/creator"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
@@ -130,6 +131,11 @@ func (e *Engine) Evaluate(ctx context.Context, job jobs.AutomationEvaluate) ([]O
 		}
 	}
 
+	// A rule acts only while its creator may: otherwise it is skipped and disabled.
+	acting, skips, err = e.checkCreators(ctx, acting, skips)
+	if err != nil {
+		return nil, err
+	}
 	outcomes, err := e.skip(ctx, job, skips)
 	if err != nil {
 		return nil, err
@@ -152,6 +158,39 @@ func (e *Engine) Evaluate(ctx context.Context, job jobs.AutomationEvaluate) ([]O
 		}
 	}
 	return outcomes, errors.Join(infra...)
+}
+
+// checkCreators moves the acting rules whose creator may no longer have them act
+// (creator.Refusals) to the skipped ones, with the reason, and disables them (audited),
+// so they stay off until an admin re-enables them or takes them over.
+func (e *Engine) checkCreators(ctx context.Context, acting []*Rule, skips []skip) ([]*Rule, []skip, error) {
+	if len(acting) == 0 {
+		return acting, skips, nil
+	}
+	ids := make([]uuid.UUID, len(acting))
+	for i, r := range acting {
+		ids[i] = r.ID
+	}
+	refusals, err := creator.Refusals(ctx, e.DB.Bun, ids)
+	if err != nil || len(refusals) == 0 {
+		return acting, skips, err
+	}
+	kept := make([]*Rule, 0, len(acting))
+	var off []uuid.UUID
+	for _, r := range acting {
+		reason, refused := refusals[r.ID]
+		if !refused {
+			kept = append(kept, r)
+			continue
+		}
+		off = append(off, r.ID)
+		skips = append(skips, skip{rule: r, detail: "not run: " + reason +
+			"; the rule is disabled until an admin re-enables it or takes it over"})
+	}
+	err = store.InTx(ctx, e.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
+		return creator.Disable(ctx, tx, e.Audit, off)
+	})
+	return kept, skips, err
 }
 
 // skip is a rule that does not act on this event, and why.

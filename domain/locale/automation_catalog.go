@@ -5,7 +5,8 @@ package locale
 // {message} the action's text, both user data and never translated).
 func init() {
 	for k, v := range map[string]string{
-		"reason.RULE_NOT_FOUND": "The automation rule was not found.",
+		"reason.RULE_NOT_FOUND":          "The automation rule was not found.",
+		"reason.RULE_CREATOR_INELIGIBLE": "The rule's creator may no longer have it act (deactivated, deleted, removed from the project or below MEMBER); take the rule over to enable it.",
 
 		"field.AUTOMATION_DEPTH":        "nests condition groups deeper than {max} levels",
 		"field.AUTOMATION_TOO_MANY":     "must hold at most {max} entries",
@@ -28,7 +29,8 @@ func init() {
 		en[k] = v
 	}
 	for k, v := range map[string]string{
-		"reason.RULE_NOT_FOUND": "Die Automatisierungsregel wurde nicht gefunden.",
+		"reason.RULE_NOT_FOUND":          "Die Automatisierungsregel wurde nicht gefunden.",
+		"reason.RULE_CREATOR_INELIGIBLE": "Der Ersteller der Regel darf sie nicht mehr handeln lassen (deaktiviert, gelöscht, aus dem Projekt entfernt oder unter MEMBER); übernehmen Sie die Regel, um sie zu aktivieren.",
 
 		"field.AUTOMATION_DEPTH":        "verschachtelt Bedingungsgruppen tiefer als {max} Ebenen",
 		"field.AUTOMATION_TOO_MANY":     "darf höchstens {max} Einträge enthalten",
