@@ -102,6 +102,7 @@ func TestAutomationRuleActsOnlyWhileItsCreatorMay(t *testing.T) {
 			require.Equal(t, false, got["enabled"])
 			require.Equal(t, tc.reason, got["disabledReason"])
 			require.Equal(t, 1, disabledAudit(viaDB, "system"))
+			require.Equal(t, float64(1), autoMetric(t, h.WorkerRegistry, "taskweave_automation_limited_total", map[string]string{"limit": "creator"}))
 
 			// Off until an admin takes it over.
 			r = h.Do("PATCH", f.autoRules("/"+viaAPI+"/toggle"), nil, f.owner.Access)

@@ -41,6 +41,8 @@ func TestAutomationChainBudget(t *testing.T) {
 		}
 	}
 	require.Equal(t, 100-33, skipped, "every issue of the chain was evaluated once; those past the budget are SKIPPED")
+	require.Equal(t, float64(67), autoMetric(t, h.WorkerRegistry, "taskweave_automation_limited_total", map[string]string{"limit": "budget"}))
+	require.Equal(t, float64(0), autoMetric(t, h.WorkerRegistry, "taskweave_automation_limited_total", map[string]string{"limit": "rate"}))
 	require.Equal(t, 99, h.Count("SELECT actions FROM automation_chains WHERE chain_id = (SELECT (args->>'chainId')::uuid "+
 		"FROM river_job WHERE kind = 'automation.evaluate' AND args->>'issueId' = $1)", root), "the chain's spent budget")
 

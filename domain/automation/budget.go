@@ -40,7 +40,7 @@ func (l Limits) budget() int {
 
 // limitError is a rule that did not act because a limit was reached; its execution is
 // SKIPPED with the reason.
-type limitError struct{ detail string }
+type limitError struct{ limit, detail string }
 
 func (e *limitError) Error() string { return "automation: " + e.detail }
 
@@ -78,7 +78,7 @@ func (l Limits) spend(ctx context.Context, tx bun.Tx, job jobs.AutomationEvaluat
 		ok = affected > 0
 	}
 	if !ok {
-		return &limitError{detail: fmt.Sprintf("action budget spent: the chain of rule runs started by one change may run "+
+		return &limitError{limit: LimitBudget, detail: fmt.Sprintf("action budget spent: the chain of rule runs started by one change may run "+
 			"%d actions in all (TW_AUTOMATION_CHAIN_BUDGET); this rule's %d not run", budget, n)}
 	}
 	return nil
@@ -109,19 +109,19 @@ func (l Limits) charge(ctx context.Context, tx bun.Tx, job jobs.AutomationEvalua
 		ok = affected > 0
 	}
 	if !ok {
-		return &limitError{detail: fmt.Sprintf("project automation rate reached: the rules of a project may run %d actions "+
+		return &limitError{limit: LimitRate, detail: fmt.Sprintf("project automation rate reached: the rules of a project may run %d actions "+
 			"per minute (TW_AUTOMATION_PROJECT_RATE); this rule's %d not run", l.ProjectRate, n)}
 	}
 	return nil
 }
 
-// limited reports whether err is a limit the rule reached, and its reason.
-func limited(err error) (string, bool) {
+// limited reports whether err is a limit the rule reached, which, and its reason.
+func limited(err error) (string, string, bool) {
 	var le *limitError
 	if errors.As(err, &le) {
-		return le.detail, true
+		return le.limit, le.detail, true
 	}
-	return "", false
+	return "", "", false
 }
 
 // cleanLimits deletes the spent budgets of chains older than chainRetention and the

@@ -41,7 +41,20 @@ type Outcome struct {
 	Actions []ActionOutcome
 	// Latency is from the event to the commit of the rule's execution row.
 	Latency time.Duration
+	// Limit names what stopped a SKIPPED rule that would have acted: LimitBudget,
+	// LimitRate or LimitCreator; "" otherwise.
+	Limit string
 }
+
+// What can stop a rule that would act (Outcome.Limit).
+const (
+	LimitBudget  = "budget"
+	LimitRate    = "rate"
+	LimitCreator = "creator"
+)
+
+// LimitKinds lists them, for the metric's labels.
+var LimitKinds = []string{LimitBudget, LimitRate, LimitCreator}
 
 // ActionOutcome is one action run: its type and whether it succeeded. A rule that
 // failed reports the action that failed last; its earlier actions were rolled back
@@ -184,7 +197,7 @@ func (e *Engine) checkCreators(ctx context.Context, acting []*Rule, skips []skip
 			continue
 		}
 		off = append(off, r.ID)
-		skips = append(skips, skip{rule: r, detail: "not run: " + reason +
+		skips = append(skips, skip{rule: r, limit: LimitCreator, detail: "not run: " + reason +
 			"; the rule is disabled until an admin re-enables it or takes it over"})
 	}
 	err = store.InTx(ctx, e.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
@@ -193,10 +206,12 @@ func (e *Engine) checkCreators(ctx context.Context, acting []*Rule, skips []skip
 	return kept, skips, err
 }
 
-// skip is a rule that does not act on this event, and why.
+// skip is a rule that does not act on this event, and why (limit: what stopped it,
+// when it would have acted).
 type skip struct {
 	rule   *Rule
 	detail string
+	limit  string
 }
 
 // skip writes the SKIPPED rows of rules that do not act, in one statement; rows an
@@ -214,13 +229,14 @@ func (e *Engine) skip(ctx context.Context, job jobs.AutomationEvaluate, skips []
 		return nil, err
 	}
 	latency := time.Since(job.EventAt)
-	byRule := make(map[uuid.UUID]string, len(skips))
+	byRule := make(map[uuid.UUID]skip, len(skips))
 	for _, s := range skips {
-		byRule[s.rule.ID] = s.detail
+		byRule[s.rule.ID] = s
 	}
 	out := make([]Outcome, 0, len(written))
 	for _, id := range written {
-		out = append(out, Outcome{RuleID: id, Status: StatusSkipped, Detail: byRule[id], Latency: latency})
+		s := byRule[id]
+		out = append(out, Outcome{RuleID: id, Status: StatusSkipped, Detail: s.detail, Limit: s.limit, Latency: latency})
 	}
 	return out, nil
 }
@@ -273,13 +289,13 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 		}
 		return e.Limits.charge(ctx, tx, job, len(r.Actions))
 	})
-	if reason, ok := limited(err); ok {
+	if limit, reason, ok := limited(err); ok {
 		// Rolled back whole; the rule is SKIPPED with the limit it reached.
 		wrote, werr := writeExecution(ctx, e.DB.SQL, job, r.ID, StatusSkipped, reason)
 		if werr != nil || !wrote {
 			return nil, werr
 		}
-		return &Outcome{RuleID: r.ID, Status: StatusSkipped, Detail: reason, Latency: time.Since(job.EventAt)}, nil
+		return &Outcome{RuleID: r.ID, Status: StatusSkipped, Detail: reason, Limit: limit, Latency: time.Since(job.EventAt)}, nil
 	}
 	switch {
 	case err == nil:
