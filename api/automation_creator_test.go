@@ -142,3 +142,44 @@ func TestAutomationRuleActsOnlyWhileItsCreatorMay(t *testing.T) {
 		})
 	}
 }
+
+// TestAutomationSystemRuleNeedsAnAdminCreator: a SYSTEM rule acts only while its
+// creator is a system ADMIN: once they are not, its run is SKIPPED with the reason and
+// it is disabled; another system ADMIN takes it over and it acts again.
+func TestAutomationSystemRuleNeedsAnAdminCreator(t *testing.T) {
+	t.Parallel()
+	f := autoFixture(t)
+	h := f.h
+	ada, bob := h.Register("Ada"), h.Register("Bob")
+	h.MakeAdmin(ada)
+	h.MakeAdmin(bob)
+	r := h.Do("POST", "/api/v1/admin/automation/rules", map[string]any{"name": "Everywhere", "triggerType": "ISSUE_CREATED",
+		"actions": []any{autoAction("SET_PRIORITY", map[string]any{"priority": "HIGH"})}}, ada.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	rule := "/api/v1/admin/automation/rules/" + r.JSON(t)["id"].(string)
+
+	h.SetSystemRole(ada, "MEMBER")
+	id, key := f.autoIssue(t, f.owner, map[string]any{"title": "Not Ada's any more"})
+	autoDrain(t, h)
+	r = h.Do("GET", rule+"/executions", nil, bob.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var execs []map[string]any
+	for _, e := range r.JSON(t)["content"].([]any) {
+		execs = append(execs, e.(map[string]any))
+	}
+	require.Equal(t, []string{"SKIPPED " + id + " not run: the SYSTEM rule's creator is no longer a system ADMIN" +
+		"; the rule is disabled until an admin re-enables it or takes it over"}, autoOutcomes(execs))
+	require.Equal(t, "MEDIUM", f.get(t, key)["priority"])
+	got := h.Do("GET", rule, nil, bob.Access).JSON(t)
+	require.Equal(t, false, got["enabled"])
+	require.Equal(t, "the SYSTEM rule's creator is no longer a system ADMIN", got["disabledReason"])
+
+	r = h.Do("PATCH", rule+"/toggle", nil, bob.Access)
+	require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+	r = h.Do("POST", rule+"/take-over", nil, bob.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	require.Equal(t, bob.ID.String(), r.JSON(t)["createdBy"])
+	_, key = f.autoIssue(t, f.owner, map[string]any{"title": "Bob's now"})
+	autoDrain(t, h)
+	require.Equal(t, "HIGH", f.get(t, key)["priority"])
+}
