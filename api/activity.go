@@ -24,11 +24,18 @@ type activityResponse struct {
 	OldValue  *string    `json:"oldValue"`
 	NewValue  *string    `json:"newValue"`
 	CreatedAt string     `json:"createdAt"`
+	// Automated marks a change an automation rule made (its actor is the built-in
+	// automation user); ruleId, ruleName and ruleCreatorId name the rule and its creator.
+	Automated     bool       `json:"automated"`
+	RuleID        *uuid.UUID `json:"ruleId"`
+	RuleName      *string    `json:"ruleName"`
+	RuleCreatorID *uuid.UUID `json:"ruleCreatorId"`
 }
 
 func toActivityResponse(a *comment.Activity) activityResponse {
 	return activityResponse{ID: a.ID, IssueID: a.IssueID, ActorID: a.ActorID, ActorName: a.ActorName, Type: a.Type,
-		CommentID: a.CommentID, OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: instant(a.CreatedAt)}
+		CommentID: a.CommentID, OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: instant(a.CreatedAt),
+		Automated: a.RuleID != nil, RuleID: a.RuleID, RuleName: a.RuleName, RuleCreatorID: a.RuleCreatorID}
 }
 
 func (s *Server) listActivity(c *fiber.Ctx) error {

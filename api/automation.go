@@ -97,6 +97,10 @@ type ruleResponse struct {
 	CreatedAt      string           `json:"createdAt"`
 	RootGroup      groupResponse    `json:"rootGroup"`
 	Actions        []actionResponse `json:"actions"`
+	// DisabledReason says why the rule was disabled because its creator may no
+	// longer have it act (null otherwise); DisabledAt when.
+	DisabledReason *string `json:"disabledReason"`
+	DisabledAt     *string `json:"disabledAt"`
 }
 
 type groupResponse struct {
@@ -123,7 +127,8 @@ type actionResponse struct {
 func toRuleResponse(r *automation.Rule) ruleResponse {
 	out := ruleResponse{ID: r.ID, Name: r.Name, TriggerType: r.TriggerType, TriggerPayload: r.TriggerPayload, Scope: r.Scope,
 		Enabled: r.Enabled, ProjectID: r.ProjectID, CreatedBy: r.CreatedBy, CreatedAt: instant(r.CreatedAt),
-		RootGroup: toGroupResponse(r.Root), Actions: make([]actionResponse, 0, len(r.Actions))}
+		RootGroup: toGroupResponse(r.Root), Actions: make([]actionResponse, 0, len(r.Actions)),
+		DisabledReason: r.DisabledReason, DisabledAt: instantPtr(r.DisabledAt)}
 	for _, a := range r.Actions {
 		out.Actions = append(out.Actions, actionResponse{ID: a.ID, Position: a.Position, Type: a.Type, Params: a.Params})
 	}
@@ -153,7 +158,7 @@ type executionResponse struct {
 	CreatedAt string     `json:"createdAt"`
 }
 
-func (s *Server) rules() *automation.Service { return automation.NewService(s.db.Bun) }
+func (s *Server) rules() *automation.Service { return automation.NewService(s.db.Bun, s.audit) }
 
 // projectRuleScope is the project of the path as a rule scope.
 func projectRuleScope(a *project.Access) automation.Scope {
@@ -272,7 +277,23 @@ func (s *Server) toggleRule(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		r, err := s.rules().Toggle(c.UserContext(), sc, id)
+		r, err := s.rules().Toggle(c.UserContext(), sc, auditActor(c), id)
+		if err != nil {
+			return err
+		}
+		return c.JSON(toRuleResponse(r))
+	}
+}
+
+// takeOverRule is POST /{rid}/take-over: the caller becomes the rule's creator and the
+// rule is enabled (the way back for a rule disabled because of its creator).
+func (s *Server) takeOverRule(scope ruleScope) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		sc, id, err := ruleTarget(c, scope, project.Admin)
+		if err != nil {
+			return err
+		}
+		r, err := s.rules().TakeOver(c.UserContext(), sc, auditActor(c), id)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api/apitest"
+	"github.com/taskweave/taskweave/store"
 )
 
 // autoFixture is a sprint fixture on a fresh database with the workers running, so the
@@ -106,8 +107,8 @@ func autoComments(t *testing.T, h *apitest.Harness, issueID string) []string {
 }
 
 // TestAutomationIssueCreated: ISSUE_CREATED with a condition. The BUG gets the rule's
-// actions in position order, made as the rule's creator (activity) with the comment
-// authored by the reporter; the TASK's execution is SKIPPED. The success is audited
+// actions in position order, made as the automation user naming the rule and its
+// creator (activity), the comment too; the TASK's execution is SKIPPED. The success is audited
 // (AUTOMATION_FIRED) and the evaluation jobs are found in /admin/jobs by issue.
 func TestAutomationIssueCreated(t *testing.T) {
 	t.Parallel()
@@ -126,11 +127,12 @@ func TestAutomationIssueCreated(t *testing.T) {
 
 	require.Equal(t, "CRITICAL", f.get(t, bug)["priority"])
 	require.Equal(t, "MEDIUM", f.get(t, task)["priority"])
-	require.Equal(t, []string{"Mia: Triage this"}, autoComments(t, h, bug), "authored by the reporter")
+	require.Equal(t, []string{"Automation: Triage this"}, autoComments(t, h, bug), "authored by the automation user")
 	require.Empty(t, autoComments(t, h, task))
 	require.Equal(t, 1, h.Count(`SELECT count(*) FROM issue_activities AS a JOIN users AS u ON u.id = a.actor_id
-		WHERE a.issue_id = $1 AND a.type = 'PRIORITY_CHANGED' AND a.new_value = 'CRITICAL' AND u.id = $2`, bug, f.owner.ID),
-		"changed as the rule's creator")
+		WHERE a.issue_id = $1 AND a.type = 'PRIORITY_CHANGED' AND a.new_value = 'CRITICAL' AND u.id = $2
+		AND a.rule_id = $3 AND a.rule_creator_id = $4`, bug, store.AutomationUserID, ruleID, f.owner.ID),
+		"changed as the automation user, naming the rule and its creator")
 	require.Equal(t, autoSorted(
 		"SKIPPED "+task+" conditions not met",
 		"SUCCESS "+bug+" ran SET_PRIORITY, CREATE_COMMENT",
@@ -148,7 +150,7 @@ func TestAutomationIssueCreated(t *testing.T) {
 }
 
 // TestAutomationStatusChanged: the toStatusId filter picks the status; the rule's
-// comment is written by the reporter and triggers no COMMENT_ADDED rule.
+// comment is written by the automation user and triggers no COMMENT_ADDED rule.
 func TestAutomationStatusChanged(t *testing.T) {
 	t.Parallel()
 	f := autoFixture(t)
@@ -166,7 +168,7 @@ func TestAutomationStatusChanged(t *testing.T) {
 	f.patch(t, key, map[string]any{"statusId": f.done.String()})
 	autoDrain(t, h)
 
-	require.Equal(t, []string{"Owner: Thanks, closing."}, autoComments(t, h, id))
+	require.Equal(t, []string{"Automation: Thanks, closing."}, autoComments(t, h, id))
 	require.Equal(t, []string{"SUCCESS " + id + " ran CREATE_COMMENT"}, autoOutcomes(f.autoExecutions(t, onDone["id"].(string))))
 	require.Empty(t, f.autoExecutions(t, onComment["id"].(string)), "a rule's comment triggers no COMMENT_ADDED rule")
 	require.Equal(t, "MEDIUM", f.get(t, key)["priority"])

@@ -214,7 +214,7 @@ func TestAutomationExactlyOnce(t *testing.T) {
 	require.NoError(t, errs[1])
 
 	for _, issueID := range []string{seq, con} {
-		require.Equal(t, []string{"Owner: Once only"}, autoComments(t, h, issueID), "one comment")
+		require.Equal(t, []string{"Automation: Once only"}, autoComments(t, h, issueID), "one comment")
 		require.Equal(t, 1, h.Count("SELECT count(*) FROM issues WHERE parent_id = $1", issueID), "one subtask")
 		require.Equal(t, 1, h.Count(`SELECT count(*) FROM river_job WHERE kind = 'notify.event' AND args->>'type' = 'AUTOMATION'
 			AND args->>'issueId' = $1`, issueID), "one notification job")

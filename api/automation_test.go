@@ -223,6 +223,8 @@ func TestAutomationSystemRules(t *testing.T) {
 		"actions":        []any{map[string]any{"type": "SET_STATUS", "params": map[string]any{"statusId": uuid.NewString()}}}}
 	r := h.Do("POST", "/api/v1/admin/automation/rules", body, f.owner.Access)
 	require.Equal(t, http.StatusForbidden, r.Status, "a project ADMIN is no system ADMIN: %s", r.Body)
+	r = h.Do("POST", "/api/v1/admin/automation/rules/"+uuid.NewString()+"/take-over", nil, f.owner.Access)
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
 	r = h.Do("POST", "/api/v1/admin/automation/rules", body, admin.Access)
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	rule := r.JSON(t)
@@ -248,6 +250,7 @@ func TestAutomationSystemRules(t *testing.T) {
 		{"GET", "/" + id, nil, 200},
 		{"PUT", "/" + id, map[string]any{"name": "Everywhere, renamed"}, 200},
 		{"PATCH", "/" + id + "/toggle", nil, 200},
+		{"POST", "/" + id + "/take-over", nil, 200},
 		{"GET", "/" + id + "/executions", nil, 200},
 		{"DELETE", "/" + id, nil, 204},
 		{"GET", "/" + id, nil, 404},

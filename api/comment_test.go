@@ -436,7 +436,8 @@ func TestCommentListPagesStably(t *testing.T) {
 	// The reply's members.
 	first := f.cmList(t, key, f.member.Access, "size=1")["content"].([]any)[0].(map[string]any)
 	require.Equal(t, map[string]any{"id": wantIDs[0], "issueId": issueID, "authorId": f.member.ID.String(), "authorName": "Mia",
-		"body": "same time", "editedAt": nil, "deleted": false, "createdAt": "2026-03-01T13:00:00Z", "updatedAt": first["updatedAt"]}, first)
+		"body": "same time", "editedAt": nil, "deleted": false, "createdAt": "2026-03-01T13:00:00Z", "updatedAt": first["updatedAt"],
+		"automated": false, "ruleId": nil}, first)
 
 	// An issue without comments is an empty page; bad paging is 400; roles as everywhere.
 	empty := f.cmList(t, f.create(t, map[string]any{"title": "Silent"})["key"].(string), f.viewer.Access, "")

@@ -24,12 +24,16 @@ type commentResponse struct {
 	Deleted    bool       `json:"deleted"`
 	CreatedAt  string     `json:"createdAt"`
 	UpdatedAt  string     `json:"updatedAt"`
+	// Automated marks a comment an automation rule wrote (RuleID); its author is
+	// the built-in automation user.
+	Automated bool       `json:"automated"`
+	RuleID    *uuid.UUID `json:"ruleId"`
 }
 
 func toCommentResponse(v *comment.View) commentResponse {
 	r := commentResponse{ID: v.ID, IssueID: v.IssueID, AuthorID: v.AuthorID, AuthorName: v.AuthorName,
 		EditedAt: instantPtr(v.EditedAt), Deleted: v.DeletedAt != nil, CreatedAt: instant(v.CreatedAt),
-		UpdatedAt: instant(v.UpdatedAt)}
+		UpdatedAt: instant(v.UpdatedAt), Automated: v.RuleID != nil, RuleID: v.RuleID}
 	if !r.Deleted {
 		body := v.Body
 		r.Body = &body

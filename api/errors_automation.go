@@ -10,6 +10,7 @@ import (
 // a *automation.ValidationError is automationInvalid's.
 var automationErrors = []errorMapping{
 	{automation.ErrNotFound, 404, "NOT_FOUND", "RULE_NOT_FOUND"},
+	{automation.ErrCreatorIneligible, 409, "CONFLICT", "RULE_CREATOR_INELIGIBLE"},
 }
 
 // automationInvalid renders a rule's validation problems as one VALIDATION_ERROR naming

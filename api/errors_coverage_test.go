@@ -63,7 +63,8 @@ var domainErrors = map[string]error{
 	"auth.ErrUserDeleted":            auth.ErrUserDeleted,
 	"auth.ErrUserNotFound":           auth.ErrUserNotFound,
 
-	"automation.ErrNotFound": automation.ErrNotFound,
+	"automation.ErrNotFound":          automation.ErrNotFound,
+	"automation.ErrCreatorIneligible": automation.ErrCreatorIneligible,
 
 	"board.ErrNoActiveSprint": board.ErrNoActiveSprint,
 

@@ -181,6 +181,7 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 		{"PUT", "/automation/rules/:rid", autoRuleAt, func() any { return map[string]any{"name": unique("r")} }, "ADMIN", 200},
 		{"DELETE", "/automation/rules/:rid", base + "/automation/rules/" + random, nil, "ADMIN", 404},
 		{"PATCH", "/automation/rules/:rid/toggle", autoRuleAt + "/toggle", nil, "ADMIN", 200},
+		{"POST", "/automation/rules/:rid/take-over", autoRuleAt + "/take-over", nil, "ADMIN", 200},
 		{"GET", "/automation/rules/:rid/executions", autoRuleAt + "/executions", nil, "VIEWER", 200},
 
 		{"POST", "/issues/:issueKey/attachments", fileAt, upload, "MEMBER", 201},

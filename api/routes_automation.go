@@ -20,6 +20,7 @@ func (s *Server) automationRoutes(r fiber.Router, admin fiber.Router) {
 		g.r.Put(g.path+"/:rid", s.renameRule(g.scope))
 		g.r.Delete(g.path+"/:rid", s.deleteRule(g.scope))
 		g.r.Patch(g.path+"/:rid/toggle", s.toggleRule(g.scope))
+		g.r.Post(g.path+"/:rid/take-over", s.takeOverRule(g.scope))
 		g.r.Get(g.path+"/:rid/executions", s.listRuleExecutions(g.scope))
 	}
 }

@@ -14,7 +14,11 @@ import (
 type AutomationEvaluate struct {
 	// EventID names the triggering event; with the rule id it is the unique key of an
 	// execution, so a retried job never applies a rule twice.
-	EventID   uuid.UUID `json:"eventId"`
+	EventID uuid.UUID `json:"eventId"`
+	// ChainID is the event id of the change a person made that started the chain this
+	// event belongs to (its own EventID at depth 0): every rule run of the chain spends
+	// the same action budget. Nil in a job of an older release: EventID stands in.
+	ChainID   uuid.UUID `json:"chainId,omitempty"`
 	Trigger   string    `json:"trigger"`
 	ProjectID uuid.UUID `json:"projectId"`
 	IssueID   uuid.UUID `json:"issueId"`

@@ -7,6 +7,11 @@ import (
 	"github.com/uptrace/bun"
 )
 
+// AutomationUserID is the built-in automation user (migration 0031): the author and
+// actor of what automation rules write. It cannot sign in and no list of accounts
+// shows it (its deleted_at is set); display name "Automation".
+var AutomationUserID = uuid.MustParse("00000000-0000-4000-8000-00000000a070")
+
 // AutomationRule is a row of automation_rules: a trigger, a condition tree (its groups
 // and conditions) and ordered actions, of one project or (ProjectID nil) of every one.
 type AutomationRule struct {
@@ -21,6 +26,10 @@ type AutomationRule struct {
 	Enabled        bool       `bun:"enabled"`
 	CreatedBy      *uuid.UUID `bun:"created_by,type:uuid"`
 	CreatedAt      time.Time  `bun:"created_at,nullzero,default:clock_timestamp()"`
+	// DisabledReason says why the rule was disabled because its creator may no longer
+	// have it act (nil otherwise), DisabledAt when.
+	DisabledReason *string    `bun:"disabled_reason"`
+	DisabledAt     *time.Time `bun:"disabled_at"`
 }
 
 // AutomationGroup is a row of automation_groups: an AND/OR node of a rule's condition

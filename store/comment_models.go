@@ -19,6 +19,9 @@ type Comment struct {
 	DeletedAt *time.Time `bun:"deleted_at"`
 	CreatedAt time.Time  `bun:"created_at,nullzero,default:clock_timestamp()"`
 	UpdatedAt time.Time  `bun:"updated_at,nullzero,default:clock_timestamp()"`
+	// RuleID names the automation rule that wrote the comment (its author is then
+	// AutomationUserID); the column's default fills it in the rule's transaction.
+	RuleID *uuid.UUID `bun:"rule_id,type:uuid,scanonly"`
 }
 
 // Attachment is an uploaded file's record; StoredName is internal and never returned.

@@ -73,4 +73,8 @@ type IssueActivity struct {
 	// category by id); nil for other types.
 	NewStatusID *uuid.UUID `bun:"new_status_id,type:uuid"`
 	CreatedAt   time.Time  `bun:"created_at,nullzero,default:clock_timestamp()"`
+	// RuleID and RuleCreatorID name the automation rule (and its creator) whose
+	// transaction wrote the entry; the columns' defaults fill them (migration 0031).
+	RuleID        *uuid.UUID `bun:"rule_id,type:uuid,scanonly"`
+	RuleCreatorID *uuid.UUID `bun:"rule_creator_id,type:uuid,scanonly"`
 }

@@ -17,7 +17,9 @@ import (
 // addAutomationWorkers registers the rule evaluation worker and the execution log's
 // retention, and returns the periodic cleanup job.
 func addAutomationWorkers(ws *river.Workers, cfg Config, d Deps) []*river.PeriodicJob {
-	river.AddWorker(ws, NewAutomationEvaluateWorker(d))
+	w := NewAutomationEvaluateWorker(d)
+	w.Engine.Limits = automation.Limits{ChainBudget: cfg.AutomationChainBudget, ProjectRate: cfg.AutomationProjectRate}
+	river.AddWorker(ws, w)
 	river.AddWorker(ws, &AutomationCleanupWorker{DB: d.DB.Bun})
 	retention := cfg.AutomationRetention
 	if retention <= 0 {
@@ -56,6 +58,9 @@ func (w *AutomationEvaluateWorker) Work(ctx context.Context, job *river.Job[jobs
 	trigger := job.Args.Trigger
 	for _, o := range outcomes {
 		w.metrics.evaluations.WithLabelValues(trigger, strings.ToLower(o.Status)).Inc()
+		if o.Limit != "" {
+			w.metrics.limited.WithLabelValues(o.Limit).Inc()
+		}
 		w.metrics.latency.Observe(o.Latency.Seconds())
 		for _, a := range o.Actions {
 			outcome := "success"
@@ -87,6 +92,7 @@ func (w *AutomationCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.
 type automationMetrics struct {
 	evaluations *prometheus.CounterVec
 	actions     *prometheus.CounterVec
+	limited     *prometheus.CounterVec
 	latency     prometheus.Histogram
 }
 
@@ -103,6 +109,10 @@ func newAutomationMetrics(reg *prometheus.Registry) *automationMetrics {
 			Name: "taskweave_automation_actions_total",
 			Help: "Automation actions run, by type and outcome: success, or failed (refused, or rolled back with a refused action of the same rule).",
 		}, []string{"type", "outcome"}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "taskweave_automation_limited_total",
+			Help: "Automation rules that would have acted but were skipped, by limit: budget (the chain's action budget spent), rate (the project's action rate reached) or creator (the rule's creator may no longer have it act; the rule was disabled).",
+		}, []string{"limit"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "taskweave_automation_event_latency_seconds",
 			Help:    "Time from a triggering change to its rule's execution row (with the rule's actions, for a rule that acted).",
@@ -112,12 +122,16 @@ func newAutomationMetrics(reg *prometheus.Registry) *automationMetrics {
 	if reg != nil {
 		m.evaluations = register(reg, m.evaluations)
 		m.actions = register(reg, m.actions)
+		m.limited = register(reg, m.limited)
 		m.latency = register(reg, m.latency)
 	}
 	for _, t := range automation.Triggers {
 		for _, o := range []string{"success", "skipped", "failed", "error"} {
 			m.evaluations.WithLabelValues(t, o)
 		}
+	}
+	for _, l := range automation.LimitKinds {
+		m.limited.WithLabelValues(l)
 	}
 	for _, t := range automation.ActionTypes {
 		m.actions.WithLabelValues(t, "success")

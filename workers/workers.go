@@ -46,6 +46,12 @@ type Config struct {
 	// AutomationRetention is how long automation executions are kept
 	// (TW_AUTOMATION_RETENTION); zero is automation.DefaultRetention.
 	AutomationRetention time.Duration
+	// AutomationChainBudget is how many actions the rule runs of one chain may run
+	// (TW_AUTOMATION_CHAIN_BUDGET); zero is automation.DefaultChainBudget.
+	AutomationChainBudget int
+	// AutomationProjectRate is how many actions the rules of one project may run per
+	// minute (TW_AUTOMATION_PROJECT_RATE); zero is no limit.
+	AutomationProjectRate int
 }
 
 // MailConfig is the SMTP relay e-mails go through (TW_SMTP_ADDR, TW_SMTP_FROM).

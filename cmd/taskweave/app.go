@@ -264,6 +264,9 @@ func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 		ServiceDesk:     a.serviceDeskConfig(),
 		// Executions older than this are deleted by the periodic cleanup.
 		AutomationRetention: a.cfg.AutomationRetention,
+		// The chain budget and the per-project rate of automation actions.
+		AutomationChainBudget: a.cfg.AutomationChainBudget,
+		AutomationProjectRate: a.cfg.AutomationProjectRate,
 	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry, Bus: bus})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)

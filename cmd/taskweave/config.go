@@ -68,6 +68,10 @@ type Config struct {
 	SLAInterval         time.Duration   `env:"TW_SLA_INTERVAL, default=60s"`
 	// AutomationRetention: automation executions older than this are deleted.
 	AutomationRetention time.Duration `env:"TW_AUTOMATION_RETENTION, default=2160h"`
+	// AutomationChainBudget: how many actions the rule runs caused by one change may run.
+	AutomationChainBudget int `env:"TW_AUTOMATION_CHAIN_BUDGET, default=100"`
+	// AutomationProjectRate: how many actions one project's rules may run per minute (0: no limit).
+	AutomationProjectRate int `env:"TW_AUTOMATION_PROJECT_RATE, default=1000"`
 
 	MailIngestEnabled bool          `env:"TW_MAIL_INGEST_ENABLED, default=false"`
 	IMAPAddr          string        `env:"TW_IMAP_ADDR"`
@@ -104,6 +108,9 @@ func loadConfig(ctx context.Context, lookup envconfig.Lookuper) (*Config, error)
 		if _, _, err := net.SplitHostPort(cfg.MetricsAddr); err != nil {
 			return nil, fmt.Errorf("TW_METRICS_ADDR must be off or a listen address such as 127.0.0.1:9090 (got %q)", cfg.MetricsAddr)
 		}
+	}
+	if cfg.AutomationChainBudget < 1 || cfg.AutomationProjectRate < 0 {
+		return nil, fmt.Errorf("TW_AUTOMATION_CHAIN_BUDGET must be at least 1 and TW_AUTOMATION_PROJECT_RATE at least 0 (0: no limit)")
 	}
 	if cfg.AuthRateLimit < 1 || cfg.AuthRateWindow <= 0 {
 		return nil, fmt.Errorf("TW_AUTH_RATE_LIMIT must be at least 1 and TW_AUTH_RATE_WINDOW positive")

@@ -43,6 +43,8 @@ func TestConfigDefaults(t *testing.T) {
 	require.EqualValues(t, 26214400, cfg.MaxUploadBytes)
 	require.True(t, cfg.RegistrationEnabled)
 	require.Equal(t, "2160h0m0s", cfg.AutomationRetention.String(), "90 days")
+	require.Equal(t, 100, cfg.AutomationChainBudget)
+	require.Equal(t, 1000, cfg.AutomationProjectRate)
 }
 
 // TestWorkerGC: a worker collects at WorkerGCPercent unless the operator set GOGC, which

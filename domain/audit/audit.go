@@ -145,6 +145,9 @@ func (r *Recorder) Job(ctx context.Context, tx bun.IDB, e Entry) (*river.InsertM
 	if email == "" {
 		email = "system"
 	}
+	if a, ok := AutomationOf(ctx); ok {
+		e.Details = withAutomation(e.Details, a)
+	}
 	args := jobs.AuditRecord{
 		ID: uuid.New(), Timestamp: r.now().UTC(), UserID: e.UserID, UserEmail: email,
 		ProjectID: e.ProjectID, OrgID: e.OrgID, Action: e.Action, Level: string(level),

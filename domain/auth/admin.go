@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/automation/creator"
 	"github.com/taskweave/taskweave/domain/revoke"
 	"github.com/taskweave/taskweave/store"
 )
@@ -78,6 +79,11 @@ func (s *Service) retire(ctx context.Context, actor *Principal, id uuid.UUID, an
 		}
 		if err := s.audit.Record(ctx, tx, audit.Entry{Action: action, UserID: &actor.UserID, UserEmail: actor.Email,
 			ResourceType: "USER", ResourceID: id.String(), IPAddress: meta.IP, UserAgent: meta.UserAgent}); err != nil {
+			return err
+		}
+		// The user's automation rules stop acting with them (docs/automation.md#creator-checks).
+		if err := creator.UserChanged(ctx, tx, s.audit, audit.Actor{UserID: actor.UserID, Email: actor.Email, IP: meta.IP,
+			UserAgent: meta.UserAgent}, id); err != nil {
 			return err
 		}
 		if u.SystemRole != RoleAdmin || !u.Active {

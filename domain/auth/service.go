@@ -84,7 +84,8 @@ func (s *Service) Register(ctx context.Context, r Registration, meta Meta) (*sto
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", firstUserLock); err != nil {
 			return err
 		}
-		any, err := tx.NewSelect().Table("users").Exists(ctx)
+		// The built-in automation user (migration 0031) is no registered account.
+		any, err := tx.NewSelect().Table("users").Where("id <> ?", store.AutomationUserID).Exists(ctx)
 		if err != nil {
 			return err
 		}

@@ -65,7 +65,7 @@ func (r *run) action(ctx context.Context, a Action) error {
 	p := issue.Project{ID: r.subj.ProjectID, Key: r.subj.ProjectKey, WorkflowID: r.subj.WorkflowID}
 	ref := issue.Ref{ID: r.subj.ID}
 	issues := issue.NewService(r.engine.DB, r.engine.Bus).WithTx(r.tx)
-	actor := r.people.actorOf(r.rule, r.subj)
+	actor := r.people.actorOf(r.rule)
 	switch a.Type {
 	case ActionSetStatus:
 		id, err := param(a, "statusId")
@@ -92,9 +92,9 @@ func (r *run) action(ctx context.Context, a Action) error {
 	case ActionSendNotification:
 		return r.notify(ctx, a)
 	case ActionCreateComment:
-		reporter := r.people.reporter(r.subj)
+		// Written by the automation user; the comment's rule_id names the rule.
 		_, err := comment.NewService(r.engine.DB, r.engine.Bus, r.engine.Audit).ForAutomation(r.tx).
-			Create(ctx, p, &reporter, ref, a.Params["body"])
+			Create(ctx, p, &actor, ref, a.Params["body"])
 		return err
 	case ActionCreateSubtask:
 		title := strings.TrimSpace(a.Params["title"])
@@ -140,6 +140,9 @@ func (r *run) notify(ctx context.Context, a Action) error {
 			return err
 		}
 	}
+	if recipient == store.AutomationUserID {
+		return nil // the reporter of a subtask a rule created: nobody to tell
+	}
 	msg := strings.TrimSpace(a.Params["message"])
 	if msg == "" {
 		msg = defaultNotification
@@ -160,35 +163,39 @@ func param(a Action, k string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// person is a user actions are made as, with their explicit role in the project.
+// person is the creator of an acting rule, as the run-time checks and the workflow's
+// role guards need them.
 type person struct {
-	ID          uuid.UUID `bun:"id"`
-	Email       string    `bun:"email"`
-	DisplayName string    `bun:"display_name"`
-	MemberRole  string    `bun:"member_role"`
-	Deleted     bool      `bun:"deleted"`
+	ID         uuid.UUID `bun:"id"`
+	Active     bool      `bun:"active"`
+	Deleted    bool      `bun:"deleted"`
+	SystemRole string    `bun:"system_role"`
+	MemberRole string    `bun:"member_role"`
 }
 
-// people are the users the acting rules of one event act as, by id.
+// people are the creators of the acting rules of one event, by id.
 type people map[uuid.UUID]person
 
-// loadActors reads, in one query, the creators of the acting rules and the issue's
-// reporter.
+// loadActors reads, in one query, the creators of the acting rules with their system
+// role and their role in the issue's project.
 func loadActors(ctx context.Context, db bun.IDB, subj *subject, rules []*Rule) (people, error) {
-	ids := []uuid.UUID{subj.ReporterID}
+	var ids []uuid.UUID
 	for _, r := range rules {
 		if r.CreatedBy != nil {
 			ids = append(ids, *r.CreatedBy)
 		}
 	}
+	if len(ids) == 0 {
+		return people{}, nil
+	}
 	var rows []person
-	err := db.NewRaw(`SELECT u.id, u.email, u.display_name, u.deleted_at IS NOT NULL AS deleted,
+	err := db.NewRaw(`SELECT u.id, u.active, u.deleted_at IS NOT NULL AS deleted, u.system_role,
 			CASE WHEN p.owner_id = u.id THEN 'ADMIN' ELSE coalesce(pm.role, '') END AS member_role
 		FROM users AS u JOIN projects AS p ON p.id = ?
 		LEFT JOIN project_members AS pm ON pm.project_id = p.id AND pm.user_id = u.id
 		WHERE u.id IN (?)`, subj.ProjectID, bun.In(ids)).Scan(ctx, &rows)
 	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
-		return nil, fmt.Errorf("read rule actors: %w", err)
+		return nil, fmt.Errorf("read rule creators: %w", err)
 	}
 	out := make(people, len(rows))
 	for _, p := range rows {
@@ -197,25 +204,27 @@ func loadActors(ctx context.Context, db bun.IDB, subj *subject, rules []*Rule) (
 	return out, nil
 }
 
-// actorOf is who rule r's changes are made as: its creator (whose project role the
-// workflow's role guards see), or the issue's reporter once the creator is gone.
-func (ps people) actorOf(r *Rule, subj *subject) issue.Actor {
+// AutomationEmail is what the audit log and webhooks show as the e-mail of changes a
+// rule made (as "system" for the server's own).
+const AutomationEmail = "automation"
+
+// AutomationName is the built-in automation user's display name.
+const AutomationName = "Automation"
+
+// actorOf is who rule r's changes are made as: the built-in automation user, never a
+// person, with the project role of the rule's creator (a SYSTEM rule's creator, a
+// system ADMIN, counts as project ADMIN) for the workflow's role guards. The audit
+// entries and activity rows of the change name the rule and its creator besides.
+func (ps people) actorOf(r *Rule) issue.Actor {
+	role := ""
 	if r.CreatedBy != nil {
-		if p, ok := ps[*r.CreatedBy]; ok && !p.Deleted {
-			return p.actor()
+		if p, ok := ps[*r.CreatedBy]; ok {
+			role = p.MemberRole
+			if r.ProjectID == nil && p.SystemRole == "ADMIN" {
+				role = "ADMIN"
+			}
 		}
 	}
-	return ps.reporter(subj)
-}
-
-// reporter is the issue's reporter as an actor (CREATE_COMMENT's author).
-func (ps people) reporter(subj *subject) issue.Actor {
-	if p, ok := ps[subj.ReporterID]; ok {
-		return p.actor()
-	}
-	return issue.Actor{Actor: audit.Actor{UserID: subj.ReporterID}}
-}
-
-func (p person) actor() issue.Actor {
-	return issue.Actor{Actor: audit.Actor{UserID: p.ID, Email: p.Email}, DisplayName: p.DisplayName, MemberRole: p.MemberRole}
+	return issue.Actor{Actor: audit.Actor{UserID: store.AutomationUserID, Email: AutomationEmail},
+		DisplayName: AutomationName, MemberRole: role}
 }

@@ -30,7 +30,7 @@ const oldExecutionsSQL = `SELECT old.id FROM automation_rules AS r CROSS JOIN LA
 
 // Cleanup deletes executions created more than retention ago, batch rows per
 // statement (each its own transaction), until none is left or ctx ends, and returns
-// how many it deleted.
+// how many it deleted; then the limits' old rows (spent chain budgets, rate windows).
 func Cleanup(ctx context.Context, db bun.IDB, retention time.Duration, batch int) (int64, error) {
 	if batch <= 0 {
 		batch = CleanupBatch
@@ -40,5 +40,5 @@ func Cleanup(ctx context.Context, db bun.IDB, retention time.Duration, batch int
 	if err != nil {
 		return n, fmt.Errorf("clean automation executions: %w", err)
 	}
-	return n, nil
+	return n, cleanLimits(ctx, db)
 }

@@ -18,8 +18,11 @@ import (
 	"github.com/taskweave/taskweave/jobs"
 )
 
-// depthKey marks the chain depth in a context.
-type depthKey struct{}
+// depthKey marks the chain depth in a context; chainKey the chain.
+type (
+	depthKey struct{}
+	chainKey struct{}
+)
 
 // WithChainDepth returns ctx carrying the chain depth of the changes made under it: the
 // worker runs a depth-n evaluation's actions under n+1, so the events they publish
@@ -32,6 +35,20 @@ func WithChainDepth(ctx context.Context, n int) context.Context {
 func ChainDepth(ctx context.Context) int {
 	n, _ := ctx.Value(depthKey{}).(int)
 	return n
+}
+
+// WithChain returns ctx carrying the chain (the root event's id) and depth of the
+// changes made under it: the evaluations their events cause spend the same action
+// budget (docs/automation.md#action-budget).
+func WithChain(ctx context.Context, chain uuid.UUID, depth int) context.Context {
+	return context.WithValue(WithChainDepth(ctx, depth), chainKey{}, chain)
+}
+
+// Chain is the chain ctx carries; uuid.Nil for a change a person made (which starts
+// one of its own).
+func Chain(ctx context.Context) uuid.UUID {
+	id, _ := ctx.Value(chainKey{}).(uuid.UUID)
+	return id
 }
 
 // RegisterConsumers subscribes automation to every event with a trigger, and the audit
@@ -79,10 +96,15 @@ func Consumer(ctx context.Context, tx bun.Tx, ev event.Event) ([]river.InsertMan
 	if err != nil || !active[trigger] {
 		return nil, err
 	}
-	depth, at := ChainDepth(ctx), time.Now().UTC()
+	depth, chain, at := ChainDepth(ctx), Chain(ctx), time.Now().UTC()
 	out := make([]river.InsertManyParams, 0, len(issues))
 	for _, id := range issues {
-		out = append(out, river.InsertManyParams{Args: jobs.AutomationEvaluate{EventID: newID(), Trigger: trigger,
+		ev := newID()
+		root := chain
+		if root == uuid.Nil {
+			root = ev // a person's change: the root of its own chain
+		}
+		out = append(out, river.InsertManyParams{Args: jobs.AutomationEvaluate{EventID: ev, ChainID: root, Trigger: trigger,
 			ProjectID: projectID, IssueID: id, Extras: extras, ChainDepth: depth, EventAt: at}})
 	}
 	return out, nil

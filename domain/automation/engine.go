@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/automation/creator"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
@@ -26,6 +27,8 @@ type Engine struct {
 	// Audit records the comments' audit entries (CREATE_COMMENT goes through the
 	// comment service, which records its own).
 	Audit *audit.Recorder
+	// Limits are the chain budget and the project rate.
+	Limits Limits
 
 	cache ruleCache
 }
@@ -38,7 +41,20 @@ type Outcome struct {
 	Actions []ActionOutcome
 	// Latency is from the event to the commit of the rule's execution row.
 	Latency time.Duration
+	// Limit names what stopped a SKIPPED rule that would have acted: LimitBudget,
+	// LimitRate or LimitCreator; "" otherwise.
+	Limit string
 }
+
+// What can stop a rule that would act (Outcome.Limit).
+const (
+	LimitBudget  = "budget"
+	LimitRate    = "rate"
+	LimitCreator = "creator"
+)
+
+// LimitKinds lists them, for the metric's labels.
+var LimitKinds = []string{LimitBudget, LimitRate, LimitCreator}
 
 // ActionOutcome is one action run: its type and whether it succeeded. A rule that
 // failed reports the action that failed last; its earlier actions were rolled back
@@ -128,6 +144,11 @@ func (e *Engine) Evaluate(ctx context.Context, job jobs.AutomationEvaluate) ([]O
 		}
 	}
 
+	// A rule acts only while its creator may: otherwise it is skipped and disabled.
+	acting, skips, err = e.checkCreators(ctx, acting, skips)
+	if err != nil {
+		return nil, err
+	}
 	outcomes, err := e.skip(ctx, job, skips)
 	if err != nil {
 		return nil, err
@@ -152,10 +173,45 @@ func (e *Engine) Evaluate(ctx context.Context, job jobs.AutomationEvaluate) ([]O
 	return outcomes, errors.Join(infra...)
 }
 
-// skip is a rule that does not act on this event, and why.
+// checkCreators moves the acting rules whose creator may no longer have them act
+// (creator.Refusals) to the skipped ones, with the reason, and disables them (audited),
+// so they stay off until an admin re-enables them or takes them over.
+func (e *Engine) checkCreators(ctx context.Context, acting []*Rule, skips []skip) ([]*Rule, []skip, error) {
+	if len(acting) == 0 {
+		return acting, skips, nil
+	}
+	ids := make([]uuid.UUID, len(acting))
+	for i, r := range acting {
+		ids[i] = r.ID
+	}
+	refusals, err := creator.Refusals(ctx, e.DB.Bun, ids)
+	if err != nil || len(refusals) == 0 {
+		return acting, skips, err
+	}
+	kept := make([]*Rule, 0, len(acting))
+	var off []uuid.UUID
+	for _, r := range acting {
+		reason, refused := refusals[r.ID]
+		if !refused {
+			kept = append(kept, r)
+			continue
+		}
+		off = append(off, r.ID)
+		skips = append(skips, skip{rule: r, limit: LimitCreator, detail: "not run: " + reason +
+			"; the rule is disabled until an admin re-enables it or takes it over"})
+	}
+	err = store.InTx(ctx, e.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
+		return creator.Disable(ctx, tx, e.Audit, off)
+	})
+	return kept, skips, err
+}
+
+// skip is a rule that does not act on this event, and why (limit: what stopped it,
+// when it would have acted).
 type skip struct {
 	rule   *Rule
 	detail string
+	limit  string
 }
 
 // skip writes the SKIPPED rows of rules that do not act, in one statement; rows an
@@ -173,13 +229,14 @@ func (e *Engine) skip(ctx context.Context, job jobs.AutomationEvaluate, skips []
 		return nil, err
 	}
 	latency := time.Since(job.EventAt)
-	byRule := make(map[uuid.UUID]string, len(skips))
+	byRule := make(map[uuid.UUID]skip, len(skips))
 	for _, s := range skips {
-		byRule[s.rule.ID] = s.detail
+		byRule[s.rule.ID] = s
 	}
 	out := make([]Outcome, 0, len(written))
 	for _, id := range written {
-		out = append(out, Outcome{RuleID: id, Status: StatusSkipped, Detail: byRule[id], Latency: latency})
+		s := byRule[id]
+		out = append(out, Outcome{RuleID: id, Status: StatusSkipped, Detail: s.detail, Limit: s.limit, Latency: latency})
 	}
 	return out, nil
 }
@@ -206,8 +263,16 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 		if !wrote {
 			return errHandled
 		}
-		// Changes made here publish their events at the next chain depth.
-		actx := WithChainDepth(ctx, job.ChainDepth+1)
+		if err := e.Limits.spend(ctx, tx, job, len(r.Actions)); err != nil {
+			return err
+		}
+		// Changes made here publish their events at the next chain depth, in the chain;
+		// their audit entries, activity rows and comments name the rule and its creator.
+		actx := WithChain(ctx, chainOf(job), job.ChainDepth+1)
+		actx = audit.WithAutomation(actx, audit.Automation{RuleID: r.ID, RuleName: r.Name, CreatorID: r.CreatedBy})
+		if err := markRule(ctx, tx, r); err != nil {
+			return err
+		}
 		run := &run{engine: e, tx: tx, rule: r, subj: subj, people: actors, job: job}
 		done = done[:0]
 		for i, a := range r.Actions {
@@ -217,9 +282,21 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 			}
 			done = append(done, ActionOutcome{Type: a.Type, OK: true})
 		}
-		return e.Bus.Emit(actx, tx, Fired{RuleID: r.ID, RuleName: r.Name, ProjectID: subj.ProjectID, IssueID: subj.ID,
+		err = e.Bus.Emit(actx, tx, Fired{RuleID: r.ID, RuleName: r.Name, ProjectID: subj.ProjectID, IssueID: subj.ID,
 			IssueKey: subj.IssueKey, Trigger: job.Trigger, EventID: job.EventID, ChainDepth: job.ChainDepth})
+		if err != nil {
+			return err
+		}
+		return e.Limits.charge(ctx, tx, job, len(r.Actions))
 	})
+	if limit, reason, ok := limited(err); ok {
+		// Rolled back whole; the rule is SKIPPED with the limit it reached.
+		wrote, werr := writeExecution(ctx, e.DB.SQL, job, r.ID, StatusSkipped, reason)
+		if werr != nil || !wrote {
+			return nil, werr
+		}
+		return &Outcome{RuleID: r.ID, Status: StatusSkipped, Detail: reason, Limit: limit, Latency: time.Since(job.EventAt)}, nil
+	}
 	switch {
 	case err == nil:
 		return &Outcome{RuleID: r.ID, Status: StatusSuccess, Detail: detail, Actions: done, Latency: time.Since(job.EventAt)}, nil
@@ -243,6 +320,21 @@ func (e *Engine) act(ctx context.Context, job jobs.AutomationEvaluate, r *Rule, 
 	}
 	acts = append(acts, ActionOutcome{Type: a.Type})
 	return &Outcome{RuleID: r.ID, Status: StatusFailed, Detail: reason, Actions: acts, Latency: time.Since(job.EventAt)}, nil
+}
+
+// markRule sets the transaction's rule settings, which the rule_id and
+// rule_creator_id columns of comments and issue_activities default to (migration 0031).
+func markRule(ctx context.Context, tx bun.Tx, r *Rule) error {
+	creator := ""
+	if r.CreatedBy != nil {
+		creator = r.CreatedBy.String()
+	}
+	_, err := tx.Tx.ExecContext(ctx, `SELECT set_config('taskweave.rule_id', $1, true), set_config('taskweave.rule_creator_id', $2, true)`,
+		r.ID.String(), creator)
+	if err != nil {
+		return fmt.Errorf("mark rule transaction: %w", err)
+	}
+	return nil
 }
 
 // subjectSQL reads an issue with its project, and the rule stamps of the project ($1)

@@ -114,6 +114,18 @@ const (
 // Errors of the rule administration; api/ maps each to its status.
 var (
 	ErrNotFound = errors.New("automation: rule not found")
+	// ErrCreatorIneligible refuses to enable a rule whose creator may not have it act
+	// (deactivated, deleted, no longer a member, below MEMBER): an admin takes it over
+	// instead.
+	ErrCreatorIneligible = errors.New("automation: the rule's creator may not have it act; take it over instead")
+)
+
+// Audit actions of rule administration (WRITE level).
+const (
+	// AuditEnabled: a rule disabled because of its creator was enabled again.
+	AuditEnabled = "AUTOMATION_RULE_ENABLED"
+	// AuditTakenOver: an admin became the creator of a rule (and enabled it).
+	AuditTakenOver = "AUTOMATION_RULE_TAKEN_OVER"
 )
 
 // Rule is a rule as it reads back: the tree and the actions exactly as written.
@@ -127,6 +139,10 @@ type Rule struct {
 	Enabled        bool
 	CreatedBy      *uuid.UUID
 	CreatedAt      time.Time
+	// DisabledReason is why the rule was disabled because its creator may no longer
+	// have it act, nil otherwise; DisabledAt is when.
+	DisabledReason *string
+	DisabledAt     *time.Time
 	Root           Group
 	Actions        []Action
 
@@ -157,6 +173,10 @@ type Action struct {
 	Position int
 	Type     string
 	Params   map[string]string
+
+	// index is the action's place in the create request, for the member paths of its
+	// problems.
+	index int
 }
 
 // Execution is one rule evaluated for one triggering event.

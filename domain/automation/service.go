@@ -12,16 +12,20 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/automation/creator"
 	"github.com/taskweave/taskweave/store"
 )
 
 // Service administers rules and reads their execution log.
 type Service struct {
-	db *bun.DB
+	db    *bun.DB
+	audit *audit.Recorder
 }
 
-// NewService builds a Service; it holds no state of its own.
-func NewService(db *bun.DB) *Service { return &Service{db: db} }
+// NewService builds a Service; it holds no state of its own. rec records re-enables
+// and take-overs.
+func NewService(db *bun.DB, rec *audit.Recorder) *Service { return &Service{db: db, audit: rec} }
 
 // Scope is where a call works: one project (its rules), or SYSTEM (Project nil).
 type Scope struct {
@@ -48,6 +52,13 @@ func (s *Service) Create(ctx context.Context, sc Scope, createdBy uuid.UUID, in 
 	r, rs, ps := check(in, sc.Project != nil)
 	if r == nil { // past the limits: nothing more is looked at
 		return nil, &ValidationError{Problems: ps}
+	}
+	if len(ps) == 0 {
+		var project *uuid.UUID
+		if sc.Project != nil {
+			project = &sc.Project.ID
+		}
+		ps = checkSelfTrigger(r, project)
 	}
 	var id uuid.UUID
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
@@ -163,22 +174,94 @@ func (s *Service) Rename(ctx context.Context, sc Scope, id uuid.UUID, name strin
 	if len(ps) > 0 {
 		return nil, &ValidationError{Problems: ps}
 	}
-	if err := s.update(ctx, sc, id, "name = ?", name); err != nil {
+	if err := s.update(ctx, s.db, sc, id, "name = ?", name); err != nil {
 		return nil, err
 	}
 	return s.Get(ctx, sc, id)
 }
 
-// Toggle flips a rule's enabled flag.
-func (s *Service) Toggle(ctx context.Context, sc Scope, id uuid.UUID) (*Rule, error) {
-	if err := s.update(ctx, sc, id, "enabled = NOT enabled"); err != nil {
+// Toggle flips a rule's enabled flag. Enabling a rule needs a creator who may have it
+// act (ErrCreatorIneligible otherwise; TakeOver is the way then) and clears the reason
+// it was disabled for, which is audited.
+func (s *Service) Toggle(ctx context.Context, sc Scope, by audit.Actor, id uuid.UUID) (*Rule, error) {
+	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		r, err := lockRule(ctx, tx, sc, id)
+		if err != nil {
+			return err
+		}
+		if r.Enabled {
+			return s.update(ctx, tx, sc, id, "enabled = false")
+		}
+		reason, err := creator.Refusal(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if reason != "" {
+			return fmt.Errorf("%w: %s", ErrCreatorIneligible, reason)
+		}
+		if err := s.update(ctx, tx, sc, id, "enabled = true, disabled_reason = NULL, disabled_at = NULL"); err != nil {
+			return err
+		}
+		if r.DisabledReason == nil {
+			return nil
+		}
+		return s.record(ctx, tx, by, AuditEnabled, r, map[string]any{"ruleName": r.Name, "creatorId": r.CreatedBy,
+			"disabledReason": *r.DisabledReason})
+	})
+	if err != nil {
 		return nil, err
 	}
 	return s.Get(ctx, sc, id)
 }
 
-func (s *Service) update(ctx context.Context, sc Scope, id uuid.UUID, set string, args ...any) error {
-	q := s.db.NewUpdate().TableExpr("automation_rules AS r").Set(set, args...).Where("r.id = ?", id)
+// TakeOver makes by the rule's creator and enables it: the way an admin restores a
+// rule whose creator may no longer have it act. Audited with the former creator.
+func (s *Service) TakeOver(ctx context.Context, sc Scope, by audit.Actor, id uuid.UUID) (*Rule, error) {
+	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		r, err := lockRule(ctx, tx, sc, id)
+		if err != nil {
+			return err
+		}
+		if err := s.update(ctx, tx, sc, id, "created_by = ?, enabled = true, disabled_reason = NULL, disabled_at = NULL",
+			by.UserID); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, by, AuditTakenOver, r, map[string]any{"ruleName": r.Name, "formerCreatorId": r.CreatedBy,
+			"creatorId": by.UserID, "disabledReason": r.DisabledReason})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, sc, id)
+}
+
+// lockRule reads the rule row of the scope for update.
+func lockRule(ctx context.Context, tx bun.Tx, sc Scope, id uuid.UUID) (*store.AutomationRule, error) {
+	var r store.AutomationRule
+	err := sc.where(tx.NewSelect().Model(&r).ModelTableExpr("automation_rules AS r").ColumnExpr("r.*").
+		Where("r.id = ?", id)).For("UPDATE").Scan(ctx)
+	if errors.Is(store.Translate(err), store.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read rule: %w", err)
+	}
+	return &r, nil
+}
+
+// record enqueues the audit entry of a rule administration action in tx.
+func (s *Service) record(ctx context.Context, tx bun.Tx, by audit.Actor, action string, r *store.AutomationRule, details map[string]any) error {
+	raw, err := json.Marshal(details)
+	if err != nil {
+		return fmt.Errorf("audit details: %w", err)
+	}
+	e := by.Entry(action, "AUTOMATION_RULE", r.ID.String(), string(raw))
+	e.ProjectID = r.ProjectID
+	return s.audit.Record(ctx, tx, e)
+}
+
+func (s *Service) update(ctx context.Context, db bun.IDB, sc Scope, id uuid.UUID, set string, args ...any) error {
+	q := db.NewUpdate().TableExpr("automation_rules AS r").Set(set, args...).Where("r.id = ?", id)
 	if sc.Project == nil {
 		q = q.Where("r.project_id IS NULL")
 	} else {
@@ -303,7 +386,7 @@ func loadRules(ctx context.Context, db bun.IDB, filter func(*bun.SelectQuery) *b
 func (row *ruleRow) rule() (Rule, error) {
 	r := Rule{ID: row.ID, ProjectID: row.ProjectID, Scope: row.Scope, Name: row.Name, TriggerType: row.TriggerType,
 		TriggerPayload: row.TriggerPayload, Enabled: row.Enabled, CreatedBy: row.CreatedBy, CreatedAt: row.CreatedAt,
-		Actions: []Action{}}
+		DisabledReason: row.DisabledReason, DisabledAt: row.DisabledAt, Actions: []Action{}}
 	var (
 		groups []groupJSON
 		conds  []conditionJSON

@@ -124,6 +124,17 @@ func check(in RuleInput, project bool) (*Rule, refs, []Problem) {
 	return r, rs, ps
 }
 
+// checkSelfTrigger refuses a rule that would trigger itself without end (see
+// selfTrigger); project is the rule's project, nil for SYSTEM.
+func checkSelfTrigger(r *Rule, project *uuid.UUID) []Problem {
+	i, why, ok := selfTrigger(r, project)
+	if !ok {
+		return nil
+	}
+	return []Problem{{Field: "actions[" + strconv.Itoa(i) + "].type", Code: "SELF_TRIGGER", Key: "field.AUTOMATION_SELF_TRIGGER",
+		Args: []string{"why", why}}}
+}
+
 // limits refuses a rule past the abuse limits before anything else is looked at.
 func limits(in RuleInput) []Problem {
 	var ps problems
@@ -310,7 +321,7 @@ func checkActions(in []ActionInput, project bool, rs *refs, ps *problems) []Acti
 	out := make([]Action, 0, len(in))
 	for i, a := range in {
 		path := "actions[" + strconv.Itoa(i) + "]"
-		act := Action{Position: i, Type: a.Type, Params: params(path, a.Params, ps)}
+		act := Action{Position: i, Type: a.Type, Params: params(path, a.Params, ps), index: i}
 		if a.Position != nil {
 			act.Position = *a.Position
 			if act.Position < 0 {

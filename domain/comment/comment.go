@@ -53,6 +53,9 @@ type Activity struct {
 	store.IssueActivity `bun:",extend"`
 
 	ActorName string `bun:"actor_name"`
+	// RuleName is the name of the automation rule that made the change (RuleID), nil
+	// for a person's change or once the rule is deleted.
+	RuleName *string `bun:"rule_name"`
 }
 
 // Service runs the comment rules on the database and publishes their events on the bus.
@@ -92,7 +95,7 @@ func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.
 
 // viewColumns are the columns of a View, on comments aliased c and their author u.
 const viewColumns = `c.id, c.issue_id, c.author_id, c.body, c.edited_at, c.deleted_at, c.created_at, c.updated_at,
-	u.display_name AS author_name`
+	c.rule_id, u.display_name AS author_name`
 
 func byActor(a *issue.Actor) issue.By {
 	if a == nil {

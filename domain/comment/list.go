@@ -34,6 +34,7 @@ type commentRow struct {
 	EditedAt   *time.Time `bun:"edited_at"`
 	CreatedAt  *time.Time `bun:"created_at"`
 	UpdatedAt  *time.Time `bun:"updated_at"`
+	RuleID     *uuid.UUID `bun:"rule_id"`
 	AuthorName *string    `bun:"author_name"`
 }
 
@@ -44,7 +45,7 @@ func (s *Service) List(ctx context.Context, p issue.Project, ref issue.Ref, offs
 	q := s.db.NewRaw(`SELECT i.id AS found_issue, t.total, x.* FROM issues AS i
 		CROSS JOIN LATERAL (SELECT count(*) AS total FROM comments AS c WHERE c.issue_id = i.id AND c.deleted_at IS NULL) AS t
 		LEFT JOIN LATERAL (SELECT c.id, c.issue_id, c.author_id, c.body, c.edited_at, c.created_at, c.updated_at,
-				u.display_name AS author_name
+				c.rule_id, u.display_name AS author_name
 			FROM comments AS c LEFT JOIN users AS u ON u.id = c.author_id
 			WHERE c.issue_id = i.id AND c.deleted_at IS NULL
 			ORDER BY c.created_at DESC, c.id DESC LIMIT ? OFFSET ?) AS x ON true
@@ -62,7 +63,7 @@ func (s *Service) List(ctx context.Context, p issue.Project, ref issue.Ref, offs
 			continue
 		}
 		out = append(out, View{Comment: store.Comment{ID: *r.ID, IssueID: *r.IssueID, AuthorID: r.AuthorID, Body: *r.Body,
-			EditedAt: r.EditedAt, CreatedAt: *r.CreatedAt, UpdatedAt: *r.UpdatedAt}, AuthorName: r.AuthorName})
+			EditedAt: r.EditedAt, CreatedAt: *r.CreatedAt, UpdatedAt: *r.UpdatedAt, RuleID: r.RuleID}, AuthorName: r.AuthorName})
 	}
 	return out, rows[0].Total, nil
 }
@@ -79,6 +80,9 @@ type activityRow struct {
 	NewValue  *string    `bun:"new_value"`
 	CreatedAt *time.Time `bun:"created_at"`
 	ActorName *string    `bun:"actor_name"`
+	RuleID    *uuid.UUID `bun:"rule_id"`
+	CreatorID *uuid.UUID `bun:"rule_creator_id"`
+	RuleName  *string    `bun:"rule_name"`
 }
 
 // Feed returns one page of the issue's activity, newest first, and its total: every
@@ -89,8 +93,9 @@ func (s *Service) Feed(ctx context.Context, p issue.Project, ref issue.Ref, offs
 	q := s.db.NewRaw(`SELECT i.id AS found_issue, t.total, x.* FROM issues AS i
 		CROSS JOIN LATERAL (SELECT count(*) AS total FROM issue_activities AS a WHERE a.issue_id = i.id) AS t
 		LEFT JOIN LATERAL (SELECT a.id, a.issue_id, a.actor_id, a.type, a.comment_id, a.old_value, a.new_value, a.created_at,
-				u.display_name AS actor_name
+				u.display_name AS actor_name, a.rule_id, a.rule_creator_id, r.name AS rule_name
 			FROM issue_activities AS a LEFT JOIN users AS u ON u.id = a.actor_id
+			LEFT JOIN automation_rules AS r ON r.id = a.rule_id
 			WHERE a.issue_id = i.id
 			ORDER BY a.created_at DESC, a.id DESC LIMIT ? OFFSET ?) AS x ON true
 		WHERE i.project_id = ? AND `+cond+`
@@ -107,7 +112,8 @@ func (s *Service) Feed(ctx context.Context, p issue.Project, ref issue.Ref, offs
 			continue
 		}
 		a := Activity{IssueActivity: store.IssueActivity{ID: *r.ID, IssueID: *r.IssueID, ActorID: *r.ActorID, Type: *r.Type,
-			CommentID: r.CommentID, OldValue: r.OldValue, NewValue: r.NewValue, CreatedAt: *r.CreatedAt}}
+			CommentID: r.CommentID, OldValue: r.OldValue, NewValue: r.NewValue, CreatedAt: *r.CreatedAt,
+			RuleID: r.RuleID, RuleCreatorID: r.CreatorID}, RuleName: r.RuleName}
 		if r.ActorName != nil {
 			a.ActorName = *r.ActorName
 		}

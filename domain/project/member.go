@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/automation/creator"
 	"github.com/taskweave/taskweave/domain/revoke"
 	"github.com/taskweave/taskweave/store"
 )
@@ -121,6 +122,10 @@ func (s *Service) ChangeRole(ctx context.Context, by audit.Actor, a *Access, use
 			return err
 		}
 		out.Role = role
+		// Below MEMBER, the user's rules of the project stop acting (docs/automation.md#creator-checks).
+		if err := creator.UserChanged(ctx, tx, s.audit, by, userID); err != nil {
+			return err
+		}
 		return s.audit.Record(ctx, tx, entry(by, audit.RoleChanged, a.Project.ID, "USER", userID.String(), memberDetails(userID, role)))
 	})
 	if err != nil {
@@ -146,6 +151,10 @@ func (s *Service) RemoveMember(ctx context.Context, by audit.Actor, a *Access, u
 		}
 		// Live board subscriptions of the removed member end on every replica.
 		if err := revoke.Users(ctx, tx, userID); err != nil {
+			return err
+		}
+		// So do the member's automation rules of the project (docs/automation.md#creator-checks).
+		if err := creator.UserChanged(ctx, tx, s.audit, by, userID); err != nil {
 			return err
 		}
 		return s.audit.Record(ctx, tx, entry(by, ActionMemberRemoved, a.Project.ID, "USER", userID.String(), memberDetails(userID, Role(role))))
