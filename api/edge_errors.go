@@ -151,7 +151,7 @@ func (s *Server) writeEdgeError(fctx *fasthttp.RequestCtx, e *Error) {
 	c := s.App.AcquireCtx(fctx)
 	defer s.App.ReleaseCtx(c)
 	secureHeaders(c)
-	writeError(c, s.log, e)
+	writeError(c, s.failures, e)
 }
 
 // secureHeaders are on every reply: no content sniffing, and no caching (replies carry

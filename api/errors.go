@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -177,10 +176,10 @@ type problemField struct {
 }
 
 // writeError renders err in the caller's language. 5xx details go to the log only.
-func writeError(c *fiber.Ctx, log *slog.Logger, err error) {
+func writeError(c *fiber.Ctx, log *failureLog, err error) {
 	e := toAPIError(err)
 	if e.Status >= 500 {
-		log.ErrorContext(c.UserContext(), "request failed", "method", c.Method(), "path", c.Path(), "status", e.Status, "err", err)
+		log.failed(c.UserContext(), c.Method(), c.Path(), e.Status, err)
 	}
 	lang := language(c)
 	body := problem{
@@ -210,7 +209,7 @@ func writeError(c *fiber.Ctx, log *slog.Logger, err error) {
 	}
 	c.Status(e.Status)
 	if err := c.JSON(body); err != nil {
-		log.Error("write error body", "err", err)
+		log.log.Error("write error body", "err", err)
 	}
 	c.Set(fiber.HeaderContentType, ct)
 }

@@ -42,7 +42,7 @@ func (s *Server) edge(c *fiber.Ctx) (err error) {
 			err = fmt.Errorf("panic: %v", r)
 		}
 		if err != nil {
-			writeError(c, s.log, err)
+			writeError(c, s.failures, err)
 			err = nil
 		}
 		s.metrics.observe(c, time.Since(start))

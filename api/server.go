@@ -93,6 +93,8 @@ type Server struct {
 	cfg     Config
 	deps    Deps
 	stop    stopping
+	// failures logs 5xx answers, unavailable-database ones at a bounded rate.
+	failures *failureLog
 }
 
 // New builds the app with every route registered.
@@ -110,7 +112,8 @@ func New(cfg Config, d Deps) *Server {
 		cfg.BodyLimit = 4 << 20
 	}
 	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, authn: d.Authn, limiter: d.Limiter, cfg: cfg, deps: d, bus: d.Bus, audit: d.Audit,
-		metrics: newHTTPMetrics(d.Registry), boards: newBoardCache(boardCacheBudget), stop: newStopping()}
+		metrics: newHTTPMetrics(d.Registry), boards: newBoardCache(boardCacheBudget), stop: newStopping(),
+		failures: newFailureLog(d.Log)}
 	fc := fiber.Config{
 		AppName:               "taskweave",
 		DisableStartupMessage: true,
@@ -118,7 +121,7 @@ func New(cfg Config, d Deps) *Server {
 		JSONEncoder:           json.Marshal,
 		JSONDecoder:           json.Unmarshal,
 		ErrorHandler: func(c *fiber.Ctx, err error) error {
-			writeError(c, s.log, err)
+			writeError(c, s.failures, err)
 			return nil
 		},
 	}

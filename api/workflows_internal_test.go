@@ -21,7 +21,7 @@ func renderWorkflowError(t *testing.T, err error, acceptLanguage string) (int, m
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	app := fiber.New(fiber.Config{ErrorHandler: func(c *fiber.Ctx, err error) error {
-		writeError(c, log, err)
+		writeError(c, newFailureLog(log), err)
 		return nil
 	}})
 	app.Get("/", func(*fiber.Ctx) error { return err })

@@ -54,6 +54,7 @@ func OpenWorker(ctx context.Context, url string, maxConns int32) (*DB, error) {
 		return nil, err
 	}
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	holdConnections(cfg)
 	return OpenConfig(ctx, cfg)
 }
 
@@ -72,7 +73,23 @@ func OpenAPI(ctx context.Context, url string, maxConns int32, statementTimeout t
 	if statementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(statementTimeout.Milliseconds(), 10)
 	}
+	holdConnections(cfg)
 	return OpenConfig(ctx, cfg)
+}
+
+// holdConnections makes a process's pool keep all of its connections open (MinConns =
+// MaxConns, unless the URL's pool_min_conns says otherwise). pgxpool opens a connection
+// when a request finds none idle and the pool is below its size, and a failure to open
+// one fails that request, even though the connections it holds come free a moment
+// later: while Postgres refused new connections (53300), an API whose pool grew on
+// demand answered 503 to most requests. A pool that already holds its connections
+// serves every request with them and only replaces broken or expired ones in the
+// background (docs/operations.md#a-refusing-database). Tests, which open many small
+// databases, keep pgxpool's lazy growth (Open).
+func holdConnections(cfg *pgxpool.Config) {
+	if cfg.MinConns == 0 {
+		cfg.MinConns = cfg.MaxConns
+	}
 }
 
 // OpenMigrator is a small pool for applying migrations, with no statement timeout
@@ -114,6 +131,7 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
 		cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}
 	kcfg := cfg.Copy()
+	kcfg.MinConns = 0 // used by the worker's delivery statements only: opened on demand
 	kcfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	delete(kcfg.ConnConfig.RuntimeParams, "plan_cache_mode")
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -2,9 +2,15 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	neturl "net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/stretchr/testify/require"
 
@@ -88,4 +94,71 @@ func TestAPIStatementTimeout(t *testing.T) {
 	defer mig.Close()
 	require.NoError(t, mig.QueryRow(ctx, "SHOW statement_timeout").Scan(&setting))
 	require.Equal(t, "0", setting)
+}
+
+// TestHeldConnectionsServeWhilePostgresRefusesNew: while Postgres refuses new
+// connections (53300, here a role's connection limit), a process pool that holds its
+// connections (OpenAPI, OpenWorker) serves every request with them; a pool that grows
+// on demand (pgxpool's default) fails requests that would open one.
+func TestHeldConnectionsServeWhilePostgresRefusesNew(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url, err := storetest.CloneURL(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { storetest.Drop(url) })
+	role := "tw_limited_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:8]
+	admin, err := pgx.Connect(ctx, storetest.AdminURL())
+	require.NoError(t, err)
+	defer admin.Close(ctx)
+	_, err = admin.Exec(ctx, "CREATE ROLE "+role+" LOGIN CONNECTION LIMIT 3")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), storetest.AdminURL())
+		if err == nil {
+			_, _ = c.Exec(context.Background(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1", role)
+			_, _ = c.Exec(context.Background(), "DROP ROLE IF EXISTS "+role)
+			c.Close(context.Background())
+		}
+	})
+	u, err := neturl.Parse(url)
+	require.NoError(t, err)
+	u.User = neturl.User(role) // trust authentication, as the test server has
+	roleURL := u.String()
+
+	burst := func(db *store.DB) (failed int, refused bool) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for range 40 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := db.Pool.Exec(ctx, "SELECT pg_sleep(0.02)")
+				if err != nil {
+					mu.Lock()
+					failed++
+					refused = refused || errors.Is(store.Translate(err), store.ErrUnavailable)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		return failed, refused
+	}
+
+	held, err := store.OpenAPI(ctx, roleURL, 3, 0)
+	require.NoError(t, err)
+	defer held.Close()
+	require.Eventually(t, func() bool { return held.Pool.Stat().TotalConns() == 3 }, 10*time.Second, 10*time.Millisecond,
+		"the pool opens and holds its connections")
+	// The role's three connections are taken: Postgres refuses any other.
+	lazy, err := store.Open(ctx, roleURL, 3)
+	require.NoError(t, err)
+	defer lazy.Close()
+	failed, refused := burst(lazy)
+	require.Equal(t, 40, failed, "a pool that must open connections fails every request")
+	require.True(t, refused, "with 53300, answered as unavailable (503)")
+	lazy.Close()
+
+	failed, _ = burst(held)
+	require.Zero(t, failed, "the held connections serve every request")
 }

@@ -57,6 +57,9 @@ func newApp(ctx context.Context, cfg *Config, workerOnly bool) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The connection budget of this process (docs/operations.md#scaling).
+	log.Info("database pools", "pool_max_conns", db.Pool.Config().MaxConns, "pool_held_conns", db.Pool.Config().MinConns,
+		"keyed_max_conns", db.Keyed.Config().MaxConns, "listen_conns", map[bool]int{true: 0, false: 1}[workerOnly])
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		queue.NewCollector(db.Pool, log))
