@@ -67,14 +67,8 @@ func upload(t *testing.T, base, token, issue, name string) string {
 func TestBackupTakenDuringWritesRestoresEveryFile(t *testing.T) {
 	t.Parallel()
 	pgDump, pgRestore := pgTool(t, "pg_dump"), pgTool(t, "pg_restore")
-	dir := t.TempDir()
+	dir, bin, dbURL := binaryOnClone(t)
 	ctx := context.Background()
-	dbURL, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(dbURL) })
-	bin := filepath.Join(dir, "taskweave")
-	out, err := exec.Command(goCmd(), "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
 
 	files := filepath.Join(dir, "attachments")
 	env := map[string]string{
@@ -122,7 +116,7 @@ func TestBackupTakenDuringWritesRestoresEveryFile(t *testing.T) {
 	}()
 	time.Sleep(300 * time.Millisecond)
 	dump := filepath.Join(dir, "taskweave.dump")
-	out, err = exec.Command(pgDump, "--format=custom", "--file="+dump, "--dbname="+dbURL).CombinedOutput()
+	out, err := exec.Command(pgDump, "--format=custom", "--file="+dump, "--dbname="+dbURL).CombinedOutput()
 	require.NoError(t, err, "pg_dump: %s", out)
 	close(stop)
 	require.Positive(t, <-wrote, "uploads ran during the dump")

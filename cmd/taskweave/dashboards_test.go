@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,8 +16,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // TestDashboardsAgainstPrometheus builds the binary, runs `taskweave api` and
@@ -38,17 +34,7 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 		t.Skip("TW_PROMETHEUS is unset: the dashboards are not checked against Prometheus (scripts/prometheus.sh prints one)")
 	}
 	t.Parallel()
-	dir := t.TempDir()
-	ctx := context.Background()
-
-	dbURL, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(dbURL) })
-
-	bin := filepath.Join(dir, "taskweave")
-	build := exec.Command(goCmd(), "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	dir, bin, dbURL := binaryOnClone(t)
 
 	var hits atomic.Int64
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // client calls an API process and requires the status each call expects.
@@ -175,4 +177,18 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() (bool,
 func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	waitFor(t, within, what, func() (bool, string) { return cond(), "" })
+}
+
+// binaryOnClone builds the taskweave binary into a directory of the test's and clones a
+// migrated database for it; both go when the test ends.
+func binaryOnClone(t *testing.T) (dir, bin, dbURL string) {
+	t.Helper()
+	dir = t.TempDir()
+	dbURL, err := storetest.CloneURL(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(func() { storetest.Drop(dbURL) })
+	bin = filepath.Join(dir, "taskweave")
+	out, err := exec.Command(goCmd(), "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return dir, bin, dbURL
 }

@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,8 +13,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // TestKilledWorkersDeliveryComesBackWithinAMinute: a worker killed (SIGKILL) while a
@@ -26,14 +23,7 @@ import (
 // at once rather than after the retry delay.
 func TestKilledWorkersDeliveryComesBackWithinAMinute(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	ctx := context.Background()
-	dbURL, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(dbURL) })
-	bin := filepath.Join(dir, "taskweave")
-	out, err := exec.Command(goCmd(), "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	dir, bin, dbURL := binaryOnClone(t)
 
 	type attempt struct {
 		at       time.Time

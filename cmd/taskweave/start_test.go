@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // proxyTo accepts on ln and forwards each connection to target, until the test ends.
@@ -55,14 +53,8 @@ func status(addr, path string) int {
 // does, without a restart; with TW_DB_START_TIMEOUT they exit non-zero instead.
 func TestProcessesWaitForTheDatabase(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir, bin, dbURL := binaryOnClone(t)
 	ctx := context.Background()
-	dbURL, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(dbURL) })
-	bin := filepath.Join(dir, "taskweave")
-	out, err := exec.Command(goCmd(), "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
 
 	// The database's address for the processes: nothing listens there yet.
 	u, err := url.Parse(dbURL)
