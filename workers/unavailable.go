@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -14,7 +15,7 @@ import (
 )
 
 // Unavailable turns a run that failed because the database was unavailable (refused new
-// connections with 53300, went away, or a deadlock) into a snooze: River runs the job
+// connections with 53300, was shutting down, or a deadlock) into a snooze: River runs the job
 // again after a short pause without counting the run as one of its attempts. So an
 // outage does not use up a webhook delivery's attempts (3 over about six minutes) on
 // work that never reached its target, and a delivery is given up only after its real
@@ -37,7 +38,7 @@ func unavailableSnooze(snoozes int) time.Duration {
 // Work implements rivertype.WorkerMiddleware.
 func (m *Unavailable) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	err := doInner(ctx)
-	if err == nil || !errors.Is(store.Translate(err), store.ErrUnavailable) {
+	if err == nil || !databaseUnavailable(err) {
 		return err
 	}
 	var cancel *river.JobCancelError
@@ -60,4 +61,18 @@ func snoozeCount(job *rivertype.JobRow) int {
 	}
 	_ = json.Unmarshal(job.Metadata, &meta)
 	return meta.Snoozes
+}
+
+// databaseUnavailable reports whether err came from Postgres being unavailable: an error
+// Postgres answered with one of the codes store.Translate counts as unavailable, or a
+// failure to connect to it. A network error of anything else (a webhook receiver that
+// refuses connections) is a real failure of the job and spends its attempt, so only
+// pgx's own error types are trusted here, never a bare net.Error.
+func databaseUnavailable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return errors.Is(store.Translate(pgErr), store.ErrUnavailable)
+	}
+	var connErr *pgconn.ConnectError
+	return errors.As(err, &connErr)
 }

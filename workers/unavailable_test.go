@@ -2,10 +2,10 @@ package workers_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,7 +43,11 @@ func TestUnavailableDatabaseDoesNotSpendAttempts(t *testing.T) {
 			return nil
 		}
 	}))
-	river.AddWorker(ws, river.WorkFunc(func(context.Context, *river.Job[failArgs]) error { return errors.New("boom") }))
+	// A receiver refusing connections is a real failure, though it is a network error.
+	river.AddWorker(ws, river.WorkFunc(func(context.Context, *river.Job[failArgs]) error {
+		_, err := net.Dial("tcp", "127.0.0.1:1")
+		return fmt.Errorf("webhook post: %w", err)
+	}))
 	client, err := river.NewClient(riverpgxv5.New(db.Pool), &river.Config{
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
@@ -89,5 +93,7 @@ func TestUnavailableDatabaseDoesNotSpendAttempts(t *testing.T) {
 	require.Eventually(t, func() bool {
 		row, err = client.JobGet(ctx, failed.Job.ID)
 		return err == nil && row.State == rivertype.JobStateDiscarded
-	}, 10*time.Second, 10*time.Millisecond, "an ordinary failure still spends its attempt")
+	}, 10*time.Second, 10*time.Millisecond, "a failure against a receiver (a refused connection) still spends its attempt")
+	require.Equal(t, 1, row.Attempt)
+	require.Len(t, row.Errors, 1)
 }
