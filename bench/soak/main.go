@@ -85,14 +85,15 @@ func run(ctx context.Context, d time.Duration, rate int, warmup time.Duration) e
 		return err
 	}
 	go func() { _ = http.Serve(ln, recv) }()
-	apiAddr, workerAddr := freeAddr(), freeAddr()
+	addrs := freeAddrs(2)
+	apiAddr, workerAddr := addrs[0], addrs[1]
 	env := append(os.Environ(), "TW_DATABASE_URL="+dbURL, "TW_JWT_SECRET=soak-secret-soak-secret-soak-secret!",
 		"TW_WEBHOOK_ALLOW_PRIVATE=true", "TW_ATTACHMENTS_DIR="+filepath.Join(dir, "att"), "TW_LOG_LEVEL=warn")
 	if out, err := command(bin, "migrate", env).CombinedOutput(); err != nil {
 		return fmt.Errorf("migrate: %v: %s", err, out)
 	}
-	api := command(bin, "api", append(env, "TW_HTTP_ADDR="+apiAddr))
-	worker := command(bin, "worker", append(env, "TW_HTTP_ADDR="+workerAddr))
+	api := command(bin, "api", append(slices.Clone(env), "TW_HTTP_ADDR="+apiAddr))
+	worker := command(bin, "worker", append(slices.Clone(env), "TW_HTTP_ADDR="+workerAddr))
 	for _, c := range []*exec.Cmd{api, worker} {
 		c.Stderr = os.Stderr
 		if err := c.Start(); err != nil {
@@ -452,13 +453,19 @@ func waitOK(ctx context.Context, u string) error {
 	return fmt.Errorf("%s not ready within a minute", u)
 }
 
-func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
+// freeAddrs returns n distinct free loopback addresses (held together while chosen, so
+// no two are the same port).
+func freeAddrs(n int) []string {
+	var out []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			panic(err)
+		}
+		defer l.Close()
+		out = append(out, l.Addr().String())
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return out
 }
 
 func randHex(n int) string {
