@@ -228,7 +228,7 @@ func (s *Server) listPendingDeskEmails(c *fiber.Ctx) error {
 	out := make([]pendingAddressResponse, len(list))
 	for i, a := range list {
 		out[i] = pendingAddressResponse{DeskID: a.DeskID, ProjectID: a.ProjectID, ProjectKey: a.ProjectKey,
-			EmailAddress: a.Address, EmailAddressStatus: servicedesk.AddressPending, UpdatedAt: *instantPtr(&a.UpdatedAt)}
+			EmailAddress: a.Address, EmailAddressStatus: servicedesk.AddressPending, UpdatedAt: instant(a.UpdatedAt)}
 	}
 	return c.JSON(out)
 }
