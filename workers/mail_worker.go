@@ -21,7 +21,13 @@ type MailSendWorker struct {
 
 // Work implements river.Worker.
 func (w *MailSendWorker) Work(ctx context.Context, job *river.Job[jobs.MailSend]) error {
-	err := w.Mailer.Send(ctx, job.Args)
+	return mailOutcome(w.Mailer.Send(ctx, job.Args))
+}
+
+// mailOutcome is a mail job's result from its send's: a permanent failure (an SMTP 5xx,
+// no relay configured) cancels the job, since sending again would fail again; any
+// other error is retried.
+func mailOutcome(err error) error {
 	if notify.Permanent(err) {
 		return river.JobCancel(err)
 	}

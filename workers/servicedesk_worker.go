@@ -136,11 +136,7 @@ func (w *TicketAckWorker) Work(ctx context.Context, job *river.Job[jobs.TicketAc
 	if err != nil || ack == nil {
 		return err
 	}
-	err = w.Mailer.SendTo(ctx, job.Args.IssueID, ack.To, ack.Subject, ack.Text, servicedesk.AckType)
-	if notify.Permanent(err) {
-		return river.JobCancel(err)
-	}
-	return err
+	return mailOutcome(w.Mailer.SendTo(ctx, job.Args.IssueID, ack.To, ack.Subject, ack.Text, servicedesk.AckType))
 }
 
 // DeskAddressVerificationWorker mails the code that proves a desk's pending address.
@@ -152,15 +148,16 @@ type DeskAddressVerificationWorker struct {
 	Mailer *notify.Mailer
 }
 
+// Timeout implements river.Worker: the mail is one SMTP conversation.
+func (w *DeskAddressVerificationWorker) Timeout(*river.Job[jobs.DeskAddressVerification]) time.Duration {
+	return mailJobTimeout
+}
+
 // Work implements river.Worker.
 func (w *DeskAddressVerificationWorker) Work(ctx context.Context, job *river.Job[jobs.DeskAddressVerification]) error {
 	m, err := w.Desk.VerificationMail(ctx, job.Args)
 	if err != nil || m == nil {
 		return err
 	}
-	err = w.Mailer.SendTo(ctx, job.Args.ID, m.To, m.Subject, m.Text, servicedesk.VerificationType)
-	if notify.Permanent(err) {
-		return river.JobCancel(err)
-	}
-	return err
+	return mailOutcome(w.Mailer.SendTo(ctx, job.Args.ID, m.To, m.Subject, m.Text, servicedesk.VerificationType))
 }
