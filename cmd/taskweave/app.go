@@ -57,9 +57,14 @@ func newApp(ctx context.Context, cfg *Config, workerOnly bool) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The connection budget of this process (docs/operations.md#scaling).
+	// The connection budget of this process (docs/operations.md#scaling); an API holds
+	// one more connection for LISTEN.
+	listen := 1
+	if workerOnly {
+		listen = 0
+	}
 	log.Info("database pools", "pool_max_conns", db.Pool.Config().MaxConns, "pool_held_conns", db.Pool.Config().MinConns,
-		"keyed_max_conns", db.Keyed.Config().MaxConns, "listen_conns", map[bool]int{true: 0, false: 1}[workerOnly])
+		"keyed_max_conns", db.Keyed.Config().MaxConns, "listen_conns", listen)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		queue.NewCollector(db.Pool, log))
