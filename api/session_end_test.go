@@ -15,7 +15,6 @@ import (
 	"github.com/taskweave/taskweave/api/apitest"
 	"github.com/taskweave/taskweave/api/stomp"
 	"github.com/taskweave/taskweave/api/stomp/stomptest"
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // sessionEnded is the ERROR message of a STOMP session whose sign-in ended.
@@ -140,11 +139,7 @@ func TestRefreshReuseRefusesTheFamilysAccessTokens(t *testing.T) {
 // the user's personal access tokens stay.
 func TestLoginSessionEndsOnEveryReplica(t *testing.T) {
 	t.Parallel()
-	db := storetest.PackageDB(t)
-	h1 := apitest.New(t, apitest.Options{DB: db})
-	h2 := apitest.New(t, apitest.Options{DB: db})
-	ws1, _ := stompServe(t, h1)
-	ws2, _ := stompServe(t, h2)
+	h1, h2, ws1, ws2 := stompReplicas(t)
 	admin := h2.Register("Root")
 	h2.MakeAdmin(admin)
 	bystander := h2.Register("Bystander")

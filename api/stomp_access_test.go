@@ -13,7 +13,6 @@ import (
 	"github.com/taskweave/taskweave/api/apitest"
 	"github.com/taskweave/taskweave/api/stomp"
 	"github.com/taskweave/taskweave/api/stomp/stomptest"
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // stompEnded expects, before deadline, an ERROR frame whose message contains want, and
@@ -45,11 +44,7 @@ func stompAlive(t *testing.T, c *stomptest.Client, id string) {
 // do the other members'. Deactivation and deletion close every session of the user.
 func TestStompAccessEndsOnEveryReplica(t *testing.T) {
 	t.Parallel()
-	db := storetest.PackageDB(t)
-	h1 := apitest.New(t, apitest.Options{DB: db})
-	h2 := apitest.New(t, apitest.Options{DB: db})
-	ws1, _ := stompServe(t, h1)
-	ws2, _ := stompServe(t, h2)
+	_, h2, ws1, ws2 := stompReplicas(t)
 	f := issueFixtureOn(t, h2)
 	topic := "/topic/projects/" + f.key
 	admin := h2.Register("Ada")

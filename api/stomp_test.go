@@ -40,6 +40,17 @@ func stompServe(t *testing.T, h *apitest.Harness) (ws, base string) {
 	return "ws://" + ln.Addr().String(), "http://" + ln.Addr().String()
 }
 
+// stompReplicas serves two API servers on the package's database, as two replicas
+// behind one load balancer, and returns them with their WebSocket bases.
+func stompReplicas(t *testing.T) (h1, h2 *apitest.Harness, ws1, ws2 string) {
+	t.Helper()
+	db := storetest.PackageDB(t)
+	h1, h2 = apitest.New(t, apitest.Options{DB: db}), apitest.New(t, apitest.Options{DB: db})
+	ws1, _ = stompServe(t, h1)
+	ws2, _ = stompServe(t, h2)
+	return h1, h2, ws1, ws2
+}
+
 // stompDial opens /ws-stomp (or path) on ws and connects with token.
 func stompDial(t *testing.T, ws, token string) *stomptest.Client {
 	t.Helper()
