@@ -55,7 +55,7 @@ func OpenWorker(ctx context.Context, url string, maxConns int32) (*DB, error) {
 	}
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	holdConnections(cfg)
-	return OpenConfig(ctx, cfg)
+	return openConfig(ctx, cfg, true)
 }
 
 // OpenAPI is Open for a process that serves the API: every statement of its sessions
@@ -121,6 +121,14 @@ func poolConfig(url string, maxConns int32) (*pgxpool.Config, error) {
 // OpenConfig connects with a prepared pool configuration (tests use it to cut the
 // network under a running server).
 func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
+	return openConfig(ctx, cfg, false)
+}
+
+// openConfig opens the pools; holdKeyed makes Keyed hold its connections as Pool does
+// (the worker's: its deliveries load through Keyed, and a delivery that cannot get a
+// connection while Postgres refuses new ones waits for the refusal to end). Elsewhere
+// Keyed connects on demand, so a process that never uses it holds nothing for it.
+func openConfig(ctx context.Context, cfg *pgxpool.Config, holdKeyed bool) (*DB, error) {
 	// JIT compilation off unless the URL asks for it (docs/performance.md#jit). Postgres
 	// compiles a statement whose estimated cost passes jit_above_cost; a few of ours
 	// (the SLA scan, the issue list with cf filters) are estimated that high for the
@@ -131,7 +139,9 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
 		cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}
 	kcfg := cfg.Copy()
-	kcfg.MinConns = 0 // used by the worker's delivery statements only: opened on demand
+	if !holdKeyed {
+		kcfg.MinConns = 0
+	}
 	kcfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	delete(kcfg.ConnConfig.RuntimeParams, "plan_cache_mode")
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
