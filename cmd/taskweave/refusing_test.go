@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/stomp/stomptest"
 )
 
 // pgProxy stands between a process and Postgres. It forwards connections, and on demand
@@ -235,4 +237,72 @@ func TestRefusingDatabaseDoesNotSpendDeliveryAttempts(t *testing.T) {
 	require.Zero(t, spent, "no delivery spent an attempt on the database's refusals")
 	_, total := deliveries()
 	require.Equal(t, 15, total, "each delivery sent once")
+}
+
+// TestDroppedDatabaseConnectionsNeverLoseABoardMoveSilently: the network between one API
+// replica and Postgres drops every connection, its LISTEN one among them, and refuses new
+// ones for a moment. A board move made meanwhile on another replica reaches no subscriber
+// of the first through its lost listener, so each subscribed session there ends with
+// ERROR reason RESYNC (reconnect and reload) once the listener is back, instead of
+// silently missing the move; a client that reconnects gets the next move.
+func TestDroppedDatabaseConnectionsNeverLoseABoardMoveSilently(t *testing.T) {
+	t.Parallel()
+	dir, bin, dbURL := binaryOnClone(t)
+	u, err := url.Parse(dbURL)
+	require.NoError(t, err)
+	proxy := newPGProxy(t, u.Host)
+	env := map[string]string{
+		"TW_DATABASE_URL":    dbURL,
+		"TW_JWT_SECRET":      strings.Repeat("dropped-test-secret-", 3),
+		"TW_ATTACHMENTS_DIR": filepath.Join(dir, "attachments"),
+		"TW_LOG_LEVEL":       "warn",
+	}
+	behind, direct := loopbackAddr(t), loopbackAddr(t)
+	behindEnv := withSetting(env, "TW_HTTP_ADDR", behind)
+	behindEnv["TW_DATABASE_URL"] = proxy.url(t, dbURL) // withSetting keeps env's own value
+	startProc(t, dir, "api-behind-proxy", bin, []string{"api"}, behindEnv)
+	startProc(t, dir, "api", bin, []string{"api"}, withSetting(env, "TW_HTTP_ADDR", direct))
+	waitUntil(t, 30*time.Second, "both replicas are ready", func() bool {
+		return status(behind, "/readyz") == http.StatusOK && status(direct, "/readyz") == http.StatusOK
+	})
+	c := &client{t: t, base: "http://" + direct}
+	token := c.do("POST", "/api/v1/auth/register", "", map[string]any{
+		"email": "dropped@example.com", "displayName": "Dropped", "password": "correct-horse-battery"}, 201)["accessToken"].(string)
+	c.do("POST", "/api/v1/projects", token, map[string]any{"key": "DROP", "name": "Dropped"}, 201)
+	statuses := map[string]string{}
+	wf := c.do("GET", "/api/v1/projects/DROP/workflow", token, nil, 200)
+	for _, s := range wf["statuses"].([]any) {
+		st := s.(map[string]any)
+		statuses[st["category"].(string)] = st["id"].(string)
+	}
+	issue := c.do("POST", "/api/v1/projects/DROP/issues", token, map[string]any{"title": "Moved in the gap"}, 201)["key"].(string)
+
+	subscribe := func() *stomptest.Client {
+		s, err := stomptest.Dial(t.Context(), "ws://"+behind+"/ws-stomp", "v12.stomp")
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		_, err = s.Connect(token, "")
+		require.NoError(t, err)
+		_, err = s.Subscribe("b", "/topic/projects/DROP")
+		require.NoError(t, err)
+		return s
+	}
+	sub := subscribe()
+
+	proxy.refuse.Store(true)
+	proxy.drop()
+	c.do("PATCH", "/api/v1/projects/DROP/issues/"+issue, token, map[string]any{"statusId": statuses["IN_PROGRESS"]}, 200)
+	time.Sleep(time.Second)
+	proxy.refuse.Store(false)
+
+	fr, err := sub.Read(15 * time.Second)
+	require.NoError(t, err, "the subscriber is told of the gap")
+	require.Equal(t, "ERROR", fr.Command, "%s", fr.Body)
+	require.Equal(t, "RESYNC", fr.Value("reason"))
+
+	again := subscribe()
+	c.do("PATCH", "/api/v1/projects/DROP/issues/"+issue, token, map[string]any{"statusId": statuses["DONE"]}, 200)
+	msg, err := again.Expect("MESSAGE", 10*time.Second)
+	require.NoError(t, err)
+	require.Contains(t, string(msg.Body), `"ISSUE_MOVED"`)
 }
