@@ -21,10 +21,11 @@ run: build ## migrate and run API + workers on :8080 (TW_HTTP_ADDR), Postgres fr
 migrate: build ## apply the migrations to TW_DATABASE_URL (or the scripts/pg.sh database)
 	@scripts/run.sh migrate
 
-test: ## run every test against real Postgres (scripts/pg.sh), headless Chromium (scripts/chromium.sh), Node (scripts/node-deps.sh) and Prometheus (scripts/prometheus.sh)
+test: ## run every test against real Postgres (scripts/pg.sh), headless Chromium (scripts/chromium.sh), Node (scripts/node-deps.sh), Prometheus (scripts/prometheus.sh) and Dovecot (scripts/dovecot.sh)
 	@url=$$(scripts/pg.sh test | tail -n 1); export TW_TEST_DATABASE_URL=$$url; \
 	chromium=$$(scripts/chromium.sh | tail -n 1); export TW_CHROMIUM=$$chromium TW_REQUIRE_BROWSER=1; \
 	prometheus=$$(scripts/prometheus.sh | tail -n 1); export TW_PROMETHEUS=$$prometheus TW_REQUIRE_PROMETHEUS=1; \
+	dovecot=$$(scripts/dovecot.sh | tail -n 1); export TW_DOVECOT=$$dovecot TW_REQUIRE_DOVECOT=1; \
 	scripts/node-deps.sh >/dev/null; export TW_REQUIRE_NODE=1 TW_REQUIRE_PG_TOOLS=1; \
 	echo "go test ./... (TW_TEST_DATABASE_URL=$$TW_TEST_DATABASE_URL, TW_CHROMIUM=$$TW_CHROMIUM)"; \
 	$(GO) test -count=1 -timeout 15m ./... 2>&1 | { grep -v 'no test files' || true; }

@@ -37,50 +37,13 @@ find_prometheus() {
 	return 1
 }
 
-# stop_service stops and disables the package's own server (on :9090), which would
-# otherwise keep running and collecting on this machine.
-stop_service() {
-	if command -v systemctl >/dev/null 2>&1 && [[ -d /run/systemd/system ]]; then
-		systemctl disable --now prometheus >/dev/null 2>&1 || true
-	fi
-	if [[ -x /etc/init.d/prometheus ]]; then
-		/etc/init.d/prometheus stop >/dev/null 2>&1 || true
-		command -v update-rc.d >/dev/null 2>&1 && update-rc.d prometheus disable >/dev/null 2>&1 || true
-	fi
-}
+# shellcheck source=lib/debian.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/debian.sh"
 
 if find_prometheus; then
 	exit 0
 fi
 
-if [[ "$(id -u)" -ne 0 ]]; then
-	die "no Prometheus found; run this script as root to install Debian's prometheus package, or set TW_PROMETHEUS to a prometheus binary"
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-	die "no Prometheus found and no apt-get to install it; set TW_PROMETHEUS to a prometheus binary"
-fi
-
-say "installing Debian's prometheus package"
-export DEBIAN_FRONTEND=noninteractive
-# Debian's maintainer scripts ask policy-rc.d before starting a service; 101 refuses.
-# An existing policy is left alone.
-policy=/usr/sbin/policy-rc.d
-own_policy=
-if [[ ! -e $policy ]]; then
-	printf '#!/bin/sh\nexit 101\n' >"$policy"
-	chmod 755 "$policy"
-	own_policy=1
-fi
-# An if, not `[[ … ]] && rm`: the trap's last status becomes the script's, and a false
-# test there failed a successful install whenever the policy was not ours.
-cleanup() {
-	if [[ -n $own_policy ]]; then
-		rm -f "$policy"
-	fi
-}
-trap cleanup EXIT
-apt-get update -qq >&2 || die "apt-get update failed"
-apt-get install -y -qq --no-install-recommends prometheus >&2 || die "apt-get install prometheus failed"
-stop_service
+install_quiet_package prometheus prometheus
 
 find_prometheus || die "prometheus was installed but no binary was found at /usr/bin/prometheus"

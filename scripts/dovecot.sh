@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# dovecot.sh prints the path of a Dovecot binary for the mail ingestion tests against a
+# real IMAP server (domain/servicedesk/mailbox_dovecot_test.go), as the last line on
+# stdout; progress goes to stderr. The test runs its own Dovecot with a private
+# configuration, certificate and ports in a temporary directory; this script never leaves
+# one running.
+#
+# In order:
+#   1. TW_DOVECOT, when set and executable, is used as is.
+#   2. /usr/sbin/dovecot (Debian's dovecot-imapd package) or dovecot on PATH.
+#   3. As root on a Debian-like system: Debian's `dovecot-imapd` package is installed with
+#      service starts refused during the install, its service stopped and disabled in
+#      case one started anyway, then 2 again.
+# Anything else exits non-zero with a message saying what to do.
+set -euo pipefail
+
+say() { echo "dovecot.sh: $*" >&2; }
+die() {
+	say "$*"
+	exit 1
+}
+
+find_dovecot() {
+	if [[ -n "${TW_DOVECOT:-}" ]]; then
+		[[ -x "$TW_DOVECOT" ]] || die "TW_DOVECOT=$TW_DOVECOT is not an executable file"
+		echo "$TW_DOVECOT"
+		return 0
+	fi
+	if [[ -x /usr/sbin/dovecot ]]; then
+		echo /usr/sbin/dovecot
+		return 0
+	fi
+	if command -v dovecot >/dev/null 2>&1; then
+		command -v dovecot
+		return 0
+	fi
+	return 1
+}
+
+# shellcheck source=lib/debian.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/debian.sh"
+
+if find_dovecot; then
+	exit 0
+fi
+
+install_quiet_package dovecot-imapd dovecot
+
+find_dovecot || die "dovecot-imapd was installed but no binary was found at /usr/sbin/dovecot"
