@@ -24,7 +24,7 @@ const MaxMailBytes = 1 << 20
 // Reasons an incoming e-mail is skipped; each is the label of
 // taskweave_mail_ingest_failures_total.
 var (
-	errNoText    = errors.New("servicedesk: e-mail has no text/plain part")
+	errNoText    = errors.New("servicedesk: e-mail has no text/plain or text/html part")
 	errTooLarge  = errors.New("servicedesk: e-mail is larger than 1 MiB")
 	errMalformed = errors.New("servicedesk: e-mail is not valid MIME")
 )
@@ -43,12 +43,13 @@ type Email struct {
 	Envelope string
 	// To are the addresses of To, lower case. Cc is never used for routing.
 	To []string
-	// Text is the first text/plain part, decoded to UTF-8.
+	// Text is the first text/plain part, decoded to UTF-8; without one, the first
+	// text/html part as plain text (htmlText).
 	Text string
 }
 
 // ParseEmail reads a raw RFC 5322 message. A message over MaxMailBytes, one that is not
-// valid MIME and one without a text/plain part are errors whose FailureReason names
+// valid MIME and one without a text/plain or text/html part are errors whose FailureReason names
 // them.
 func ParseEmail(raw []byte) (*Email, error) {
 	if len(raw) > MaxMailBytes {
@@ -84,6 +85,7 @@ func ParseEmail(raw []byte) (*Email, error) {
 		e.From = from[0].Address
 	}
 	found := false
+	var htmlBody []byte // the first text/html part, used when there is no text/plain one
 	// Header.AddressList reads a field's topmost occurrence: the one the last hop added.
 	for _, key := range []string{"X-Original-To", "Delivered-To"} {
 		if addrs, err := r.Header.AddressList(key); err == nil && len(addrs) > 0 && addrs[0].Address != "" {
@@ -119,10 +121,9 @@ func ParseEmail(raw []byte) (*Email, error) {
 		if err != nil {
 			ct = "text/plain" // RFC 2045's default
 		}
-		if ct != "text/plain" || found {
+		if (ct != "text/plain" || found) && (ct != "text/html" || htmlBody != nil) {
 			continue
 		}
-		found = true
 		body, err := io.ReadAll(io.LimitReader(p.Body, MaxMailBytes+1))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errMalformed, err)
@@ -130,13 +131,28 @@ func ParseEmail(raw []byte) (*Email, error) {
 		if !utf8.Valid(body) {
 			body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
 		}
-		text := strings.ReplaceAll(string(body), "\r\n", "\n")
-		e.Text = strings.TrimSpace(strings.ReplaceAll(text, "\x00", ""))
+		if ct == "text/html" {
+			htmlBody = body
+			continue
+		}
+		found = true
+		e.Text = cleanText(string(body))
+	}
+	if !found && htmlBody != nil {
+		// An HTML-only mail (many clients and web forms send no text/plain part).
+		found = true
+		e.Text = cleanText(htmlText(bytes.NewReader(htmlBody)))
 	}
 	if !found {
 		return nil, errNoText
 	}
 	return e, nil
+}
+
+// cleanText is a mail body as a ticket stores it: Unix line ends, no NUL, trimmed.
+func cleanText(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.TrimSpace(strings.ReplaceAll(s, "\x00", ""))
 }
 
 // FailureReason is the metric label of a ParseEmail error ("" for another error).

@@ -147,7 +147,8 @@ func TestMailIngestion(t *testing.T) {
 	// Unusable mail is skipped, marked seen and counted; the message after it still
 	// becomes a ticket.
 	srv.deliver(t, "From: eve@example.com\nTo: "+deskAddr+"\nSubject broken header line\nMessage-ID: <m1@example.com>\n\nbody\n")
-	srv.deliver(t, "From: eve@example.com\nTo: "+deskAddr+"\nSubject: Only HTML\nMessage-ID: <h1@example.com>\nContent-Type: text/html\n\n<p>hi</p>\n")
+	srv.deliver(t, "From: eve@example.com\nTo: "+deskAddr+"\nSubject: Only a PDF\nMessage-ID: <h1@example.com>\n"+
+		"Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: application/pdf\nContent-Disposition: attachment; filename=x.pdf\n\n%PDF\n--b--\n")
 	srv.deliver(t, email("u1@example.com", "eve@example.com", "nobody@acme.test", "Wrong address", "Hello"))
 	srv.deliver(t, email("big@example.com", "eve@example.com", deskAddr, "Huge", strings.Repeat("0123456789abcdef\n", 70000)))
 	srv.deliver(t, email("ok@example.com", "carol@example.com", deskAddr, "After the bad ones", "Still works."))
