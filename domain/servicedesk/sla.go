@@ -397,11 +397,16 @@ WHERE i.id = a.issue_id AND cur.id = i.id AND p.id = i.project_id AND u.id = a.a
 RETURNING i.id AS issue_id, cur.assignee_id AS old_id,
 	(SELECT display_name FROM users WHERE id = cur.assignee_id) AS old_name, u.display_name AS new_name`
 
+// activityAssigned is the issue activity type of an assignee change, as the issue
+// service writes it.
+const activityAssigned = "ASSIGNED"
+
 // assign gives each escalated issue to its rule's assignee (of several rules reported
 // together, the one with the longest delay wins), in one statement, and publishes the
 // assignee changes as changes by the system (no actor) in one Emit: audit ISSUE_UPDATED
-// by 'system', the ISSUE_ASSIGNED notification, the issue.assigned webhook, automation.
-// A change by the system has no activity entry (an entry needs an actor).
+// by 'system', the ISSUE_ASSIGNED notification, the issue.assigned webhook, automation;
+// each issue's history gets its ASSIGNED entry, by the built-in automation user
+// (store.AutomationUserID), the actor of every change no person made.
 func (m *Monitor) assign(ctx context.Context, tx bun.Tx, now time.Time, reports []report) (int, error) {
 	// Reports come ordered by minutes, so the last rule of an issue has the longest delay.
 	want := map[uuid.UUID]*report{}
@@ -432,11 +437,21 @@ func (m *Monitor) assign(ctx context.Context, tx bun.Tx, now time.Time, reports 
 	if err := tx.NewRaw(assignSQL, pgdialect.Array(order), pgdialect.Array(assignees)).Scan(ctx, &changed); err != nil && !isNoRows(err) {
 		return 0, fmt.Errorf("escalation assignment: %w", err)
 	}
+	if len(changed) == 0 {
+		return 0, nil
+	}
 	events := make([]event.Event, len(changed))
+	acts := make([]store.IssueActivity, len(changed))
 	for i, c := range changed {
 		r := want[c.IssueID]
 		events[i] = issue.FieldChanged{Subject: r.subject(), By: issue.By{Email: "system"}, Field: issue.FieldAssignee,
 			OldValue: str(c.OldName), NewValue: c.NewName, OldRaw: idStr(c.OldID), NewRaw: r.AssigneeID.String(), At: now}
+		newName := c.NewName
+		acts[i] = store.IssueActivity{IssueID: c.IssueID, ActorID: store.AutomationUserID, Type: activityAssigned,
+			OldValue: c.OldName, NewValue: &newName, CreatedAt: now}
+	}
+	if _, err := tx.NewInsert().Model(&acts).Exec(ctx); err != nil {
+		return 0, fmt.Errorf("escalation assignment activity: %w", err)
 	}
 	if err := m.bus.Emit(ctx, tx, events...); err != nil {
 		return 0, err

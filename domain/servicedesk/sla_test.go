@@ -198,6 +198,10 @@ func TestBreachAndEscalationReportedOnce(t *testing.T) {
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'audit.record' AND args->>'action' = 'ISSUE_UPDATED'
 		AND args->>'resourceId' = $1 AND args->>'userEmail' = 'system' AND args->>'details' LIKE '%"assignee"%'`, v.ID.String()))
 	require.Equal(t, 1, b.auditJobs(t, servicedesk.AuditSLAEscalated, v.ID))
+	// The issue's history says who took it, as the automation user.
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM issue_activities AS a JOIN users AS u ON u.id = a.actor_id
+		WHERE a.issue_id = $1 AND a.type = 'ASSIGNED' AND a.old_value IS NULL AND a.new_value = $2
+		AND u.id = '00000000-0000-4000-8000-00000000a070'`, v.ID, b.member.DisplayName))
 
 	// Scanning again, at the same time or later, repeats nothing; the assignment is not
 	// made again either (someone may have reassigned the issue since).
