@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -95,13 +98,42 @@ func (s *Service) Submit(ctx context.Context, projectKey string, in NewTicket) (
 		if err != nil {
 			return err
 		}
-		r, err = s.submit(ctx, tx, t, in)
-		return err
+		if r, err = s.submit(ctx, tx, t, in); err != nil {
+			return err
+		}
+		return s.acknowledgeWebTicket(ctx, tx, in, r)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// Web-form acknowledgements: at most WebAckLimit per sender address per WebAckWindow,
+// counted across every desk and replica (Postgres' rate_limit_hit). The form is public
+// and its address unproven, so without a bound it would mail any address on demand; a
+// ticket past the bound is made as usual, without the e-mail.
+const (
+	WebAckLimit  = 3
+	WebAckWindow = time.Hour
+)
+
+// acknowledgeWebTicket queues the acknowledgement of a web-form ticket that gave a
+// sender address, as an e-mailed ticket gets (with no SMTP relay configured the worker
+// cancels it).
+func (s *Service) acknowledgeWebTicket(ctx context.Context, tx bun.Tx, in NewTicket, r *Receipt) error {
+	if in.Channel != ChannelWeb || in.SenderEmail == nil {
+		return nil
+	}
+	var wait float64
+	if err := tx.NewRaw("SELECT rate_limit_hit(?, ?, make_interval(secs => ?))", "ticket-ack:"+strings.ToLower(*in.SenderEmail),
+		WebAckLimit, WebAckWindow.Seconds()).Scan(ctx, &wait); err != nil {
+		return fmt.Errorf("acknowledgement limit: %w", err)
+	}
+	if wait > 0 {
+		return nil
+	}
+	return s.bus.Enqueue(ctx, tx, river.InsertManyParams{Args: jobs.TicketAck{IssueID: r.TicketID}})
 }
 
 // TicketDescription is a ticket's issue description: who sent it, a blank line, the
