@@ -121,7 +121,7 @@ func poolConfig(url string, maxConns int32) (*pgxpool.Config, error) {
 // OpenConfig connects with a prepared pool configuration (tests use it to cut the
 // network under a running server).
 func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
-	// JIT compilation off unless the URL asks for it (docs/performance.md#jit). Postgres
+	// JIT compilation off unless the URL asks for it (docs/performance.md#jit-compilation-is-off). Postgres
 	// compiles a statement whose estimated cost passes jit_above_cost; a few of ours
 	// (the SLA scan, the issue list with cf filters) are estimated that high for the
 	// rows they might read, yet read a few hundred by index, and compiling took ~100 ms

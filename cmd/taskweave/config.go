@@ -89,7 +89,7 @@ type Config struct {
 
 	WorkerConcurrency int           `env:"TW_WORKER_CONCURRENCY, default=50"`
 	JobTimeout        time.Duration `env:"TW_JOB_TIMEOUT, default=30s"`
-	// JobRescueAfter: 0 = the longest job timeout plus a minute (see workers.Config).
+	// JobRescueAfter: 0 = TW_JOB_TIMEOUT plus 10 s (see workers.Config).
 	JobRescueAfter time.Duration `env:"TW_JOB_RESCUE_AFTER, default=0s"`
 	LogLevel       string        `env:"TW_LOG_LEVEL, default=info"`
 	// MigrateAcceptCommentEdits: see migrations.Options.
