@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/jobs"
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // The docs test keeps README.md and docs/ in step with the code: a link, queue, metric,
@@ -241,10 +240,7 @@ func registeredNames(t *testing.T, reg *prometheus.Registry) []string {
 func TestDocsNameEveryMetric(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dbURL, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(dbURL) })
-	cfg, err := loadConfig(ctx, envconfig.MapLookuper(map[string]string{"TW_DATABASE_URL": dbURL,
+	cfg, err := loadConfig(ctx, envconfig.MapLookuper(map[string]string{"TW_DATABASE_URL": cloneDatabase(t),
 		"TW_JWT_SECRET": strings.Repeat("docs-test-", 4), "TW_ATTACHMENTS_DIR": t.TempDir(), "TW_LOG_LEVEL": "error"}))
 	require.NoError(t, err)
 

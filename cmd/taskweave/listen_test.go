@@ -14,8 +14,6 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 	"github.com/stretchr/testify/require"
-
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // TestBaseURLDefaultsToTheHTTPAddr: without TW_BASE_URL, the public address is the one
@@ -60,26 +58,9 @@ func TestBaseURLDefaultsToTheHTTPAddr(t *testing.T) {
 // provider's redirect URI and the end of a failed flow.
 func TestSSOCallbackFollowsTheHTTPAddr(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	dbURL, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(dbURL) })
-
-	addr := freeAddr(t)
-	env := envconfig.MapLookuper(map[string]string{"TW_DATABASE_URL": dbURL, "TW_JWT_SECRET": strings.Repeat("base-url-test-", 3),
-		"TW_LOG_LEVEL": "error", "TW_ATTACHMENTS_DIR": t.TempDir(), "TW_HTTP_ADDR": addr,
+	addr, stop := serve(t, "api", cloneDatabase(t), map[string]string{
 		"TW_OAUTH_GITHUB_CLIENT_ID": "client", "TW_OAUTH_GITHUB_CLIENT_SECRET": "secret"})
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- run(rctx, []string{"api"}, env) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	require.Eventually(t, func() bool {
-		status, _ := get("http://" + addr + "/readyz")
-		return status == http.StatusOK
-	}, 30*time.Second, 20*time.Millisecond, "the api is ready")
+	defer stop()
 
 	noFollow := http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	location := func(path string) string {
