@@ -2,12 +2,13 @@
 # pg.sh makes sure a Postgres answers for `make run` and `make test`, and prints the
 # database URL to use as the last line on stdout (progress goes to stderr).
 #
-#   scripts/pg.sh run    URL of the taskweave database (created when missing)
+#   scripts/pg.sh run    URL of the database to run on (created when missing)
 #   scripts/pg.sh test   URL of the postgres database, as a superuser (tests create
 #                        and drop their own databases)
 #
 # In order:
-#   1. TW_DATABASE_URL (run) or TW_TEST_DATABASE_URL (test), when set, is used as is.
+#   1. TW_DATABASE_URL (run) or TW_TEST_DATABASE_URL (test), when set, is used as is
+#      (run: the database it names is created when the server lacks it).
 #   2. A server answering on 127.0.0.1:5432 that lets `postgres` in without a password.
 #   3. A private cluster under .data/pg (git-ignored): initdb + pg_ctl, 127.0.0.1 only,
 #      trust auth, socket inside .data. Debian's postgresql package is installed first
@@ -32,8 +33,53 @@ die() {
 	exit 1
 }
 
+# find_bin prints the path of a Postgres program: PATH first, then the
+# Debian layout (newest major version wins).
+find_bin() {
+	local name=$1 p d
+	if p=$(command -v "$name" 2>/dev/null); then
+		echo "$p"
+		return 0
+	fi
+	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -n -r); do
+		if [[ -x $d/$name ]]; then
+			echo "$d/$name"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# ensure_database creates the database a postgres:// URL names when the server does not
+# have it, connecting to the server's postgres database with the URL's credentials. It
+# only warns when it cannot tell (no psql, a server that does not answer, another URL
+# form): taskweave itself then says what is wrong.
+ensure_database() {
+	local url=$1 psql db admin exists
+	if [[ ! $url =~ ^(postgres(ql)?://[^/?]*)/([A-Za-z0-9_]+)(\?.*)?$ ]]; then
+		say "cannot tell the database of TW_DATABASE_URL: make sure it exists"
+		return 0
+	fi
+	db=${BASH_REMATCH[3]}
+	admin=${BASH_REMATCH[1]}/postgres${BASH_REMATCH[4]}
+	if ! psql=$(find_bin psql); then
+		say "psql not found: make sure database $db exists"
+		return 0
+	fi
+	if ! exists=$(echo "select 1 from pg_database where datname = :'db'" |
+		PGCONNECT_TIMEOUT=5 "$psql" -X -q -tA -d "$admin" -v db="$db" 2>&1); then
+		say "could not check that database $db exists: $exists"
+		return 0
+	fi
+	if [[ $exists != 1 ]]; then
+		say "creating database $db"
+		echo 'create database :"db"' | "$psql" -X -q -d "$admin" -v ON_ERROR_STOP=1 -v db="$db" >&2
+	fi
+}
+
 if [[ $mode == run && -n ${TW_DATABASE_URL:-} ]]; then
 	say "using TW_DATABASE_URL as given"
+	ensure_database "$TW_DATABASE_URL"
 	echo "$TW_DATABASE_URL"
 	exit 0
 fi
@@ -58,23 +104,6 @@ if command -v flock >/dev/null; then
 	exec 9>"$repo/.data/pg.lock"
 	flock 9
 fi
-
-# find_bin prints the path of a Postgres program: PATH first, then the
-# Debian layout (newest major version wins).
-find_bin() {
-	local name=$1 p d
-	if p=$(command -v "$name" 2>/dev/null); then
-		echo "$p"
-		return 0
-	fi
-	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -n -r); do
-		if [[ -x $d/$name ]]; then
-			echo "$d/$name"
-			return 0
-		fi
-	done
-	return 1
-}
 
 # answers reports whether a server accepts connections on host:port.
 answers() {
@@ -234,17 +263,8 @@ else
 fi
 
 if [[ $mode == run ]]; then
-	db=taskweave
-	if psql=$(find_bin psql); then
-		exists=$("$psql" -X -q -tA -d "$(url_for "$port" postgres)" -c "select 1 from pg_database where datname = '$db'")
-		if [[ $exists != 1 ]]; then
-			say "creating database $db"
-			"$psql" -X -q -d "$(url_for "$port" postgres)" -c "create database $db" >&2
-		fi
-	else
-		say "psql not found: make sure database $db exists"
-	fi
-	url_for "$port" "$db"
+	ensure_database "$(url_for "$port" taskweave)"
+	url_for "$port" taskweave
 else
 	url_for "$port" postgres
 fi

@@ -129,7 +129,7 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*DB, error) {
 // connection while Postgres refuses new ones waits for the refusal to end). Elsewhere
 // Keyed connects on demand, so a process that never uses it holds nothing for it.
 func openConfig(ctx context.Context, cfg *pgxpool.Config, holdKeyed bool) (*DB, error) {
-	// JIT compilation off unless the URL asks for it (docs/performance.md#jit). Postgres
+	// JIT compilation off unless the URL asks for it (docs/performance.md#jit-compilation-is-off). Postgres
 	// compiles a statement whose estimated cost passes jit_above_cost; a few of ours
 	// (the SLA scan, the issue list with cf filters) are estimated that high for the
 	// rows they might read, yet read a few hundred by index, and compiling took ~100 ms

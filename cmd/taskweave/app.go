@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/riverqueue/river"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/taskweave/taskweave/api"
@@ -173,8 +176,11 @@ func (a *app) serveAPI(ctx context.Context, addr string, withWorker bool) error 
 	a.serveMetrics(ctx, g)
 	g.Go(func() error { return srv.RunSweeps(ctx) })
 	g.Go(func() error {
-		a.log.Info("api listening", "addr", addr)
-		return srv.Listen(addr)
+		ln, err := a.listen("api", srv.App.Config().Network, addr)
+		if err != nil {
+			return err
+		}
+		return srv.App.Listener(api.HeadListener(ln))
 	})
 	g.Go(func() error {
 		<-ctx.Done()
@@ -217,17 +223,7 @@ func (a *app) serveWorker(ctx context.Context, addr string) error {
 		mux.Handle("GET /metrics", a.metricsHandler())
 	}
 	a.serveMetrics(ctx, g)
-	hs := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	g.Go(func() error {
-		a.log.Info("worker listening", "addr", addr)
-		return hs.ListenAndServe()
-	})
-	g.Go(func() error {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return hs.Shutdown(sctx)
-	})
+	a.serveHTTP(ctx, g, "worker", addr, mux)
 	return ignoreClosed(g.Wait())
 }
 
@@ -244,10 +240,19 @@ func (a *app) serveMetrics(ctx context.Context, g *errgroup.Group) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metricsHandler())
-	hs := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	a.serveHTTP(ctx, g, "metrics", addr, mux)
+}
+
+// serveHTTP serves h on addr (the worker's port, the metrics port) until ctx ends, then
+// gives requests in flight five seconds.
+func (a *app) serveHTTP(ctx context.Context, g *errgroup.Group, what, addr string, h http.Handler) {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	g.Go(func() error {
-		a.log.Info("metrics listening", "addr", addr)
-		return hs.ListenAndServe()
+		ln, err := a.listen(what, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return hs.Serve(ln)
 	})
 	g.Go(func() error {
 		<-ctx.Done()
@@ -257,10 +262,23 @@ func (a *app) serveMetrics(ctx context.Context, g *errgroup.Group) {
 	})
 }
 
-func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
+// listen binds addr and only then logs "<what> listening" with the address bound, so the
+// line never announces a port the process failed to get (one another process holds).
+func (a *app) listen(what, network, addr string) (net.Listener, error) {
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: listen on %s: %w", what, addr, err)
+	}
+	a.log.Info(what+" listening", "addr", ln.Addr().String())
+	return ln, nil
+}
+
+// workerClient builds the working River client with every worker and periodic job; its
+// metrics join the process's registry.
+func (a *app) workerClient() (*river.Client[pgx.Tx], error) {
 	inserter, err := jobs.NewInserter(a.db.SQL, a.log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bus := pipeline.New(inserter, pipeline.Config{Webhook: a.webhookConfig()}).Bus
 	client, err := workers.NewClient(workers.Config{
@@ -277,7 +295,15 @@ func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 		AutomationProjectRate: a.cfg.AutomationProjectRate,
 	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry, Bus: bus})
 	if err != nil {
-		return fmt.Errorf("river client: %w", err)
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return client, nil
+}
+
+func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
+	client, err := a.workerClient()
+	if err != nil {
+		return err
 	}
 	// River's own context outlives the signal: cancelling the context given to Start
 	// would cut every running job off at once, as a failed attempt. Shutdown is soft

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -15,16 +16,16 @@ import (
 // MetricsOff is the TW_METRICS_ADDR value that serves no /metrics.
 const MetricsOff = "off"
 
-// Config is every setting, read only from the environment (README.md#configuration).
+// Config is every setting, read only from the environment (docs/configuration.md).
 type Config struct {
 	DatabaseURL     string        `env:"TW_DATABASE_URL, default=postgres://postgres@127.0.0.1:5432/taskweave?sslmode=disable"`
 	DatabaseMaxConn int32         `env:"TW_DATABASE_MAX_CONNS, default=0"`
 	JWTSecret       string        `env:"TW_JWT_SECRET"`
 	AccessTokenTTL  time.Duration `env:"TW_ACCESS_TOKEN_TTL, default=15m"`
 	RefreshTokenTTL time.Duration `env:"TW_REFRESH_TOKEN_TTL, default=168h"`
-	// HTTPAddr defaults per process: :8080 for api and all, :8081 for worker.
+	// HTTPAddr and BaseURL default per subcommand (forCommand).
 	HTTPAddr       string `env:"TW_HTTP_ADDR"`
-	BaseURL        string `env:"TW_BASE_URL, default=http://localhost:8080"`
+	BaseURL        string `env:"TW_BASE_URL"`
 	AttachmentsDir string `env:"TW_ATTACHMENTS_DIR, default=./data/attachments"`
 	MaxUploadBytes int64  `env:"TW_MAX_UPLOAD_BYTES, default=26214400"`
 	// AttachmentDeleteGrace: see api.Config.
@@ -88,11 +89,13 @@ type Config struct {
 
 	WorkerConcurrency int           `env:"TW_WORKER_CONCURRENCY, default=50"`
 	JobTimeout        time.Duration `env:"TW_JOB_TIMEOUT, default=30s"`
-	// JobRescueAfter: 0 = the longest job timeout plus a minute (see workers.Config).
+	// JobRescueAfter: 0 = TW_JOB_TIMEOUT plus 10 s (see workers.Config).
 	JobRescueAfter time.Duration `env:"TW_JOB_RESCUE_AFTER, default=0s"`
 	LogLevel       string        `env:"TW_LOG_LEVEL, default=info"`
 	// MigrateAcceptCommentEdits: see migrations.Options.
 	MigrateAcceptCommentEdits bool `env:"TW_MIGRATE_ACCEPT_COMMENT_EDITS, default=false"`
+	// CPUProfile: a worker writes its CPU profile to this file (cpuProfile), for benches.
+	CPUProfile string `env:"TW_CPU_PROFILE"`
 }
 
 // loadConfig reads the environment and enforces the rules every subcommand shares.
@@ -168,4 +171,33 @@ func (c *Config) MailboxOwnAddresses() []string {
 		}
 	}
 	return out
+}
+
+// forCommand fills the defaults that depend on the subcommand: TW_HTTP_ADDR is :8081
+// for a worker and :8080 otherwise, and TW_BASE_URL, when unset, is the address the API
+// listens on, so `TW_HTTP_ADDR=127.0.0.1:8095 make run` sends SSO callbacks and links
+// to that port. A worker's own port serves health and metrics, not the API, so a worker
+// takes the API's default address; in production TW_BASE_URL is set on every process.
+func (c *Config) forCommand(cmd string) {
+	apiAddr := ":8080"
+	if cmd == "worker" {
+		c.HTTPAddr = cmp.Or(c.HTTPAddr, ":8081")
+	} else {
+		c.HTTPAddr = cmp.Or(c.HTTPAddr, apiAddr)
+		apiAddr = c.HTTPAddr
+	}
+	c.BaseURL = cmp.Or(c.BaseURL, baseURLFor(apiAddr))
+}
+
+// baseURLFor is the http:// address a browser on this machine reaches a listener on addr
+// at: localhost for an empty or wildcard host (":8080", "0.0.0.0:8080", "[::]:8080").
+func baseURLFor(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://localhost:8080" // the listener refuses the address with a clear error
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

@@ -40,6 +40,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper) error {
 	if err != nil {
 		return err
 	}
+	cfg.forCommand(cmd)
 	app, err := newApp(ctx, cfg, cmd == "worker")
 	if err != nil {
 		return err
@@ -54,17 +55,17 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper) error {
 		}
 		return app.migrate(ctx)
 	case "api":
-		return app.serveAPI(ctx, addrOr(cfg.HTTPAddr, ":8080"), false)
+		return app.serveAPI(ctx, cfg.HTTPAddr, false)
 	case "worker":
 		workerGC(lookup)
-		stop, err := cpuProfile(lookup)
+		stop, err := cpuProfile(cfg.CPUProfile)
 		if err != nil {
 			return err
 		}
 		defer stop()
-		return app.serveWorker(ctx, addrOr(cfg.HTTPAddr, ":8081"))
+		return app.serveWorker(ctx, cfg.HTTPAddr)
 	default: // all: serveAPI waits for the database, migrates and starts the workers
-		return app.serveAPI(ctx, addrOr(cfg.HTTPAddr, ":8080"), true)
+		return app.serveAPI(ctx, cfg.HTTPAddr, true)
 	}
 }
 
@@ -85,18 +86,11 @@ func workerGC(lookup envconfig.Lookuper) bool {
 	return true
 }
 
-func addrOr(addr, def string) string {
-	if addr == "" {
-		return def
-	}
-	return addr
-}
-
-// cpuProfile starts a CPU profile of the process into the file TW_CPU_PROFILE names (a
-// diagnostic for benches, off unless set) and returns what stops and writes it.
-func cpuProfile(lookup envconfig.Lookuper) (func(), error) {
-	path, ok := lookup.Lookup("TW_CPU_PROFILE")
-	if !ok || path == "" {
+// cpuProfile starts a CPU profile of the process into the file path names
+// (TW_CPU_PROFILE: a diagnostic for benches, off when empty) and returns what stops and
+// writes it.
+func cpuProfile(path string) (func(), error) {
+	if path == "" {
 		return func() {}, nil
 	}
 	f, err := os.Create(path)

@@ -50,52 +50,59 @@ func get(url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// cloneDatabase is a migrated database of the test's own, dropped when it ends.
+func cloneDatabase(t *testing.T) string {
+	t.Helper()
+	dbURL, err := storetest.CloneURL(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(func() { storetest.Drop(dbURL) })
+	return dbURL
+}
+
+// serve runs the subcommand sub on dbURL, on a free loopback port, with env over a test
+// configuration, until the returned stop; it waits until /healthz answers.
+func serve(t *testing.T, sub, dbURL string, env map[string]string) (httpAddr string, stop func()) {
+	t.Helper()
+	httpAddr = freeAddr(t)
+	all := map[string]string{"TW_DATABASE_URL": dbURL, "TW_JWT_SECRET": strings.Repeat("serve-test-", 3),
+		"TW_LOG_LEVEL": "error", "TW_ATTACHMENTS_DIR": t.TempDir(), "TW_HTTP_ADDR": httpAddr}
+	for k, v := range env {
+		all[k] = v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{sub}, envconfig.MapLookuper(all)) }()
+	stop = func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal(sub, " did not stop")
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if status, _ := get("http://" + httpAddr + "/healthz"); status == http.StatusOK {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("%s ended: %v", sub, err)
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "%s did not come up", sub)
+		time.Sleep(20 * time.Millisecond)
+	}
+	return httpAddr, stop
+}
+
 // TestMetricsAddr runs the api and worker subcommands as an operator would: by default
 // /metrics is on TW_HTTP_ADDR; TW_METRICS_ADDR=off takes it away; an address moves it
 // there (and only it), off the public port.
 func TestMetricsAddr(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	dbURL, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(dbURL) })
-
-	// start runs sub with env until the returned stop; it waits until /healthz answers.
-	start := func(t *testing.T, sub string, env map[string]string) (httpAddr string, stop func()) {
-		t.Helper()
-		httpAddr = freeAddr(t)
-		all := map[string]string{"TW_DATABASE_URL": dbURL, "TW_JWT_SECRET": strings.Repeat("metrics-addr-test-", 3),
-			"TW_LOG_LEVEL": "error", "TW_ATTACHMENTS_DIR": t.TempDir(), "TW_HTTP_ADDR": httpAddr}
-		for k, v := range env {
-			all[k] = v
-		}
-		rctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- run(rctx, []string{sub}, envconfig.MapLookuper(all)) }()
-		stop = func() {
-			cancel()
-			select {
-			case err := <-done:
-				require.NoError(t, err)
-			case <-time.After(30 * time.Second):
-				t.Fatal(sub, " did not stop")
-			}
-		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			if status, _ := get("http://" + httpAddr + "/healthz"); status == http.StatusOK {
-				break
-			}
-			select {
-			case err := <-done:
-				t.Fatalf("%s ended: %v", sub, err)
-			default:
-			}
-			require.True(t, time.Now().Before(deadline), "%s did not come up", sub)
-			time.Sleep(20 * time.Millisecond)
-		}
-		return httpAddr, stop
-	}
+	dbURL := cloneDatabase(t)
 	metrics := func(t *testing.T, addr string) {
 		t.Helper()
 		status, body := get("http://" + addr + "/metrics")
@@ -103,18 +110,18 @@ func TestMetricsAddr(t *testing.T) {
 		require.Contains(t, body, "go_goroutines")
 	}
 
-	api, stop := start(t, "api", nil)
+	api, stop := serve(t, "api", dbURL, nil)
 	metrics(t, api)
 	stop()
 
-	api, stop = start(t, "api", map[string]string{"TW_METRICS_ADDR": "off"})
+	api, stop = serve(t, "api", dbURL, map[string]string{"TW_METRICS_ADDR": "off"})
 	status, body := get("http://" + api + "/metrics")
 	require.Equal(t, http.StatusNotFound, status)
 	require.Contains(t, body, "ROUTE_NOT_FOUND")
 	stop()
 
 	own := freeAddr(t)
-	api, stop = start(t, "api", map[string]string{"TW_METRICS_ADDR": own})
+	api, stop = serve(t, "api", dbURL, map[string]string{"TW_METRICS_ADDR": own})
 	status, _ = get("http://" + api + "/metrics")
 	require.Equal(t, http.StatusNotFound, status, "not on the public port")
 	metrics(t, own)
@@ -126,7 +133,7 @@ func TestMetricsAddr(t *testing.T) {
 	stop()
 
 	own = freeAddr(t)
-	worker, stop := start(t, "worker", map[string]string{"TW_METRICS_ADDR": own})
+	worker, stop := serve(t, "worker", dbURL, map[string]string{"TW_METRICS_ADDR": own})
 	status, _ = get("http://" + worker + "/metrics")
 	require.Equal(t, http.StatusNotFound, status)
 	metrics(t, own)

@@ -5,17 +5,16 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/sethvargo/go-envconfig"
 	"github.com/stretchr/testify/require"
 )
 
-// TestWorkerCPUProfile: TW_CPU_PROFILE unset writes nothing; set, the worker's CPU
+// TestWorkerCPUProfile: TW_CPU_PROFILE empty writes nothing; set, the worker's CPU
 // profile (gzipped pprof) is in the file once stopped; a path that cannot be created
 // stops the worker with an error naming the variable. Not parallel: the CPU profile is
 // the process's.
 func TestWorkerCPUProfile(t *testing.T) {
 	dir := t.TempDir()
-	stop, err := cpuProfile(envconfig.MapLookuper(nil))
+	stop, err := cpuProfile("")
 	require.NoError(t, err)
 	stop()
 	entries, err := os.ReadDir(dir)
@@ -23,7 +22,7 @@ func TestWorkerCPUProfile(t *testing.T) {
 	require.Empty(t, entries)
 
 	path := filepath.Join(dir, "worker.prof")
-	stop, err = cpuProfile(envconfig.MapLookuper(map[string]string{"TW_CPU_PROFILE": path}))
+	stop, err = cpuProfile(path)
 	require.NoError(t, err)
 	sum := 0
 	for i := range 1_000_000 {
@@ -36,6 +35,6 @@ func TestWorkerCPUProfile(t *testing.T) {
 	require.Greater(t, len(raw), 2)
 	require.Equal(t, []byte{0x1f, 0x8b}, raw[:2], "a gzipped pprof profile")
 
-	_, err = cpuProfile(envconfig.MapLookuper(map[string]string{"TW_CPU_PROFILE": filepath.Join(dir, "missing", "x.prof")}))
+	_, err = cpuProfile(filepath.Join(dir, "missing", "x.prof"))
 	require.ErrorContains(t, err, "TW_CPU_PROFILE")
 }

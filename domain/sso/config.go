@@ -44,7 +44,7 @@ func toConfig(r *store.SSOConfig) Config {
 		UpdatedAt: r.UpdatedAt}
 }
 
-// Field limits of a config (docs/api-conventions.md#sso).
+// Field limits of a config (docs/api-conventions.md#limits).
 const (
 	MaxNameLength     = 100
 	MaxIssuerLength   = 500
