@@ -296,11 +296,10 @@ func principalOf(u *store.User, m Method) *Principal {
 }
 
 func unauthenticatedOr(err error) error {
-	err = store.Translate(err)
-	if err == store.ErrNotFound {
+	if store.IsNotFound(err) {
 		return fmt.Errorf("%w: unknown credential", ErrUnauthenticated)
 	}
-	return err
+	return store.Translate(err)
 }
 
 func deref(s *string) string {
