@@ -132,9 +132,9 @@ func openConfig(ctx context.Context, cfg *pgxpool.Config, holdKeyed bool) (*DB, 
 	// JIT compilation off unless the URL asks for it (docs/performance.md#jit-compilation-is-off). Postgres
 	// compiles a statement whose estimated cost passes jit_above_cost; a few of ours
 	// (the SLA scan, the issue list with cf filters) are estimated that high for the
-	// rows they might read, yet read a few hundred by index, and compiling took ~100 ms
-	// of a scan whose own work is ~15 ms. No statement of Taskweave's runs long enough
-	// to win that back.
+	// rows they might read, yet read a few hundred by index, and compiling costs many
+	// times their own work. No statement of Taskweave's runs long enough to win that
+	// back.
 	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
 		cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}

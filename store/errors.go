@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"net"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -36,7 +34,7 @@ func Translate(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+	if IsNotFound(err) {
 		return ErrNotFound
 	}
 	var pgErr *pgconn.PgError

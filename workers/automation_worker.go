@@ -7,10 +7,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
-	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/automation"
+	"github.com/taskweave/taskweave/domain/metric"
 	"github.com/taskweave/taskweave/jobs"
 )
 
@@ -20,16 +20,16 @@ func addAutomationWorkers(ws *river.Workers, cfg Config, d Deps) []*river.Period
 	w := NewAutomationEvaluateWorker(d)
 	w.Engine.Limits = automation.Limits{ChainBudget: cfg.AutomationChainBudget, ProjectRate: cfg.AutomationProjectRate}
 	river.AddWorker(ws, w)
-	river.AddWorker(ws, &AutomationCleanupWorker{DB: d.DB.Bun})
+	// Executions past their retention.
+	river.AddWorker(ws, river.WorkFunc(func(ctx context.Context, job *river.Job[jobs.AutomationCleanup]) error {
+		_, err := automation.Cleanup(ctx, d.DB.Bun, job.Args.Retention, automation.CleanupBatch)
+		return err
+	}))
 	retention := cfg.AutomationRetention
 	if retention <= 0 {
 		retention = automation.DefaultRetention
 	}
-	return []*river.PeriodicJob{
-		river.NewPeriodicJob(river.PeriodicInterval(time.Hour), func() (river.JobArgs, *river.InsertOpts) {
-			return jobs.AutomationCleanup{Retention: retention}, nil
-		}, &river.PeriodicJobOpts{ID: "automation_cleanup", RunOnStart: true}),
-	}
+	return []*river.PeriodicJob{periodic("automation_cleanup", time.Hour, true, jobs.AutomationCleanup{Retention: retention})}
 }
 
 // AutomationEvaluateWorker evaluates the rules of one triggering event and runs the
@@ -76,18 +76,6 @@ func (w *AutomationEvaluateWorker) Work(ctx context.Context, job *river.Job[jobs
 	return err
 }
 
-// AutomationCleanupWorker deletes executions past their retention.
-type AutomationCleanupWorker struct {
-	river.WorkerDefaults[jobs.AutomationCleanup]
-	DB *bun.DB
-}
-
-// Work implements river.Worker.
-func (w *AutomationCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.AutomationCleanup]) error {
-	_, err := automation.Cleanup(ctx, w.DB, job.Args.Retention, automation.CleanupBatch)
-	return err
-}
-
 // automationMetrics are the automation metrics the jobs dashboard reads.
 type automationMetrics struct {
 	evaluations *prometheus.CounterVec
@@ -120,10 +108,10 @@ func newAutomationMetrics(reg *prometheus.Registry) *automationMetrics {
 		}),
 	}
 	if reg != nil {
-		m.evaluations = register(reg, m.evaluations)
-		m.actions = register(reg, m.actions)
-		m.limited = register(reg, m.limited)
-		m.latency = register(reg, m.latency)
+		m.evaluations = metric.Register(reg, m.evaluations)
+		m.actions = metric.Register(reg, m.actions)
+		m.limited = metric.Register(reg, m.limited)
+		m.latency = metric.Register(reg, m.latency)
 	}
 	for _, t := range automation.Triggers {
 		for _, o := range []string{"success", "skipped", "failed", "error"} {

@@ -21,11 +21,7 @@ func addIntegrationWorkers(ws *river.Workers, cfg Config, d Deps) []*river.Perio
 	// default 30 days): long enough to look into a reference that was or was not made,
 	// and the references themselves stay.
 	retention := cfg.Webhook.WithDefaults().Retention
-	return []*river.PeriodicJob{
-		river.NewPeriodicJob(river.PeriodicInterval(time.Hour), func() (river.JobArgs, *river.InsertOpts) {
-			return jobs.IncomingEventCleanup{Retention: retention}, nil
-		}, &river.PeriodicJobOpts{ID: "incoming_event_cleanup"}),
-	}
+	return []*river.PeriodicJob{periodic("incoming_event_cleanup", time.Hour, false, jobs.IncomingEventCleanup{Retention: retention})}
 }
 
 // IntegrationEventWorker turns a stored incoming event into issue references.

@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/taskweave/taskweave/domain/metric"
 )
 
 // Outcomes of one run, the outcome label of taskweave_river_job_run_duration_seconds.
@@ -78,9 +80,9 @@ func NewJobMetrics(reg *prometheus.Registry) *JobMetrics {
 		}, []string{"queue", "kind"}),
 	}
 	if reg != nil {
-		m.duration = register(reg, m.duration)
-		m.failures = register(reg, m.failures)
-		m.wait = register(reg, m.wait)
+		m.duration = metric.Register(reg, m.duration)
+		m.failures = metric.Register(reg, m.failures)
+		m.wait = metric.Register(reg, m.wait)
 	}
 	return m
 }

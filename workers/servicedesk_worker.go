@@ -59,21 +59,15 @@ func addServiceDeskWorkers(ws *river.Workers, cfg Config, d Deps) []*river.Perio
 	if interval <= 0 {
 		interval = DefaultSLAInterval
 	}
-	periodic := []*river.PeriodicJob{
-		river.NewPeriodicJob(river.PeriodicInterval(interval), func() (river.JobArgs, *river.InsertOpts) {
-			return jobs.SLAScan{}, nil
-		}, &river.PeriodicJobOpts{ID: "sla_scan", RunOnStart: true}),
-	}
+	scheduled := []*river.PeriodicJob{periodic("sla_scan", interval, true, jobs.SLAScan{})}
 	if poller != nil {
 		every := sd.Mail.Interval
 		if every <= 0 {
 			every = DefaultMailInterval
 		}
-		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
-			return jobs.MailPoll{}, nil
-		}, &river.PeriodicJobOpts{ID: "mail_poll", RunOnStart: true}))
+		scheduled = append(scheduled, periodic("mail_poll", every, true, jobs.MailPoll{}))
 	}
-	return periodic
+	return scheduled
 }
 
 // SLAScanWorker runs one breach monitor scan.

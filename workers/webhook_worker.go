@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
-	"github.com/uptrace/bun"
 
+	"github.com/taskweave/taskweave/domain/metric"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/jobs"
 )
@@ -18,12 +18,12 @@ import (
 func addWebhookWorkers(ws *river.Workers, cfg Config, d Deps) []*river.PeriodicJob {
 	wc := cfg.Webhook.WithDefaults()
 	river.AddWorker(ws, NewWebhookDeliverWorker(wc, d))
-	river.AddWorker(ws, &WebhookCleanupWorker{DB: d.DB.Bun})
-	return []*river.PeriodicJob{
-		river.NewPeriodicJob(river.PeriodicInterval(time.Hour), func() (river.JobArgs, *river.InsertOpts) {
-			return jobs.WebhookCleanup{Retention: wc.Retention}, nil
-		}, &river.PeriodicJobOpts{ID: "webhook_cleanup", RunOnStart: true}),
-	}
+	// Delivery records past their retention.
+	river.AddWorker(ws, river.WorkFunc(func(ctx context.Context, job *river.Job[jobs.WebhookCleanup]) error {
+		_, err := webhook.Cleanup(ctx, d.DB.Bun, job.Args.Retention, webhook.CleanupBatch)
+		return err
+	}))
+	return []*river.PeriodicJob{periodic("webhook_cleanup", time.Hour, true, jobs.WebhookCleanup{Retention: wc.Retention})}
 }
 
 // WebhookDeliverWorker makes one attempt of each of a job's deliveries per run, sent
@@ -96,18 +96,6 @@ func (w *WebhookDeliverWorker) delay(attempt int) time.Duration {
 	return w.delays[min(max(attempt, 1), len(w.delays))-1]
 }
 
-// WebhookCleanupWorker deletes delivery records past their retention.
-type WebhookCleanupWorker struct {
-	river.WorkerDefaults[jobs.WebhookCleanup]
-	DB *bun.DB
-}
-
-// Work implements river.Worker.
-func (w *WebhookCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.WebhookCleanup]) error {
-	_, err := webhook.Cleanup(ctx, w.DB, job.Args.Retention, webhook.CleanupBatch)
-	return err
-}
-
 // webhookMetrics are the delivery metrics the dashboard reads.
 type webhookMetrics struct {
 	deliveries *prometheus.CounterVec
@@ -129,26 +117,12 @@ func newWebhookMetrics(reg *prometheus.Registry) *webhookMetrics {
 		}),
 	}
 	if reg != nil {
-		m.deliveries = register(reg, m.deliveries)
-		m.latency = register(reg, m.latency)
+		m.deliveries = metric.Register(reg, m.deliveries)
+		m.latency = metric.Register(reg, m.latency)
 	}
 	// Every outcome exists from the start, so "failed deliveries" reads 0, not no data.
 	for _, o := range []webhook.Outcome{webhook.Skipped, webhook.Delivered, webhook.RetryScheduled, webhook.Failed} {
 		m.deliveries.WithLabelValues(o.String())
 	}
 	return m
-}
-
-// register adds c to reg, or returns the equal collector registered before.
-func register[C prometheus.Collector](reg *prometheus.Registry, c C) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		panic(err)
-	}
-	return c
 }

@@ -85,11 +85,11 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &AuditWorker{DB: d.DB.Bun})
 	river.AddWorker(ws, &RateLimitCleanupWorker{DB: d.DB.Bun})
-	periodic := addWebhookWorkers(ws, cfg, d)
-	periodic = append(periodic, addIntegrationWorkers(ws, cfg, d)...)
-	periodic = append(periodic, addNotificationWorkers(ws, cfg, d)...)
-	periodic = append(periodic, addServiceDeskWorkers(ws, cfg, d)...)
-	periodic = append(periodic, addAutomationWorkers(ws, cfg, d)...)
+	scheduled := addWebhookWorkers(ws, cfg, d)
+	scheduled = append(scheduled, addIntegrationWorkers(ws, cfg, d)...)
+	scheduled = append(scheduled, addNotificationWorkers(ws, cfg, d)...)
+	scheduled = append(scheduled, addServiceDeskWorkers(ws, cfg, d)...)
+	scheduled = append(scheduled, addAutomationWorkers(ws, cfg, d)...)
 
 	queues := map[string]river.QueueConfig{}
 	for _, q := range jobs.Queues {
@@ -112,19 +112,16 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		RescueStuckJobsAfter: rescueAfter,
 		// The least time between two fetches of one queue. A notified insert is fetched at
 		// once when the last fetch is that long past; under load, the jobs committed in
-		// the meantime come in one fetch. River's default is 100 ms; 20 ms cost the
-		// delivery bench about a tenth of its rate in fetches of a few jobs each, 50 ms
-		// keeps its p50 near 35 ms and p99 under 100 ms.
+		// the meantime come in one fetch. Shorter spends the workers' time on fetches of a
+		// few jobs each, longer (River's default is 100 ms) adds to every delivery's
+		// latency; docs/performance.md#webhook-work-is-grouped has the measurements.
 		FetchCooldown: 50 * time.Millisecond,
 		// Every worker process registers every worker, so this changes nothing in a
 		// steady state. During a rolling upgrade it keeps an old worker from fetching a
 		// kind that only the new release knows (River would spend an attempt on it and
 		// finally discard it); the job waits for a worker that knows it.
 		FetchOnlyKnownKinds: true,
-		PeriodicJobs: append(periodic,
-			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute), func() (river.JobArgs, *river.InsertOpts) {
-				return RateLimitCleanupArgs{Window: window}, nil
-			}, &river.PeriodicJobOpts{ID: "rate_limit_cleanup"})),
+		PeriodicJobs:        append(scheduled, periodic("rate_limit_cleanup", 10*time.Minute, false, RateLimitCleanupArgs{Window: window})),
 	})
 }
 

@@ -201,7 +201,7 @@ func load(ctx context.Context, db bun.IDB, issueID, id uuid.UUID, lock bool) (*s
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrNotFound
 		}
 		return nil, fmt.Errorf("load attachment: %w", err)

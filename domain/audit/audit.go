@@ -5,7 +5,6 @@ package audit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -188,7 +187,7 @@ func Enabled(ctx context.Context, db bun.IDB, level Level) (bool, error) {
 	var on bool
 	err := db.QueryRowContext(ctx, "SELECT enabled FROM audit_config WHERE level = ?", string(level)).Scan(&on)
 	if err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return level == LevelSecurity, nil
 		}
 		return false, fmt.Errorf("read audit config: %w", err)

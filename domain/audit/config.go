@@ -3,7 +3,6 @@ package audit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/uptrace/bun"
@@ -66,7 +65,7 @@ func SetEnabled(ctx context.Context, db bun.IDB, rec *Recorder, level Level, on 
 		var previous bool
 		err := tx.NewSelect().Table("audit_config").Column("enabled").Where("level = ?", string(level)).For("UPDATE").Scan(ctx, &previous)
 		switch {
-		case errors.Is(store.Translate(err), store.ErrNotFound):
+		case store.IsNotFound(err):
 			previous = defaultEnabled(level)
 		case err != nil:
 			return fmt.Errorf("read audit config %s: %w", level, err)

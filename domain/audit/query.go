@@ -131,14 +131,6 @@ func scanEvent(rows pgx.Rows, e *store.AuditEvent) error {
 		return fmt.Errorf("scan audit event: %w", err)
 	}
 	e.ID = uuid.UUID(id.Bytes)
-	e.UserID, e.ProjectID, e.OrgID = optionalUUID(user), optionalUUID(project), optionalUUID(org)
+	e.UserID, e.ProjectID, e.OrgID = store.UUIDPtr(user), store.UUIDPtr(project), store.UUIDPtr(org)
 	return nil
-}
-
-func optionalUUID(v pgtype.UUID) *uuid.UUID {
-	if !v.Valid {
-		return nil
-	}
-	id := uuid.UUID(v.Bytes)
-	return &id
 }

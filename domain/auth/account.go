@@ -15,7 +15,7 @@ import (
 func (s *Service) User(ctx context.Context, id uuid.UUID) (*store.User, error) {
 	var u store.User
 	if err := s.db.NewSelect().Model(&u).Where("id = ?", id).Scan(ctx); err != nil {
-		if err = store.Translate(err); err == store.ErrNotFound {
+		if err = store.Translate(err); store.IsNotFound(err) {
 			return nil, ErrUserNotFound
 		}
 		return nil, wrap("load user", err)

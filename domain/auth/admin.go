@@ -44,7 +44,7 @@ func (s *Service) retire(ctx context.Context, actor *Principal, id uuid.UUID, an
 		}
 		var u store.User
 		if err := tx.NewSelect().Model(&u).Where("id = ? AND deleted_at IS NULL", id).For("UPDATE").Scan(ctx); err != nil {
-			if store.Translate(err) == store.ErrNotFound {
+			if store.IsNotFound(err) {
 				return ErrUserNotFound
 			}
 			return err
@@ -107,7 +107,7 @@ func (s *Service) Activate(ctx context.Context, actor *Principal, id uuid.UUID, 
 	return wrap("activate user", store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var u store.User
 		if err := tx.NewSelect().Model(&u).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
-			if store.Translate(err) == store.ErrNotFound {
+			if store.IsNotFound(err) {
 				return ErrUserNotFound
 			}
 			return err

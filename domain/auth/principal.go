@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/store"
@@ -116,8 +117,36 @@ type AccessClaims struct {
 // token signed before access tokens carried one.
 func (c *AccessClaims) Family() *uuid.UUID { return c.claims.Family }
 
-// UserColumns are the columns of users that Principal checks, in store.User's names.
+// UserColumns are the columns of users that Principal checks, in store.User's names
+// and in the order UserScan reads them.
 var UserColumns = []string{"id", "email", "display_name", "system_role", "language", "org_id", "active", "deleted_at", "tokens_not_before"}
+
+// UserScan reads the UserColumns of a user row through pgx, in a statement that reads
+// other rows with it; the row may be missing (a LEFT JOIN: every column NULL).
+type UserScan struct {
+	id, org                    pgtype.UUID
+	email, name, sysRole, lang *string
+	active                     *bool
+	deletedAt, notBefore       *time.Time
+}
+
+// AppendDest appends the scan destinations of UserColumns, in their order, to dst.
+func (s *UserScan) AppendDest(dst []any) []any {
+	return append(dst, &s.id, &s.email, &s.name, &s.sysRole, &s.lang, &s.org, &s.active, &s.deletedAt, &s.notBefore)
+}
+
+// User is the row read, nil when there was none.
+func (s *UserScan) User() *store.User {
+	if !s.id.Valid {
+		return nil
+	}
+	u := &store.User{ID: s.id.Bytes, Email: deref(s.email), DisplayName: deref(s.name), SystemRole: deref(s.sysRole),
+		Language: s.lang, OrgID: store.UUIDPtr(s.org), Active: s.active != nil && *s.active, DeletedAt: s.deletedAt}
+	if s.notBefore != nil {
+		u.TokensNotBefore = *s.notBefore
+	}
+	return u
+}
 
 // FamilyLiveSQL is the column that tells whether the refresh-token family ? is alive:
 // one of its refresh tokens is neither revoked nor expired. Read with the user row, in
@@ -267,9 +296,15 @@ func principalOf(u *store.User, m Method) *Principal {
 }
 
 func unauthenticatedOr(err error) error {
-	err = store.Translate(err)
-	if err == store.ErrNotFound {
+	if store.IsNotFound(err) {
 		return fmt.Errorf("%w: unknown credential", ErrUnauthenticated)
 	}
-	return err
+	return store.Translate(err)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

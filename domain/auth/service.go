@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -117,7 +116,7 @@ func (s *Service) Login(ctx context.Context, email, password string, meta Meta) 
 	email = strings.ToLower(strings.TrimSpace(email))
 	var u store.User
 	err := s.db.NewSelect().Model(&u).Where("email = ?", email).Scan(ctx)
-	if err = store.Translate(err); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err = store.Translate(err); err != nil && !store.IsNotFound(err) {
 		return nil, TokenPair{}, wrap("login", err)
 	}
 	found := err == nil
@@ -182,7 +181,7 @@ func (s *Service) Refresh(ctx context.Context, token string, meta Meta) (TokenPa
 		err := tx.NewUpdate().Table("refresh_tokens").Set("revoked = true, rotated_at = ?", now).
 			Where("token_hash = ? AND user_id = ? AND NOT revoked AND expires_at > ?", HashToken(token), uid, now).
 			Returning("family_id").Scan(ctx, &family)
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			reused, err = s.detectReuse(ctx, tx, token, uid, meta)
 			if err != nil || reused {
 				return err
@@ -198,7 +197,7 @@ func (s *Service) Refresh(ctx context.Context, token string, meta Meta) (TokenPa
 		pair, err = s.issuePair(ctx, tx, uid, family)
 		return err
 	})
-	if errors.Is(err, store.ErrNotFound) || (err == nil && reused) {
+	if store.IsNotFound(err) || (err == nil && reused) {
 		return TokenPair{}, ErrInvalidRefreshToken
 	}
 	return pair, wrap("refresh", err)
@@ -213,7 +212,7 @@ func (s *Service) detectReuse(ctx context.Context, tx bun.Tx, token string, uid 
 	var rt store.RefreshToken
 	err := tx.NewSelect().Model(&rt).Column("id", "family_id", "rotated_at").
 		Where("token_hash = ? AND user_id = ?", HashToken(token), uid).Scan(ctx)
-	if errors.Is(store.Translate(err), store.ErrNotFound) || (err == nil && rt.RotatedAt == nil) {
+	if store.IsNotFound(err) || (err == nil && rt.RotatedAt == nil) {
 		return false, nil
 	}
 	if err != nil {

@@ -39,7 +39,7 @@ func (s *Service) SignOutEverywhere(ctx context.Context, actor *Principal, user 
 	return wrap("sign out everywhere", store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var email string
 		err := tx.NewSelect().Table("users").Column("email").Where("id = ? AND deleted_at IS NULL", user).For("UPDATE").Scan(ctx, &email)
-		if store.Translate(err) == store.ErrNotFound {
+		if store.IsNotFound(err) {
 			return ErrUserNotFound
 		}
 		if err != nil {

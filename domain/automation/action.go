@@ -126,7 +126,7 @@ func (r *run) notify(ctx context.Context, a Action) error {
 	}
 	err := r.tx.NewSelect().Table("issues").Column("assignee_id", "reporter_id", "title").Where("id = ?", r.subj.ID).Scan(ctx, &cur)
 	if err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return issue.ErrNotFound
 		}
 		return fmt.Errorf("read issue: %w", err)
@@ -194,7 +194,7 @@ func loadActors(ctx context.Context, db bun.IDB, subj *subject, rules []*Rule) (
 		FROM users AS u JOIN projects AS p ON p.id = ?
 		LEFT JOIN project_members AS pm ON pm.project_id = p.id AND pm.user_id = u.id
 		WHERE u.id IN (?)`, subj.ProjectID, bun.In(ids)).Scan(ctx, &rows)
-	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+	if err != nil && !store.IsNotFound(err) {
 		return nil, fmt.Errorf("read rule creators: %w", err)
 	}
 	out := make(people, len(rows))

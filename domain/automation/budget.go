@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/jobs"
+	"github.com/taskweave/taskweave/store"
 )
 
 // DefaultChainBudget is how many actions the rules of one chain may run when
@@ -45,8 +47,8 @@ type limitError struct{ limit, detail string }
 func (e *limitError) Error() string { return "automation: " + e.detail }
 
 // chainOf is the job's chain: ChainID, or the event itself in a job of an older release.
-func chainOf(job jobs.AutomationEvaluate) [16]byte {
-	if job.ChainID != [16]byte{} {
+func chainOf(job jobs.AutomationEvaluate) uuid.UUID {
+	if job.ChainID != uuid.Nil {
 		return job.ChainID
 	}
 	return job.EventID
@@ -67,7 +69,7 @@ func (l Limits) spend(ctx context.Context, tx bun.Tx, job jobs.AutomationEvaluat
 	}
 	ok := n <= budget
 	if ok {
-		res, err := tx.Tx.ExecContext(ctx, spendSQL, chainOf(job), [16]byte(job.ProjectID), n, budget)
+		res, err := tx.Tx.ExecContext(ctx, spendSQL, store.UUID(chainOf(job)), store.UUID(job.ProjectID), n, budget)
 		if err != nil {
 			return fmt.Errorf("spend chain budget: %w", err)
 		}
@@ -98,7 +100,7 @@ func (l Limits) charge(ctx context.Context, tx bun.Tx, job jobs.AutomationEvalua
 	}
 	ok := n <= l.ProjectRate
 	if ok {
-		res, err := tx.Tx.ExecContext(ctx, rateSQL, [16]byte(job.ProjectID), n, l.ProjectRate)
+		res, err := tx.Tx.ExecContext(ctx, rateSQL, store.UUID(job.ProjectID), n, l.ProjectRate)
 		if err != nil {
 			return fmt.Errorf("charge project rate: %w", err)
 		}

@@ -18,16 +18,6 @@ const DefaultRetention = 90 * 24 * time.Hour
 // large backlog never holds locks or bloats one transaction for long.
 const CleanupBatch = 5000
 
-// oldExecutionsSQL selects up to ? (the second and third parameter) executions created
-// more than ? seconds ago, each rule's oldest first, from the old end of its part of
-// the log index (rule_id, created_at DESC, id DESC): no index of its own on created_at
-// is written with every execution.
-const oldExecutionsSQL = `SELECT old.id FROM automation_rules AS r CROSS JOIN LATERAL (
-		SELECT id FROM automation_executions
-		WHERE rule_id = r.id AND created_at < now() - make_interval(secs => ?)
-		ORDER BY created_at, id LIMIT ?) AS old
-	LIMIT ?`
-
 // Cleanup deletes executions created more than retention ago, batch rows per
 // statement (each its own transaction), until none is left or ctx ends, and returns
 // how many it deleted; then the limits' old rows (spent chain budgets, rate windows).
@@ -35,8 +25,9 @@ func Cleanup(ctx context.Context, db bun.IDB, retention time.Duration, batch int
 	if batch <= 0 {
 		batch = CleanupBatch
 	}
-	n, err := store.DeleteInBatches(ctx, db, batch, "DELETE FROM automation_executions WHERE id IN ("+oldExecutionsSQL+")",
-		retention.Seconds(), batch, batch)
+	// Each rule's oldest executions come from the old end of its part of the log index
+	// (rule_id, created_at DESC, id DESC).
+	n, err := store.DeleteExpired(ctx, db, "automation_executions", "automation_rules", "rule_id", retention, batch)
 	if err != nil {
 		return n, fmt.Errorf("clean automation executions: %w", err)
 	}

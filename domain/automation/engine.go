@@ -359,7 +359,7 @@ func loadSubject(ctx context.Context, db *store.DB, projectID, issueID uuid.UUID
 			points                                            *int
 		}
 	)
-	err := db.Keyed.QueryRow(ctx, subjectSQL, [16]byte(projectID), [16]byte(uuid.Nil), [16]byte(issueID)).
+	err := db.Keyed.QueryRow(ctx, subjectSQL, store.UUID(projectID), store.UUID(uuid.Nil), store.UUID(issueID)).
 		Scan(&st.project, &st.system, &r.id, &r.project, &r.projectKey, &r.workflow, &r.key, &r.title, &r.typ,
 			&r.priority, &r.assignee, &r.status, &r.points, &r.reporter)
 	if err != nil {
@@ -390,7 +390,7 @@ func workflowStatuses(ctx context.Context, db bun.IDB, workflowID *uuid.UUID) (m
 	}
 	var ids []uuid.UUID
 	err := db.NewSelect().Table("workflow_statuses").Column("id").Where("workflow_id = ?", *workflowID).Scan(ctx, &ids)
-	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+	if err != nil && !store.IsNotFound(err) {
 		return nil, fmt.Errorf("read workflow statuses: %w", err)
 	}
 	for _, id := range ids {

@@ -60,26 +60,23 @@ func eventAt(job jobs.AutomationEvaluate) *time.Time {
 // writeExecutions writes one row per rule (status, detail) of job's event in one
 // statement and returns the rules whose row it wrote.
 func writeExecutions(ctx context.Context, db *store.DB, job jobs.AutomationEvaluate, rules []uuid.UUID, statuses, details []string) ([]uuid.UUID, error) {
-	// The ids go to pgx as [16]byte, which it encodes as binary uuids directly: a
-	// uuid.UUID goes through its driver.Valuer (formatted as text, parsed back), which
-	// was a tenth of a worker's CPU with a few dozen per evaluation.
-	ids, ruleIDs := make([][16]byte, len(rules)), make([][16]byte, len(rules))
-	for i, id := range rules {
-		ids[i], ruleIDs[i] = newID(), id
+	ids := make([]uuid.UUID, len(rules))
+	for i := range rules {
+		ids[i] = newID()
 	}
-	rows, err := db.Keyed.Query(ctx, insertExecutionsSQL, ids, ruleIDs, statuses, details,
-		[16]byte(job.EventID), [16]byte(job.ProjectID), [16]byte(job.IssueID), job.Trigger, job.ChainDepth, eventAt(job))
+	rows, err := db.Keyed.Query(ctx, insertExecutionsSQL, store.UUIDs(ids), store.UUIDs(rules), statuses, details,
+		store.UUID(job.EventID), store.UUID(job.ProjectID), store.UUID(job.IssueID), job.Trigger, job.ChainDepth, eventAt(job))
 	if err != nil {
 		return nil, fmt.Errorf("write executions: %w", err)
 	}
 	defer rows.Close()
 	var written []uuid.UUID
 	for rows.Next() {
-		var id [16]byte
-		if err := rows.Scan(&id); err != nil {
+		var id uuid.UUID
+		if err := rows.Scan(store.UUIDDest(&id)); err != nil {
 			return nil, fmt.Errorf("write executions: %w", err)
 		}
-		written = append(written, uuid.UUID(id))
+		written = append(written, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("write executions: %w", err)
@@ -94,8 +91,8 @@ func writeExecution(ctx context.Context, db bun.IConn, job jobs.AutomationEvalua
 	if detail != "" {
 		d = &detail
 	}
-	res, err := db.ExecContext(ctx, insertExecutionSQL, [16]byte(newID()), [16]byte(ruleID), status, d,
-		[16]byte(job.EventID), [16]byte(job.ProjectID), [16]byte(job.IssueID), job.Trigger, job.ChainDepth, eventAt(job))
+	res, err := db.ExecContext(ctx, insertExecutionSQL, store.UUID(newID()), store.UUID(ruleID), status, d,
+		store.UUID(job.EventID), store.UUID(job.ProjectID), store.UUID(job.IssueID), job.Trigger, job.ChainDepth, eventAt(job))
 	if err != nil {
 		return false, fmt.Errorf("write execution: %w", err)
 	}

@@ -3,7 +3,6 @@ package automation
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -240,7 +239,7 @@ func lockRule(ctx context.Context, tx bun.Tx, sc Scope, id uuid.UUID) (*store.Au
 	var r store.AutomationRule
 	err := sc.where(tx.NewSelect().Model(&r).ModelTableExpr("automation_rules AS r").ColumnExpr("r.*").
 		Where("r.id = ?", id)).For("UPDATE").Scan(ctx)
-	if errors.Is(store.Translate(err), store.ErrNotFound) {
+	if store.IsNotFound(err) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
@@ -368,7 +367,7 @@ func loadRules(ctx context.Context, db bun.IDB, filter func(*bun.SelectQuery) *b
 		ColumnExpr(`(SELECT json_agg(json_build_object('i', a.id, 'n', a.position, 't', a.type, 'v', a.params)
 			ORDER BY a.position, a.ordinal) FROM automation_actions AS a WHERE a.rule_id = r.id) AS actions`).
 		OrderExpr("r.created_at, r.id")
-	if err := filter(q).Scan(ctx); err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+	if err := filter(q).Scan(ctx); err != nil && !store.IsNotFound(err) {
 		return nil, fmt.Errorf("load rules: %w", err)
 	}
 	out := make([]Rule, 0, len(rows))
@@ -481,7 +480,7 @@ func checkRefs(ctx context.Context, db bun.IDB, sc Scope, rs refs) ([]Problem, e
 		if sc.Project.WorkflowID != nil {
 			err := db.NewSelect().Table("workflow_statuses").Column("id").
 				Where("workflow_id = ? AND id IN (?)", *sc.Project.WorkflowID, bun.In(refIDs(rs.statuses))).Scan(ctx, &ok)
-			if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+			if err != nil && !store.IsNotFound(err) {
 				return nil, fmt.Errorf("check statuses: %w", err)
 			}
 		}
@@ -493,7 +492,7 @@ func checkRefs(ctx context.Context, db bun.IDB, sc Scope, rs refs) ([]Problem, e
 			AND (EXISTS (SELECT 1 FROM projects AS p WHERE p.id = ? AND p.owner_id = u.id)
 			  OR EXISTS (SELECT 1 FROM project_members AS pm WHERE pm.project_id = ? AND pm.user_id = u.id))`,
 			bun.In(refIDs(rs.members)), sc.Project.ID, sc.Project.ID).Scan(ctx, &ok)
-		if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+		if err != nil && !store.IsNotFound(err) {
 			return nil, fmt.Errorf("check members: %w", err)
 		}
 		missing(rs.members, ok, func(f string) { ps.add(f, "NOT_A_MEMBER", "field.AUTOMATION_MEMBER") })
@@ -502,7 +501,7 @@ func checkRefs(ctx context.Context, db bun.IDB, sc Scope, rs refs) ([]Problem, e
 		var ok []uuid.UUID
 		err := db.NewSelect().Table("users").Column("id").
 			Where("id IN (?) AND active AND deleted_at IS NULL", bun.In(refIDs(rs.users))).Scan(ctx, &ok)
-		if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+		if err != nil && !store.IsNotFound(err) {
 			return nil, fmt.Errorf("check users: %w", err)
 		}
 		missing(rs.users, ok, func(f string) { ps.add(f, "NOT_ACTIVE_USER", "field.AUTOMATION_USER") })

@@ -101,7 +101,7 @@ func LoadHead(ctx context.Context, pool *pgxpool.Pool, p issue.Project, today ti
 	LEFT JOIN LATERAL (
 		SELECT count(*) AS n, bit_xor(hashtidextended(i.ctid, i.xmin::text::bigint)) AS x
 		FROM issues AS i WHERE i.project_id = $1 AND i.sprint_id = sp.id
-	) AS fp ON sp.id IS NOT NULL`, p.ID, p.WorkflowID).Scan(&sprintID, &name, &s.Goal, &s.StartDate, &s.EndDate, &s.TotalPoints,
+	) AS fp ON sp.id IS NOT NULL`, store.UUID(p.ID), store.NullUUID(p.WorkflowID)).Scan(&sprintID, &name, &s.Goal, &s.StartDate, &s.EndDate, &s.TotalPoints,
 		&auditAll, &statusIDs, &names, &categories, &colors, &issueCount, &issueXOR, &namesRev)
 	if err != nil {
 		return nil, false, fmt.Errorf("load board sprint: %w", err)
@@ -174,7 +174,7 @@ func (h *Head) digest(p issue.Project, today time.Time, issueCount, issueXOR, na
 // Load reads the whole board under h: the sprint's issues with their labels, in one
 // query, sorted into h's columns.
 func (h *Head) Load(ctx context.Context, pool *pgxpool.Pool, p issue.Project) (*Board, error) {
-	views, err := loadIssues(ctx, pool, p.Key, "i.sprint_id = $2", p.ID, h.Sprint.ID)
+	views, err := loadIssues(ctx, pool, p.Key, "i.sprint_id = $2", store.UUID(p.ID), store.UUID(h.Sprint.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func LoadBacklog(ctx context.Context, pool *pgxpool.Pool, p issue.Project) (*Bac
 	}
 	sprints, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (PlannedSprint, error) {
 		var s PlannedSprint
-		err := row.Scan((*[16]byte)(&s.ID), (*[16]byte)(&s.ProjectID), &s.Name, &s.Goal, &s.Status, &s.StartDate, &s.EndDate,
+		err := row.Scan(store.UUIDDest(&s.ID), store.UUIDDest(&s.ProjectID), &s.Name, &s.Goal, &s.Status, &s.StartDate, &s.EndDate,
 			&s.PlannedPoints, &s.CompletedPoints, &s.CreatedAt)
 		s.Issues = []*issue.View{}
 		return s, err
@@ -228,12 +228,12 @@ func LoadBacklog(ctx context.Context, pool *pgxpool.Pool, p issue.Project) (*Bac
 	if err != nil {
 		return nil, fmt.Errorf("load planned sprints: %w", err)
 	}
-	ids := make([][16]byte, len(sprints))
+	ids := make([]uuid.UUID, len(sprints))
 	index := make(map[uuid.UUID]int, len(sprints))
 	for i, s := range sprints {
 		ids[i], index[s.ID] = s.ID, i
 	}
-	views, err := loadIssues(ctx, pool, p.Key, "i.sprint_id IS NULL OR i.sprint_id = ANY($2)", p.ID, ids)
+	views, err := loadIssues(ctx, pool, p.Key, "i.sprint_id IS NULL OR i.sprint_id = ANY($2)", store.UUID(p.ID), store.UUIDs(ids))
 	if err != nil {
 		return nil, err
 	}

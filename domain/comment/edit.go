@@ -2,7 +2,6 @@ package comment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -24,7 +23,7 @@ func lockComment(ctx context.Context, tx bun.Tx, p issue.Project, ref issue.Ref,
 	c := &store.Comment{}
 	err = tx.NewSelect().Model(c).Where("id = ? AND issue_id = ? AND deleted_at IS NULL", id, iss.IssueID).For("UPDATE").Scan(ctx)
 	if err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return iss, nil, ErrNotFound
 		}
 		return iss, nil, fmt.Errorf("load comment: %w", err)

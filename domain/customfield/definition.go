@@ -2,7 +2,6 @@ package customfield
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -145,7 +144,7 @@ func translate(err error) error {
 		return ErrDuplicateName
 	case store.IsUnique(err, uniqueLabel):
 		return ErrDuplicateLabel
-	case errors.Is(store.Translate(err), store.ErrNotFound):
+	case store.IsNotFound(err):
 		return ErrNotFound
 	}
 	return err

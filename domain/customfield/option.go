@@ -23,7 +23,7 @@ func dropdown(ctx context.Context, db bun.IDB, projectID, fieldID uuid.UUID) err
 	err := db.NewSelect().Model((*store.CustomField)(nil)).Column("type").
 		Where("id = ? AND project_id = ?", fieldID, projectID).Scan(ctx, &typ)
 	switch {
-	case errors.Is(store.Translate(err), store.ErrNotFound):
+	case store.IsNotFound(err):
 		return ErrNotFound
 	case err != nil:
 		return fmt.Errorf("load custom field %s: %w", fieldID, err)
@@ -77,7 +77,7 @@ func UpdateOption(ctx context.Context, db bun.IDB, projectID, fieldID, optionID 
 		}
 	}
 	switch {
-	case errors.Is(store.Translate(err), store.ErrNotFound):
+	case store.IsNotFound(err):
 		return nil, ErrOptionNotFound
 	case err != nil:
 		return nil, fmt.Errorf("update option %s: %w", optionID, translate(err))

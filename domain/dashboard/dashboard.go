@@ -90,7 +90,7 @@ func ensure(ctx context.Context, db bun.IDB, projectID uuid.UUID) (uuid.UUID, er
 	if err == nil {
 		return id, nil
 	}
-	if !errors.Is(err, store.ErrNotFound) {
+	if !store.IsNotFound(err) {
 		return uuid.Nil, fmt.Errorf("find dashboard: %w", err)
 	}
 	if _, err := db.NewInsert().Model(&store.Dashboard{ProjectID: projectID}).

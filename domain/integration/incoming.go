@@ -67,7 +67,7 @@ func (s *Service) Receive(ctx context.Context, in Incoming) (uuid.UUID, error) {
 		Where("p.key = ? AND pi.provider = ?", in.ProjectKey, string(in.Provider)).
 		Scan(ctx, &target)
 	found := err == nil
-	if err != nil && store.Translate(err) != store.ErrNotFound {
+	if err != nil && !store.IsNotFound(err) {
 		return uuid.Nil, fmt.Errorf("look up %s integration: %w", in.Provider, err)
 	}
 	secret := target.Secret

@@ -122,7 +122,7 @@ func (s *Service) Delete(ctx context.Context, by audit.Actor, projectID, id uuid
 		err := tx.NewDelete().Model((*store.ProjectIntegration)(nil)).
 			Where("id = ? AND project_id = ?", id, projectID).Returning("provider").Scan(ctx, &provider)
 		if err != nil {
-			if store.Translate(err) == store.ErrNotFound {
+			if store.IsNotFound(err) {
 				return ErrNotFound
 			}
 			return err

@@ -237,7 +237,7 @@ func Process(ctx context.Context, db bun.IDB, eventID uuid.UUID) (int, error) {
 			FROM incoming_events AS e JOIN projects AS p ON p.id = e.project_id
 			WHERE e.id = ? FOR UPDATE OF e`, eventID).Scan(ctx, &ev)
 		if err != nil {
-			if store.Translate(err) == store.ErrNotFound {
+			if store.IsNotFound(err) {
 				return nil
 			}
 			return err
@@ -294,7 +294,7 @@ func IssueRefs(ctx context.Context, db bun.IDB, projectID uuid.UUID, ref issue.R
 	}
 	var id uuid.UUID
 	if err := q.Scan(ctx, &id); err != nil {
-		if store.Translate(err) == store.ErrNotFound {
+		if store.IsNotFound(err) {
 			return nil, issue.ErrNotFound
 		}
 		return nil, fmt.Errorf("look up issue: %w", err)

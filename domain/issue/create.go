@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/customfield"
@@ -101,11 +100,9 @@ func (s *Service) CreateRead(ctx context.Context, p Project, actor Actor, in New
 			d := dateString(in.DueDate)
 			due = &d
 		}
-		// Ids go as [16]byte: as uuid.UUID, a driver.Valuer, pgx would format each as
-		// text and encode the text.
-		err = tx.Tx.QueryRowContext(ctx, insertIssue, [16]byte(p.ID), [16]byte(v.ID), p.Key, v.Title, v.Description,
-			v.Type, v.Priority, v.StoryPoints, [16]byte(v.StatusID), nullableID(v.AssigneeID), [16]byte(v.ReporterID),
-			nullableID(v.ParentID), due, nullableID(v.SprintID)).
+		err = tx.Tx.QueryRowContext(ctx, insertIssue, store.UUID(p.ID), store.UUID(v.ID), p.Key, v.Title, v.Description,
+			v.Type, v.Priority, v.StoryPoints, store.UUID(v.StatusID), store.NullUUID(v.AssigneeID), store.UUID(v.ReporterID),
+			store.NullUUID(v.ParentID), due, store.NullUUID(v.SprintID)).
 			Scan(&v.Number, &v.Key, &v.CreatedAt, &v.UpdatedAt)
 		if err != nil {
 			return fmt.Errorf("insert issue: %w", err)
@@ -126,14 +123,6 @@ func (s *Service) CreateRead(ctx context.Context, p Project, actor Actor, in New
 		return nil, err
 	}
 	return v, nil
-}
-
-// nullableID is an optional id as pgx encodes it without a detour through text.
-func nullableID(id *uuid.UUID) pgtype.UUID {
-	if id == nil {
-		return pgtype.UUID{}
-	}
-	return pgtype.UUID{Bytes: *id, Valid: true}
 }
 
 func (v *View) subject() Subject {

@@ -2,7 +2,6 @@ package issue
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/domain/workflow"
+	"github.com/taskweave/taskweave/store"
 )
 
 // createContext is what a create reads before it takes the project's key counter, in
@@ -40,7 +40,7 @@ func (s *Service) readCreateContext(ctx context.Context, tx bun.Tx, p Project, w
 	q := "SELECT " + strings.TrimPrefix(r.Extra.Columns, ", ") + " FROM projects AS p" + r.Extra.Joins + " WHERE p.id = $1"
 	err := tx.Tx.QueryRowContext(ctx, q, p.ID).Scan(r.Extra.Dest...)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case store.IsNotFound(err):
 		return nil, workflow.ErrNoDefaultStatus
 	case err != nil:
 		return nil, fmt.Errorf("read create context: %w", err)

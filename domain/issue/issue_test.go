@@ -33,7 +33,7 @@ type bundle struct {
 	todo, prog, done uuid.UUID
 }
 
-func setup(t *testing.T, db *store.DB) *bundle {
+func setup(t testing.TB, db *store.DB) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	b := &bundle{ctx: ctx, db: db}
@@ -69,7 +69,7 @@ func setup(t *testing.T, db *store.DB) *bundle {
 }
 
 // bus is an event bus over db's insert-only River client with the given consumers.
-func bus(t *testing.T, db *store.DB, consumers map[string]event.Consumer) *event.Bus {
+func bus(t testing.TB, db *store.DB, consumers map[string]event.Consumer) *event.Bus {
 	t.Helper()
 	client, err := river.NewClient(riverdatabasesql.New(db.SQL), &river.Config{})
 	require.NoError(t, err)

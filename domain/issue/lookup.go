@@ -20,7 +20,7 @@ func memberName(ctx context.Context, db bun.IDB, projectID, userID uuid.UUID) (s
 		    OR EXISTS (SELECT 1 FROM project_members AS pm WHERE pm.project_id = ? AND pm.user_id = u.id))`,
 		userID, projectID, projectID).Scan(ctx, &name)
 	if err != nil {
-		if store.Translate(err) == store.ErrNotFound {
+		if store.IsNotFound(err) {
 			return "", ErrAssigneeNotMember
 		}
 		return "", fmt.Errorf("check assignee: %w", err)
@@ -38,7 +38,7 @@ func sprintName(ctx context.Context, db bun.IDB, projectID, sprintID uuid.UUID) 
 	}
 	err := db.NewSelect().Table("sprints").Column("project_id", "name", "status").Where("id = ?", sprintID).Scan(ctx, &row)
 	if err != nil {
-		if store.Translate(err) == store.ErrNotFound {
+		if store.IsNotFound(err) {
 			return "", ErrSprintNotFound
 		}
 		return "", fmt.Errorf("check sprint: %w", err)

@@ -2,7 +2,6 @@ package issue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -95,7 +94,7 @@ func LoadSubject(ctx context.Context, db bun.IDB, p Project, ref Ref, lock bool)
 		q = q.For("KEY SHARE OF i")
 	}
 	if err := q.Scan(ctx, &subj.IssueID, &subj.IssueKey, &subj.Title); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return subj, ErrNotFound
 		}
 		return subj, fmt.Errorf("load issue: %w", err)

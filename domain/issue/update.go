@@ -172,7 +172,7 @@ func (s *Service) update(ctx context.Context, p Project, actor Actor, ref Ref, i
 				return err
 			}
 		}
-		return fillLabels(ctx, tx, []*View{out})
+		return nil
 	})
 	if err != nil || out == nil {
 		return nil, err
@@ -243,15 +243,11 @@ func (s *Service) patchSprint(ctx context.Context, tx bun.Tx, p Project, cur *Vi
 func (s *Service) patchSets(ctx context.Context, tx bun.Tx, p Project, cur *View, in Patch) ([]change, error) {
 	var changes []change
 	if in.LabelIDs != nil {
-		old := []*View{{Issue: cur.Issue}}
-		if err := fillLabels(ctx, tx, old); err != nil {
-			return nil, err
-		}
 		labels, err := projectLabels(ctx, tx, p.ID, *in.LabelIDs)
 		if err != nil {
 			return nil, err
 		}
-		oldIDs, oldNames := labelStrings(old[0].Labels)
+		oldIDs, oldNames := labelStrings(cur.Labels)
 		newIDs, newNames := labelStrings(labels)
 		if oldIDs != newIDs {
 			if _, err := tx.NewDelete().Model((*store.IssueLabel)(nil)).Where("issue_id = ?", cur.ID).Exec(ctx); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Views reads the issues of p with the given ids, with their labels, in two queries
+// Views reads the issues of p with the given ids, with their labels, in one statement
 // whatever their number: for lists of other packages (the service desk's tickets) that
 // pick and order the ids themselves. Ids of other projects' issues are left out.
 func Views(ctx context.Context, db bun.IDB, p Project, ids []uuid.UUID) (map[uuid.UUID]*View, error) {
@@ -16,19 +16,21 @@ func Views(ctx context.Context, db bun.IDB, p Project, ids []uuid.UUID) (map[uui
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var rows []View
-	if err := selectView(db, &rows).Where("i.project_id = ?", p.ID).Where("i.id IN (?)", bun.In(ids)).Scan(ctx); err != nil {
+	rows, err := db.QueryContext(ctx, selectViews("", "i.project_id = ? AND i.id IN (?)"), p.ID, bun.In(ids))
+	if err != nil {
 		return nil, fmt.Errorf("load issues: %w", err)
 	}
-	views := make([]*View, len(rows))
-	for i := range rows {
-		rows[i].ProjectKey = p.Key
-		rows[i].FixVersions, rows[i].AffectsVersions = []VersionRef{}, []VersionRef{}
-		views[i] = &rows[i]
-		out[rows[i].ID] = &rows[i]
+	defer rows.Close()
+	var sc RowScan
+	for rows.Next() {
+		v := &View{ProjectKey: p.Key, FixVersions: []VersionRef{}, AffectsVersions: []VersionRef{}}
+		if err := sc.Scan(rows, v); err != nil {
+			return nil, fmt.Errorf("load issues: %w", err)
+		}
+		out[v.ID] = v
 	}
-	if err := fillLabels(ctx, db, views); err != nil {
-		return nil, err
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load issues: %w", err)
 	}
 	return out, nil
 }

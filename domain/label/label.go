@@ -66,7 +66,7 @@ func Update(ctx context.Context, db bun.IDB, projectID, id uuid.UUID, ch Change)
 		_, err = q.Exec(ctx)
 	}
 	switch {
-	case errors.Is(store.Translate(err), store.ErrNotFound):
+	case store.IsNotFound(err):
 		return nil, ErrNotFound
 	case err != nil:
 		return nil, fmt.Errorf("update label %s: %w", id, duplicate(err))

@@ -3,7 +3,6 @@ package notify
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -81,7 +80,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, jobID int64, ev jobs.NotifyEv
 			AssigneeID *uuid.UUID `bun:"assignee_id"`
 		}
 		err := tx.NewSelect().Table("issues").Column("reporter_id", "assignee_id").Where("id = ?", ev.IssueID).Scan(ctx, &iss)
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil // deleted since: a notification would link to nothing
 		}
 		if err != nil {
@@ -133,7 +132,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, jobID int64, ev jobs.NotifyEv
 			// are neither inserted nor pushed again.
 			var inserted []store.Notification
 			err := tx.NewInsert().Model(&rows).On("CONFLICT (id) DO NOTHING").Returning("*").Scan(ctx, &inserted)
-			if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+			if err != nil && !store.IsNotFound(err) {
 				return fmt.Errorf("insert notifications: %w", err)
 			}
 			msgs := make([]realtime.Message, 0, len(inserted))
@@ -212,7 +211,7 @@ func loadPeople(ctx context.Context, tx bun.Tx, projectID uuid.UUID, wants []wan
 		LEFT JOIN project_members AS pm ON pm.project_id = p.id AND pm.user_id = u.id
 		LEFT JOIN organization_members AS om ON om.org_id = p.org_id AND om.user_id = u.id
 		WHERE u.id IN (?)`, projectID, bun.In(ids)).Scan(ctx, &rows)
-	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+	if err != nil && !store.IsNotFound(err) {
 		return nil, fmt.Errorf("read recipients: %w", err)
 	}
 	out := make(map[uuid.UUID]person, len(rows))

@@ -93,7 +93,7 @@ func (m *Mailer) Send(ctx context.Context, job jobs.MailSend) error {
 		FROM users AS u
 		LEFT JOIN notification_preferences AS np ON np.user_id = u.id AND np.type = ?
 		WHERE u.id = ?`, job.Type, job.UserID).Scan(ctx, &to)
-	if errors.Is(store.Translate(err), store.ErrNotFound) {
+	if store.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {

@@ -76,7 +76,7 @@ func MarkRead(ctx context.Context, db bun.IDB, user, id uuid.UUID) (*store.Notif
 	err := db.NewUpdate().Model(&n).Set("read = true").Where("id = ?", id).Where("user_id = ?", user).
 		Returning("*").Scan(ctx)
 	if err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrNotFound
 		}
 		return nil, fmt.Errorf("mark notification read: %w", err)

@@ -2,7 +2,6 @@ package organization
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -83,7 +82,7 @@ func AddMember(ctx context.Context, db bun.IDB, id uuid.UUID, p *auth.Principal,
 			return ErrOwnerRule
 		}
 		if err := tx.NewSelect().Model(&out.User).Where("id = ? AND deleted_at IS NULL", userID).Scan(ctx); err != nil {
-			if errors.Is(store.Translate(err), store.ErrNotFound) {
+			if store.IsNotFound(err) {
 				return ErrUserNotFound
 			}
 			return err
@@ -110,7 +109,7 @@ func AddMember(ctx context.Context, db bun.IDB, id uuid.UUID, p *auth.Principal,
 func target(ctx context.Context, tx bun.Tx, a *Access, userID uuid.UUID, demoting bool) (*store.OrganizationMember, error) {
 	var m store.OrganizationMember
 	if err := tx.NewSelect().Model(&m).Where("org_id = ? AND user_id = ?", a.Org.ID, userID).Scan(ctx); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrMemberNotFound
 		}
 		return nil, err

@@ -88,7 +88,7 @@ func Load(ctx context.Context, db bun.IDB, id uuid.UUID, p *auth.Principal) (*Ac
 		Where("organization.id = ?", id).
 		Scan(ctx)
 	if err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrNotFound
 		}
 		return nil, fmt.Errorf("load organization %s: %w", id, err)

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -86,15 +86,28 @@ type roleRow struct {
 	OrgRole       *string `bun:"org_role"`
 }
 
-// selectWithRoles selects projects (alias project) with the caller's explicit role (ADMIN
-// for the owner) and organization role; joins are unique per project, so rows never repeat.
+// roleSQL is the one statement fragment that reads the caller's roles in a project:
+// the columns member_role (the explicit role, ADMIN for the owner) and org_role (the
+// organization role), and the joins they read, on projects aliased p for the user the
+// placeholder user names. The joins are unique per project, so rows never repeat.
+// selectWithRoles (bun, ?) and LoadWithLogin (pgx, $2) both build on it.
+func roleSQL(p, user string) (columns, joins string) {
+	columns = "CASE WHEN " + p + ".owner_id = " + user + " THEN 'ADMIN' ELSE pm.role END AS member_role, om.role AS org_role"
+	joins = "LEFT JOIN project_members AS pm ON pm.project_id = " + p + ".id AND pm.user_id = " + user +
+		"\nLEFT JOIN organization_members AS om ON om.org_id = " + p + ".org_id AND om.user_id = " + user
+	return columns, joins
+}
+
+// bunRoleColumns and bunRoleJoins are roleSQL for bun's model alias of projects.
+var bunRoleColumns, bunRoleJoins = roleSQL("project", "?")
+
+// selectWithRoles selects projects (alias project) with the caller's explicit and
+// organization roles (roleSQL).
 func selectWithRoles(db bun.IDB, dst any, uid uuid.UUID) *bun.SelectQuery {
 	return db.NewSelect().Model(dst).
 		ColumnExpr("project.*").
-		ColumnExpr("CASE WHEN project.owner_id = ? THEN 'ADMIN' ELSE pm.role END AS member_role", uid).
-		ColumnExpr("om.role AS org_role").
-		Join("LEFT JOIN project_members AS pm ON pm.project_id = project.id AND pm.user_id = ?", uid).
-		Join("LEFT JOIN organization_members AS om ON om.org_id = project.org_id AND om.user_id = ?", uid)
+		ColumnExpr(bunRoleColumns, uid).
+		Join(bunRoleJoins, uid, uid)
 }
 
 // access computes the effective role: the explicit role raised by organization
@@ -116,10 +129,10 @@ func (r *roleRow) access() *Access {
 // which the API checks as authentication would have (auth.AccessClaims.Principal).
 // Unknown key → ErrNotFound, and no user row: the caller checks the credential alone.
 //
-// It runs on pgx with a fixed statement (loadWithUserSQL, the same rows as
-// selectWithRoles): it precedes every request on a project's issues, and building the
-// query and scanning it by reflection through bun cost about as much Go time as the
-// issue list's own statement.
+// It runs on pgx with a fixed statement (loadWithUserSQL, whose roles are roleSQL as
+// selectWithRoles's are): it precedes every request on a project's issues, and
+// building the query and scanning it by reflection through bun would cost about as
+// much Go time as the issue list's own statement.
 func LoadWithUser(ctx context.Context, db Querier, key string, userID uuid.UUID, extra *Extra) (*Access, *store.User, error) {
 	a, u, _, err := LoadWithLogin(ctx, db, key, userID, nil, extra)
 	return a, u, err
@@ -130,49 +143,34 @@ func LoadWithUser(ctx context.Context, db Querier, key string, userID uuid.UUID,
 // (auth.FamilyLiveSQL), for auth.AccessClaims.Principal.
 func LoadWithLogin(ctx context.Context, db Querier, key string, userID uuid.UUID, family *uuid.UUID, extra *Extra) (*Access, *store.User, bool, error) {
 	var (
-		familyLive                 bool
-		row                        roleRow
-		pr                         = &row.Project
-		id, owner, workflow, org   pgtype.UUID
-		uid, uorg                  pgtype.UUID
-		email, name, sysRole, lang *string
-		active                     *bool
-		deletedAt, notBefore       *time.Time
+		familyLive               bool
+		row                      roleRow
+		pr                       = &row.Project
+		id, owner, workflow, org pgtype.UUID
+		user                     auth.UserScan
 	)
 	query := loadWithUserSQL
-	dst := []any{&id, &pr.Key, &pr.Name, &pr.Description, &owner, &workflow,
-		&pr.Archived, &pr.NodeID, &org, &pr.IssueSeq, &pr.CreatedAt, &pr.UpdatedAt, &row.MemberRole, &row.OrgRole,
-		&uid, &email, &name, &sysRole, &lang, &uorg, &active, &deletedAt, &notBefore, &familyLive}
+	dst := make([]any, 0, 32)
+	dst = append(dst, &id, &pr.Key, &pr.Name, &pr.Description, &owner, &workflow,
+		&pr.Archived, &pr.NodeID, &org, &pr.IssueSeq, &pr.CreatedAt, &pr.UpdatedAt, &row.MemberRole, &row.OrgRole)
+	dst = append(user.AppendDest(dst), &familyLive)
 	if extra != nil {
 		query = loadWithUserColumns + extra.Columns + loadWithUserFrom + extra.Joins + loadWithUserWhere
 		dst = append(dst, extra.Dest...)
 	}
-	fam := pgtype.UUID{}
-	if family != nil {
-		fam = pgtype.UUID{Bytes: *family, Valid: true}
-	}
-	err := db.QueryRow(ctx, query, key, [16]byte(userID), fam).Scan(dst...) // [16]byte: see issue.nullableID
+	err := db.QueryRow(ctx, query, key, store.UUID(userID), store.NullUUID(family)).Scan(dst...)
 	if err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
+		if store.IsNotFound(err) {
 			return nil, nil, false, ErrNotFound
 		}
 		return nil, nil, false, fmt.Errorf("load project %s: %w", key, err)
 	}
-	pr.ID, pr.OwnerID = uuid.UUID(id.Bytes), uuid.UUID(owner.Bytes)
-	pr.WorkflowID, pr.OrgID = optionalUUID(workflow), optionalUUID(org)
-	var u *store.User
-	if uid.Valid {
-		u = &store.User{ID: uuid.UUID(uid.Bytes), Email: deref(email), DisplayName: deref(name),
-			SystemRole: deref(sysRole), Language: lang, OrgID: optionalUUID(uorg),
-			Active: active != nil && *active, DeletedAt: deletedAt}
-		if notBefore != nil {
-			u.TokensNotBefore = *notBefore
-		}
-	}
+	pr.ID, pr.OwnerID = id.Bytes, owner.Bytes
+	pr.WorkflowID, pr.OrgID = store.UUIDPtr(workflow), store.UUIDPtr(org)
 	if extra != nil {
 		extra.Scanned = true
 	}
-	return row.access(), u, familyLive, nil
+	return row.access(), user.User(), familyLive, nil
 }
 
 // Extra is what a caller reads in LoadWithUser's statement besides the project and the
@@ -190,40 +188,24 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// loadWithUserSQL is selectWithRoles for key $1 and user $2, with the user's row (the
-// columns auth.UserColumns names) and whether the login session family $3 is alive
-// (auth.FamilyLiveSQL; false for NULL), in the order LoadWithLogin scans.
-const loadWithUserSQL = loadWithUserColumns + loadWithUserFrom + loadWithUserWhere
+// loadWithUserSQL is selectWithRoles for key $1 and user $2 (roleSQL), with the user's
+// row (auth.UserColumns, auth.UserScan) and whether the login session family $3 is
+// alive (auth.FamilyLiveSQL; false for NULL), in the order LoadWithLogin scans.
+var loadWithUserSQL = loadWithUserColumns + loadWithUserFrom + loadWithUserWhere
 
-const (
-	loadWithUserColumns = `SELECT p.id, p.key, p.name, p.description, p.owner_id, p.workflow_id, p.archived, p.node_id,
-	p.org_id, p.issue_seq, p.created_at, p.updated_at,
-	CASE WHEN p.owner_id = $2 THEN 'ADMIN' ELSE pm.role END, om.role,
-	u.id, u.email, u.display_name, u.system_role, u.language, u.org_id, u.active, u.deleted_at, u.tokens_not_before,
-	EXISTS (SELECT 1 FROM refresh_tokens AS rt WHERE rt.family_id = $3 AND NOT rt.revoked AND rt.expires_at > now())`
+var (
+	pgxRoleColumns, pgxRoleJoins = roleSQL("p", "$2")
+	loadWithUserColumns          = `SELECT p.id, p.key, p.name, p.description, p.owner_id, p.workflow_id, p.archived, p.node_id,
+	p.org_id, p.issue_seq, p.created_at, p.updated_at, ` + pgxRoleColumns + `,
+	u.` + strings.Join(auth.UserColumns, ", u.") + `,
+	` + strings.Replace(auth.FamilyLiveSQL, "?", "$3", 1)
 	loadWithUserFrom = `
 FROM projects AS p
-LEFT JOIN project_members AS pm ON pm.project_id = p.id AND pm.user_id = $2
-LEFT JOIN organization_members AS om ON om.org_id = p.org_id AND om.user_id = $2
+` + pgxRoleJoins + `
 LEFT JOIN users AS u ON u.id = $2`
 	loadWithUserWhere = `
 WHERE p.key = $1`
 )
-
-func optionalUUID(u pgtype.UUID) *uuid.UUID {
-	if !u.Valid {
-		return nil
-	}
-	id := uuid.UUID(u.Bytes)
-	return &id
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
 
 // Load resolves a project by key and the caller's effective role in one query.
 // Unknown key → ErrNotFound; a caller without any role gets an Access with Role None
@@ -236,7 +218,7 @@ func Load(ctx context.Context, db bun.IDB, key string, p *auth.Principal) (*Acce
 	var row roleRow
 	err := selectWithRoles(db, &row, uid).Where("project.key = ?", key).Scan(ctx)
 	if err != nil {
-		if store.Translate(err) == store.ErrNotFound {
+		if store.IsNotFound(err) {
 			return nil, ErrNotFound
 		}
 		return nil, fmt.Errorf("load project %s: %w", key, err)

@@ -3,7 +3,6 @@ package project
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -62,7 +61,7 @@ func memberDetails(userID uuid.UUID, role Role) string {
 func liveUser(ctx context.Context, tx bun.IDB, id uuid.UUID) (*store.User, error) {
 	var u store.User
 	if err := tx.NewSelect().Model(&u).Where("id = ? AND deleted_at IS NULL", id).Scan(ctx); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrUserNotFound
 		}
 		return nil, err
@@ -144,7 +143,7 @@ func (s *Service) RemoveMember(ctx context.Context, by audit.Actor, a *Access, u
 		err := tx.NewDelete().Model((*store.ProjectMember)(nil)).
 			Where("project_id = ? AND user_id = ?", a.Project.ID, userID).Returning("role").Scan(ctx, &role)
 		if err != nil {
-			if errors.Is(store.Translate(err), store.ErrNotFound) {
+			if store.IsNotFound(err) {
 				return ErrMemberNotFound
 			}
 			return err

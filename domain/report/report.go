@@ -26,7 +26,7 @@ func checkSprint(ctx context.Context, db bun.IDB, projectID, sprintID uuid.UUID)
 	var owner uuid.UUID
 	err := db.NewRaw("SELECT project_id FROM sprints WHERE id = ?", sprintID).Scan(ctx, &owner)
 	switch err = store.Translate(err); {
-	case errors.Is(err, store.ErrNotFound):
+	case store.IsNotFound(err):
 		return ErrSprintNotFound
 	case err != nil:
 		return fmt.Errorf("find sprint %s: %w", sprintID, err)

@@ -2,7 +2,6 @@ package servicedesk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -109,7 +108,7 @@ func (s *Service) ResolveIncident(ctx context.Context, by audit.Actor, p Project
 		var inc store.Incident
 		err := tx.NewSelect().Model(&inc).Where("inc.id = ? AND inc.project_id = ?", id, p.ID).For("UPDATE").Scan(ctx)
 		if err != nil {
-			if errors.Is(store.Translate(err), store.ErrNotFound) {
+			if store.IsNotFound(err) {
 				return ErrIncidentNotFound
 			}
 			return fmt.Errorf("load incident: %w", err)

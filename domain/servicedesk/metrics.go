@@ -1,10 +1,11 @@
 package servicedesk
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/taskweave/taskweave/domain/metric"
 )
 
 // Metrics are the desk's Prometheus series. The API counts WEB tickets, the worker
@@ -77,14 +78,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"reason"}),
 	}
 	if reg != nil {
-		m.Tickets = register(reg, m.Tickets)
-		m.Breaches = register(reg, m.Breaches)
-		m.Escalations = register(reg, m.Escalations)
-		m.ScanSeconds = register(reg, m.ScanSeconds)
-		m.Scans = register(reg, m.Scans)
-		m.Polls = register(reg, m.Polls)
-		m.Messages = register(reg, m.Messages)
-		m.MailFailures = register(reg, m.MailFailures)
+		m.Tickets = metric.Register(reg, m.Tickets)
+		m.Breaches = metric.Register(reg, m.Breaches)
+		m.Escalations = metric.Register(reg, m.Escalations)
+		m.ScanSeconds = metric.Register(reg, m.ScanSeconds)
+		m.Scans = metric.Register(reg, m.Scans)
+		m.Polls = metric.Register(reg, m.Polls)
+		m.Messages = metric.Register(reg, m.Messages)
+		m.MailFailures = metric.Register(reg, m.MailFailures)
 	}
 	for _, c := range []string{ChannelWeb, ChannelEmail} {
 		m.Tickets.WithLabelValues(c)
@@ -103,20 +104,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.MailFailures.WithLabelValues(r)
 	}
 	return m
-}
-
-// register registers c on reg, or returns the equal collector registered before.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		panic(err)
-	}
-	return c
 }
 
 // observeScan records one scan's duration and outcome.

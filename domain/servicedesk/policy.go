@@ -2,7 +2,6 @@ package servicedesk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -105,7 +104,7 @@ func policyOf(ctx context.Context, db bun.IDB, p Project, id uuid.UUID, lock boo
 		q = q.For("UPDATE OF sp")
 	}
 	if err := q.Scan(ctx); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrPolicyNotFound
 		}
 		return nil, fmt.Errorf("load SLA policy: %w", err)
@@ -141,7 +140,7 @@ func (s *Service) AddEscalationRule(ctx context.Context, by audit.Actor, p Proje
 			Join("JOIN service_desks AS d ON d.id = sp.service_desk_id").
 			Where("sp.id = ? AND d.project_id = ?", policyID, p.ID).For("KEY SHARE OF sp").Scan(ctx)
 		if err != nil {
-			if errors.Is(store.Translate(err), store.ErrNotFound) {
+			if store.IsNotFound(err) {
 				return ErrPolicyNotFound
 			}
 			return fmt.Errorf("load SLA policy: %w", err)

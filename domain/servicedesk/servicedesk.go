@@ -135,7 +135,7 @@ func deskOf(ctx context.Context, db bun.IDB, projectID uuid.UUID, lock bool) (*s
 		q = q.For("KEY SHARE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrDeskNotFound
 		}
 		return nil, fmt.Errorf("load service desk: %w", err)
@@ -181,5 +181,5 @@ func unique(ids []uuid.UUID) []uuid.UUID {
 
 // isNoRows reports whether err is "no rows" from the driver.
 func isNoRows(err error) bool {
-	return err != nil && errors.Is(store.Translate(err), store.ErrNotFound)
+	return err != nil && store.IsNotFound(err)
 }

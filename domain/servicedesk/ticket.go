@@ -2,7 +2,6 @@ package servicedesk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -68,7 +67,7 @@ func loadTarget(ctx context.Context, db bun.IDB, cond string, arg any) (*target,
 	t := new(target)
 	err := db.NewRaw(targetQuery+cond, arg).Scan(ctx, t)
 	if err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrDeskNotFound
 		}
 		return nil, fmt.Errorf("load service desk: %w", err)
@@ -80,7 +79,7 @@ func loadTarget(ctx context.Context, db bun.IDB, cond string, arg any) (*target,
 func loadTargets(ctx context.Context, db bun.IDB, cond string, arg any) ([]target, error) {
 	var ts []target
 	err := db.NewRaw(targetQuery+cond+" ORDER BY p.key", arg).Scan(ctx, &ts)
-	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+	if err != nil && !store.IsNotFound(err) {
 		return nil, fmt.Errorf("load service desks: %w", err)
 	}
 	return ts, nil
@@ -217,7 +216,7 @@ func (s *Service) Tickets(ctx context.Context, p Project, offset, limit int) ([]
 		WHERE t.service_desk_id = ?
 		ORDER BY t.created_at DESC, t.issue_id DESC
 		LIMIT ? OFFSET ?`, s.now().UTC(), d.ID, limit, offset).Scan(ctx, &rows)
-	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+	if err != nil && !store.IsNotFound(err) {
 		return nil, fmt.Errorf("list tickets: %w", err)
 	}
 	ids := make([]uuid.UUID, len(rows))

@@ -2,7 +2,6 @@ package sprint
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -50,7 +49,7 @@ func (s *Service) RemoveIssue(ctx context.Context, p issue.Project, actor issue.
 		q = q.Where("id = ?", ref.ID)
 	}
 	if err := q.Scan(ctx, &row); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return issue.ErrNotFound
 		}
 		return fmt.Errorf("load issue: %w", err)

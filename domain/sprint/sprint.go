@@ -115,7 +115,7 @@ func load(ctx context.Context, db bun.IDB, projectID, id uuid.UUID, lock bool) (
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrNotFound
 		}
 		return nil, fmt.Errorf("load sprint %s: %w", id, err)

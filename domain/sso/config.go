@@ -126,7 +126,7 @@ func (s *Service) Configs(ctx context.Context) ([]Config, error) {
 func (s *Service) ConfigByID(ctx context.Context, id uuid.UUID) (Config, error) {
 	var row store.SSOConfig
 	if err := s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx); err != nil {
-		if err = store.Translate(err); errors.Is(err, store.ErrNotFound) {
+		if err = store.Translate(err); store.IsNotFound(err) {
 			return Config{}, ErrConfigNotFound
 		}
 		return Config{}, wrap("load sso config", err)

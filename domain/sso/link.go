@@ -73,7 +73,7 @@ func (s *Service) finishLink(ctx context.Context, p *provider, who identity, f f
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var u store.User
 		if err := tx.NewSelect().Model(&u).Where("id = ?", uid).For("UPDATE").Scan(ctx); err != nil {
-			if errors.Is(store.Translate(err), store.ErrNotFound) {
+			if store.IsNotFound(err) {
 				return flowError(ReasonAccountDisabled, nil)
 			}
 			return err
@@ -92,7 +92,7 @@ func (s *Service) finishLink(ctx context.Context, p *provider, who identity, f f
 			return nil // linked already
 		case err == nil:
 			return flowError(ReasonIdentityInUse, nil)
-		case !errors.Is(store.Translate(err), store.ErrNotFound):
+		case !store.IsNotFound(err):
 			return err
 		}
 		if _, err := tx.NewDelete().Table("sso_identities").Where("user_id = ? AND provider = ?", uid, p.id).Exec(ctx); err != nil {
@@ -148,7 +148,7 @@ func (s *Service) Links(ctx context.Context, uid uuid.UUID) ([]Link, error) {
 	}
 	err := s.db.NewRaw(`SELECT i.provider, c.name, i.created_at FROM sso_identities i
 		LEFT JOIN sso_configs c ON c.id::text = i.provider WHERE i.user_id = ? ORDER BY i.created_at, i.provider`, uid).Scan(ctx, &rows)
-	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+	if err != nil && !store.IsNotFound(err) {
 		return nil, wrap("list sso links", store.Translate(err))
 	}
 	out := make([]Link, 0, len(rows))

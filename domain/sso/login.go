@@ -182,7 +182,7 @@ func (s *Service) localUser(ctx context.Context, tx bun.Tx, p *provider, who ide
 	if err == nil {
 		return &u, usable(&u)
 	}
-	if !errors.Is(store.Translate(err), store.ErrNotFound) {
+	if !store.IsNotFound(err) {
 		return nil, err
 	}
 	email := strings.ToLower(strings.TrimSpace(who.Email))
@@ -206,7 +206,7 @@ func (s *Service) localUser(ctx context.Context, tx bun.Tx, p *provider, who ide
 		}
 		return &u, nil
 	}
-	if !errors.Is(store.Translate(err), store.ErrNotFound) {
+	if !store.IsNotFound(err) {
 		return nil, err
 	}
 	if !p.autoProvision {
@@ -232,7 +232,7 @@ func (s *Service) provision(ctx context.Context, tx bun.Tx, p *provider, who ide
 	switch {
 	case err == nil:
 		u.OrgID = &org
-	case !errors.Is(store.Translate(err), store.ErrNotFound):
+	case !store.IsNotFound(err):
 		return nil, err
 	}
 	if utf8.RuneCountInString(who.Picture) <= 512 && weblink.Valid(who.Picture) {
@@ -328,7 +328,7 @@ func (s *Service) Exchange(ctx context.Context, code string, meta auth.Meta) (au
 	err := s.db.NewRaw("DELETE FROM sso_login_codes WHERE code_hash = ? AND expires_at > now() RETURNING user_id, provider",
 		auth.HashToken(code)).Scan(ctx, &row)
 	if err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return auth.TokenPair{}, ErrInvalidCode
 		}
 		return auth.TokenPair{}, wrap("exchange sso code", store.Translate(err))

@@ -3,7 +3,6 @@ package sso
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -96,7 +95,7 @@ func (s *Service) resolve(ctx context.Context, registration string) (*provider, 
 	}
 	var row store.SSOConfig
 	if err := s.db.NewSelect().Model(&row).Where("id = ? AND enabled", id).Scan(ctx); err != nil {
-		if err = store.Translate(err); errors.Is(err, store.ErrNotFound) {
+		if err = store.Translate(err); store.IsNotFound(err) {
 			return nil, flowError(ReasonUnknownProvider, nil)
 		}
 		return nil, fmt.Errorf("load sso config: %w", err)

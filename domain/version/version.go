@@ -70,7 +70,7 @@ func translate(op string, err error) error {
 	switch {
 	case store.IsUnique(err, uniqueName):
 		return ErrDuplicateName
-	case store.Translate(err) == store.ErrNotFound:
+	case store.IsNotFound(err):
 		return ErrNotFound
 	}
 	return fmt.Errorf("%s: %w", op, err)

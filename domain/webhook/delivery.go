@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -69,7 +68,7 @@ func (s *Service) Redeliver(ctx context.Context, p Project, webhookID, deliveryI
 			return err
 		}
 		err = tx.NewSelect().Model(&d).Where("id = ? AND webhook_id = ?", deliveryID, webhookID).Scan(ctx)
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return ErrDeliveryNotFound
 		}
 		if err != nil {

@@ -31,4 +31,4 @@ func seedWebhook(t *testing.T, db *store.DB) uuid.UUID {
 var SeedWebhook = seedWebhook
 
 // OldDeliveriesSQL is the cleanup's selection, for its plan test.
-const OldDeliveriesSQL = oldDeliveriesSQL
+var OldDeliveriesSQL = oldDeliveriesSQL

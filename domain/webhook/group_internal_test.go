@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskweave/taskweave/store"
 	"github.com/taskweave/taskweave/store/storetest"
 )
 
@@ -92,8 +93,8 @@ func TestRecordBatchCountsEveryAttemptOfOneDelivery(t *testing.T) {
 	status, failed := int32(500), "webhook receiver answered 500"
 	okStatus := int32(200)
 	_, _, err := s.recordBatch(ctx, []record{
-		{id: [16]byte(deliveryID), status: &status, lastError: &failed},
-		{id: [16]byte(deliveryID), status: &okStatus, ok: true},
+		{id: store.UUID(deliveryID), status: &status, lastError: &failed},
+		{id: store.UUID(deliveryID), status: &okStatus, ok: true},
 	})
 	require.NoError(t, err)
 	var (

@@ -14,10 +14,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/valyala/fasthttp"
+
+	"github.com/taskweave/taskweave/store"
 )
 
 // MaxResponseBody is how much of a receiver's reply is stored (4 KiB; see
@@ -104,8 +105,8 @@ func NewSender(pool *pgxpool.Pool, cfg Config) *Sender {
 
 // newClient is the delivery client: fasthttp's, the HTTP engine under the API's Fiber,
 // which writes a request and reads its reply on the sending goroutine. Go's net/http
-// client hands each request to two goroutines of its connection; in the delivery bench
-// it cost 55-62 µs of CPU per request against fasthttp's 24. Keep-alive with room for
+// client hands each request to two goroutines of its connection, at more than twice
+// the CPU per request (docs/performance.md#sending). Keep-alive with room for
 // many receivers' connections, HTTP/1.1, cfg.Timeout per attempt (dialing included), no
 // proxy (a proxy would dial on our behalf and bypass the address check), no redirects
 // (fasthttp's Do never follows one), the URL's path sent as configured, and unless
@@ -186,14 +187,13 @@ type record struct {
 }
 
 // loadBatch reads deliveries with their webhooks in one statement; a missing one (record
-// or webhook deleted) answers pgx.ErrNoRows.
+// or webhook deleted) answers store.ErrNotFound.
 //
 // Both batch statements are prepared and keep their cached plan, which is why the
 // Sender runs on store.DB.Keyed: in an ordinary session the generic plan made while the
-// delivery table was still small scans it whole, and kept doing so once it had grown
-// (the bench's fresh database showed one sequential scan per batch, and half the
-// delivery rate, until autovacuum's ANALYZE). Planning each run with its values instead
-// cost the delivery pipeline a tenth of its rate.
+// delivery table was still small scans it whole, and keeps doing so once it has grown
+// (until autovacuum's ANALYZE); planning each run with its values instead would pay
+// the planner on every batch (docs/performance.md#webhook-work-is-grouped).
 func (s *Sender) loadBatch(ctx context.Context, ids [][16]byte) ([]loaded, []error, error) {
 	rows, err := s.pool.Query(ctx, loadSQL, ids)
 	if err != nil {
@@ -218,7 +218,7 @@ func (s *Sender) loadBatch(ctx context.Context, ids [][16]byte) ([]loaded, []err
 	for i, id := range ids {
 		l, ok := found[id]
 		if !ok {
-			errs[i] = pgx.ErrNoRows
+			errs[i] = store.ErrNotFound
 		}
 		outs[i] = l
 	}
@@ -286,9 +286,8 @@ func (s *Sender) SendAll(ctx context.Context, ids []uuid.UUID, retryDelay time.D
 const runnerIdle = 10 * time.Second
 
 // runner runs functions on goroutines kept between calls. A fresh goroutine starts with
-// a small stack, and a send grew it through the HTTP client and pgx every time: in the
-// delivery bench the runtime's stack growth and copying took a few percent of a
-// worker's CPU, and about 60 % less with the goroutines kept. A function goes to an
+// a small stack, and a send would grow it through the HTTP client and pgx every time;
+// a kept goroutine's stack has grown already (docs/performance.md#sending). A function goes to an
 // idle goroutine if one is waiting, or else to a new one, so do never blocks and never
 // queues behind another send; a goroutine idle for idle exits.
 type runner struct {
@@ -327,8 +326,8 @@ func (r *runner) loop(f func()) {
 // webhook is Skipped with the record closed. The load and the record of concurrent sends
 // are grouped into shared statements (see group).
 func (s *Sender) send(ctx context.Context, id uuid.UUID, retryDelay time.Duration, final, retry bool) (Result, error) {
-	l, err := s.loads.do([16]byte(id))
-	if errors.Is(err, pgx.ErrNoRows) {
+	l, err := s.loads.do(store.UUID(id))
+	if store.IsNotFound(err) {
 		return Result{Outcome: Skipped}, nil // record or webhook deleted: nothing to send
 	}
 	if err != nil {
@@ -348,7 +347,7 @@ func (s *Sender) send(ctx context.Context, id uuid.UUID, retryDelay time.Duratio
 
 	status, respBody, sendErr := s.post(ctx, id, l.url, l.secret, l.eventType, l.payload)
 	res := Result{Outcome: Delivered}
-	rec := record{id: [16]byte(id), body: respBody, ok: sendErr == nil}
+	rec := record{id: store.UUID(id), body: respBody, ok: sendErr == nil}
 	if status != nil {
 		st := int32(*status)
 		rec.status = &st

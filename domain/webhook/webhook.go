@@ -146,7 +146,7 @@ func (s *Service) Update(ctx context.Context, p Project, id uuid.UUID, in Change
 		q = q.Set("enabled = ?", *in.Enabled)
 	}
 	if err := q.Scan(ctx); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrNotFound
 		}
 		return nil, fmt.Errorf("update webhook %s: %w", id, err)
@@ -161,7 +161,7 @@ func (s *Service) Delete(ctx context.Context, by audit.Actor, p Project, id uuid
 		var url string
 		err := tx.NewDelete().Model((*store.Webhook)(nil)).Where("id = ? AND project_id = ?", id, p.ID).
 			Returning("url").Scan(ctx, &url)
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return ErrNotFound
 		}
 		if err != nil {
@@ -183,7 +183,7 @@ func (s *Service) Delete(ctx context.Context, by audit.Actor, p Project, id uuid
 func get(ctx context.Context, db bun.IDB, projectID, id uuid.UUID) (*store.Webhook, error) {
 	w := &store.Webhook{}
 	err := db.NewSelect().Model(w).Where("id = ? AND project_id = ?", id, projectID).Scan(ctx)
-	if errors.Is(store.Translate(err), store.ErrNotFound) {
+	if store.IsNotFound(err) {
 		return nil, ErrNotFound
 	}
 	if err != nil {

@@ -91,7 +91,7 @@ func UpdateStatus(ctx context.Context, db bun.IDB, workflowID, id uuid.UUID, ch 
 
 func statusResult(s *Status, err error) (*Status, error) {
 	if err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrStatusNotFound
 		}
 		return nil, fmt.Errorf("status: %w", err)

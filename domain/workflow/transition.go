@@ -158,7 +158,7 @@ type Status = store.WorkflowStatus
 func LoadStatus(ctx context.Context, db bun.IDB, workflowID *uuid.UUID, id uuid.UUID) (*Status, error) {
 	var s Status
 	if err := db.NewSelect().Model(&s).Where("id = ?", id).Scan(ctx); err != nil {
-		if store.Translate(err) == store.ErrNotFound {
+		if store.IsNotFound(err) {
 			return nil, ErrStatusNotInWorkflow
 		}
 		return nil, fmt.Errorf("load status: %w", err)
@@ -178,7 +178,7 @@ func DefaultStatus(ctx context.Context, db bun.IDB, workflowID *uuid.UUID) (*Sta
 	err := db.NewSelect().Model(&s).Where("workflow_id = ? AND category = ?", *workflowID, CategoryTodo).
 		Order("position", "created_at", "id").Limit(1).Scan(ctx)
 	if err != nil {
-		if store.Translate(err) == store.ErrNotFound {
+		if store.IsNotFound(err) {
 			return nil, ErrNoDefaultStatus
 		}
 		return nil, fmt.Errorf("default status: %w", err)

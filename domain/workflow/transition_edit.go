@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -70,7 +69,7 @@ func SetGuards(ctx context.Context, db bun.IDB, workflowID, id uuid.UUID, guards
 		q.Set("guards = ?::jsonb", string(raw))
 	}
 	if err := q.Scan(ctx); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrTransitionNotFound
 		}
 		return nil, fmt.Errorf("set guards of transition %s: %w", id, err)

@@ -36,7 +36,7 @@ type Workflow struct {
 func Load(ctx context.Context, db bun.IDB, id uuid.UUID) (*Workflow, error) {
 	wf := &Workflow{}
 	if err := db.NewSelect().Model(&wf.Workflow).Where("id = ?", id).Scan(ctx); err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return nil, ErrWorkflowNotFound
 		}
 		return nil, fmt.Errorf("load workflow %s: %w", id, err)
@@ -98,7 +98,7 @@ func lockWorkflow(ctx context.Context, tx bun.IDB, id uuid.UUID) error {
 	var got uuid.UUID
 	err := tx.NewSelect().Table("workflows").Column("id").Where("id = ?", id).For("NO KEY UPDATE").Scan(ctx, &got)
 	if err != nil {
-		if errors.Is(store.Translate(err), store.ErrNotFound) {
+		if store.IsNotFound(err) {
 			return ErrWorkflowNotFound
 		}
 		return fmt.Errorf("lock workflow %s: %w", id, err)

@@ -9,7 +9,6 @@ package creator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -55,7 +54,7 @@ func Refusals(ctx context.Context, db bun.IDB, ids []uuid.UUID) (map[uuid.UUID]s
 	}
 	err := db.NewRaw(`SELECT * FROM (SELECT r.id, `+refusalSQL+` AS reason `+rulesFrom+` WHERE r.id IN (?)) AS x
 		WHERE x.reason IS NOT NULL`, bun.In(ids)).Scan(ctx, &rows)
-	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+	if err != nil && !store.IsNotFound(err) {
 		return nil, fmt.Errorf("check rule creators: %w", err)
 	}
 	for _, r := range rows {
@@ -101,7 +100,7 @@ func disable(ctx context.Context, tx bun.Tx, rec *audit.Recorder, by *audit.Acto
 		FROM (SELECT r.id, `+refusalSQL+` AS reason `+rulesFrom+` WHERE r.enabled AND `+where+` FOR NO KEY UPDATE OF r) AS x
 		WHERE t.id = x.id AND x.reason IS NOT NULL
 		RETURNING t.id, t.project_id, t.name, t.created_by, t.disabled_reason`, args...).Scan(ctx, &rows)
-	if err != nil && !errors.Is(store.Translate(err), store.ErrNotFound) {
+	if err != nil && !store.IsNotFound(err) {
 		return fmt.Errorf("disable rules: %w", err)
 	}
 	for _, r := range rows {

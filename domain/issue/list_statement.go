@@ -1,0 +1,142 @@
+package issue
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/taskweave/taskweave/domain/customfield"
+	"github.com/taskweave/taskweave/store"
+)
+
+// listStatement is the statement of one list page, the statement of the total alone
+// (for a page past the end, which has no row to carry it) and their arguments: the
+// total's are all but the last, the offset. The SQL text depends only on which filters
+// are set and on the page size, so each shape is prepared once per connection.
+//
+// The page's keys are found first, on issues alone (an index-only scan of the order's
+// index unfiltered; filtered, the matches' numbers gathered in order into an array and
+// sliced), and only the page's rows are then joined to their status, people, sprint
+// and labels (RowColumns): a deep page costs the skipped index entries or array
+// elements, not the joins of every skipped row. The total is the project's kept count
+// unfiltered, else the length of the matches' array. The custom fields and their
+// options come from f.FieldTypes, else once per statement (an InitPlan, decoded from
+// the first row); the values with the row itself (custom_packed, kept by the triggers
+// of migrations 0027 and 0028). docs/performance.md#the-issue-list-pays-for-its-page-not-for-the-pages-before-it
+// has the measurements behind each choice.
+func listStatement(p Project, f Filter, conds []customfield.Condition, today time.Time, offset, limit int) (query, count string, args []any) {
+	var ps params
+	project := ps.add(store.UUID(p.ID))
+	where := f.where(&ps, today)
+	// terms: cf equalities alone, in key order, are answered by the narrow copy of the
+	// terms (issue_filter_terms, migration 0029); any other filtered list reads the
+	// issue rows' own.
+	terms, narrow := "", false
+	if where == "" && f.Sort != SortUpdated {
+		terms, narrow = customfield.Terms(conds, "t", ps.add)
+	}
+	if !narrow {
+		if cf := customfield.SQL(conds, "i", ps.add); cf != "" {
+			where += " AND " + cf
+		}
+	}
+	join := ""
+	if f.Overdue {
+		join = " JOIN workflow_statuses AS s ON s.id = i.status_id"
+	}
+	total := "(SELECT coalesce(max(issues), 0) FROM issue_counts WHERE project_id = " + project + ")"
+	count = "SELECT " + total
+	// matches is the FROM and WHERE of a filtered list's matches, as alias i or t.
+	matches := "issues AS i" + join + "\n\t\tWHERE i.project_id = " + project + where
+	if narrow {
+		matches = "issue_filter_terms AS t\n\t\tWHERE t.project_id = " + project + " AND " + terms
+	}
+	if where != "" || narrow {
+		count = "SELECT count(*) FROM " + matches
+	}
+	// keys is the page's keys (k): the rows are joined on rowJoin and sorted by rowOrder.
+	// Each row is found in a LATERAL sub-select (LIMIT 1 keeps the planner from pulling
+	// it up into a plain join), so always by one index probe per key: as a plain join,
+	// reading a table of narrow rows whole and hashing it can look cheaper to the
+	// planner than one probe per key, and the page would cost a scan of every issue
+	// (TestListPageRowsByIndexProbe).
+	var keys string
+	rowJoin, rowOrder := "i.id = k.id", f.order("k")
+	switch {
+	case where != "" || narrow:
+		// Every match is read for the total anyway, so the matches' numbers are
+		// gathered in the list's order into one array, whose length is the total, and
+		// only the page's slice of it is joined back to issues (by the project's
+		// number index). A window count over the sorted matches would cost as much
+		// again as finding them; and with no LIMIT on the matches, the planner never walks
+		// the order's index testing every issue in the hope of stopping early. The
+		// page's rows are found by number and kept in the slice's order. The offset
+		// is clamped to what an array subscript holds: past the end either way.
+		off := ps.add(min(offset, math.MaxInt32-limit-1))
+		alias := "i"
+		if narrow {
+			alias = "t" // key order: the number is all it sorts by
+		}
+		keys = `SELECT u.number, u.ord, cardinality(m.nums) AS total
+	FROM (SELECT array_agg(` + alias + `.number ORDER BY ` + f.order(alias) + `) AS nums
+		FROM ` + matches + `) AS m
+	CROSS JOIN LATERAL unnest(m.nums[(SELECT ` + off + `::int) + 1 : (SELECT ` + off + `::int) + ` + strconv.Itoa(limit) + `])
+		WITH ORDINALITY AS u (number, ord)`
+		rowJoin, rowOrder = "i.project_id = "+project+" AND i.number = k.number", "k.ord"
+	default:
+		// Unfiltered, the total is known before the scan: a page in the second half is
+		// read from the far end of the order's index, skipping the entries after it
+		// rather than all before it, so the last page costs what the first does. Only
+		// one branch runs (each is gated by a one-time filter on n); both read the
+		// same snapshot as the total. The size stays a literal LIMIT of the scan (the
+		// partial last page is cut by the outer LIMIT): with a computed one the planner
+		// guesses a tenth of the project's issues and joins the page by hash joins.
+		//
+		// In key order, a project whose numbers have no gap (nothing deleted: as many
+		// issues as the highest number, and numbers are unique and positive) holds
+		// exactly the numbers 1 to total, so the page starting at skip is the issues
+		// numbered above skip: one range of the index, nothing skipped at all.
+		size := strconv.Itoa(limit)
+		dense, gapped, denseColumn := "", "", ""
+		if f.Sort != SortUpdated {
+			denseColumn = `, total = (SELECT coalesce(max(number), 0) FROM issues WHERE project_id = ` + project + `) AS dense`
+			dense = `
+	(SELECT i.id, ` + f.keyColumns("i") + `, (SELECT total FROM n) AS total
+	FROM issues AS i
+	WHERE i.project_id = ` + project + ` AND i.number > (SELECT skip FROM n) AND (SELECT dense FROM n)
+	ORDER BY ` + f.order("i") + `
+	LIMIT ` + size + `)
+	UNION ALL`
+			gapped = "NOT dense AND "
+		}
+		keys = `WITH n AS (SELECT *` + denseColumn + `
+		FROM (SELECT ` + total + ` AS total, (SELECT ` + ps.add(offset) + `::bigint) AS skip) AS t)` + dense + `
+	(SELECT i.id, ` + f.keyColumns("i") + `, (SELECT total FROM n) AS total
+	FROM issues AS i
+	WHERE i.project_id = ` + project + ` AND (SELECT ` + gapped + `skip * 2 < total FROM n)
+	ORDER BY ` + f.order("i") + `
+	LIMIT ` + size + ` OFFSET (SELECT skip FROM n))
+	UNION ALL
+	(SELECT * FROM (
+		SELECT i.id, ` + f.keyColumns("i") + `, (SELECT total FROM n) AS total
+		FROM issues AS i
+		WHERE i.project_id = ` + project + ` AND (SELECT ` + gapped + `skip * 2 >= total FROM n)
+		ORDER BY ` + f.reverseOrder("i") + `
+		LIMIT ` + size + ` OFFSET (SELECT greatest(0, total - skip - ` + size + `) FROM n)
+	) AS r LIMIT (SELECT greatest(0, least(` + size + `, total - skip)) FROM n))`
+	}
+	// The field definitions, unless the access statement read them (FieldTypesRead).
+	defs := "NULL::text"
+	if !f.FieldTypes.read() {
+		defs = packedFieldsSQL(project)
+	}
+	query = `WITH k AS (
+	` + keys + `
+)
+SELECT ` + RowColumns + `, k.total, i.custom_packed, ` + defs + ` AS defs
+FROM k
+CROSS JOIN LATERAL (SELECT * FROM issues AS i WHERE ` + rowJoin + ` LIMIT 1) AS i
+` + RowJoins + `
+ORDER BY ` + rowOrder
+	return query, count, ps
+}
