@@ -3,9 +3,15 @@
 package s3test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -87,3 +93,46 @@ func Core(tb testing.TB, c attachment.S3Config) *minio.Core {
 
 // PutOptions are plain put options.
 func PutOptions() minio.PutObjectOptions { return minio.PutObjectOptions{} }
+
+// childEnv marks a test binary started by NewProcess to serve the fake and nothing else.
+const childEnv = "TW_S3TEST_CHILD"
+
+// ServeIfChild serves a fake S3 endpoint and returns true when the test binary was
+// started by NewProcess (call it first in TestMain and return when it does): it prints
+// its URL and serves until its standard input closes.
+func ServeIfChild() bool {
+	if os.Getenv(childEnv) == "" {
+		return false
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	go func() { _ = http.Serve(ln, gofakes3.New(s3mem.New()).Server()) }()
+	fmt.Printf("http://%s\n", ln.Addr())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return true
+}
+
+// NewProcess starts the fake S3 endpoint in a child process (the test binary again, see
+// ServeIfChild) and returns its URL: a test that measures its own process's memory
+// must not count the fake's copy of every object.
+func NewProcess(tb testing.TB) string {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(tb, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(tb, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(tb, cmd.Start())
+	tb.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(tb, err)
+	return strings.TrimSpace(line)
+}
