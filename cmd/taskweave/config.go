@@ -29,27 +29,11 @@ type Config struct {
 	MaxUploadBytes int64  `env:"TW_MAX_UPLOAD_BYTES, default=26214400"`
 	// AttachmentDeleteGrace: see api.Config.
 	AttachmentDeleteGrace time.Duration `env:"TW_ATTACHMENT_DELETE_GRACE, default=24h"`
-	// Storage is where new attachment files go: disk (TW_ATTACHMENTS_DIR) or s3 (the
-	// bucket below); rows on the disk stay readable from TW_ATTACHMENTS_DIR either way.
-	Storage string `env:"TW_STORAGE, default=disk"`
-	// The S3-compatible bucket (attachment.S3Config). Each key may come from a file
-	// (…_FILE, a mounted secret) instead. S3PathStyle empty: true when an endpoint is set.
-	S3Endpoint          string        `env:"TW_S3_ENDPOINT"`
-	S3Bucket            string        `env:"TW_S3_BUCKET"`
-	S3Region            string        `env:"TW_S3_REGION, default=us-east-1"`
-	S3AccessKey         string        `env:"TW_S3_ACCESS_KEY"`
-	S3AccessKeyFile     string        `env:"TW_S3_ACCESS_KEY_FILE"`
-	S3SecretKey         string        `env:"TW_S3_SECRET_KEY"`
-	S3SecretKeyFile     string        `env:"TW_S3_SECRET_KEY_FILE"`
-	S3PathStyle         string        `env:"TW_S3_PATH_STYLE"`
-	S3Prefix            string        `env:"TW_S3_PREFIX"`
-	S3Presign           bool          `env:"TW_S3_PRESIGN, default=false"`
-	S3CreateBucket      bool          `env:"TW_S3_CREATE_BUCKET, default=false"`
-	RegistrationEnabled bool          `env:"TW_REGISTRATION_ENABLED, default=true"`
-	AuthRateLimit       int           `env:"TW_AUTH_RATE_LIMIT, default=10"`
-	AuthRateWindow      time.Duration `env:"TW_AUTH_RATE_WINDOW, default=60s"`
-	TrustedProxies      []string      `env:"TW_TRUSTED_PROXIES"`
-	RequestTimeout      time.Duration `env:"TW_REQUEST_TIMEOUT, default=10s"`
+	RegistrationEnabled   bool          `env:"TW_REGISTRATION_ENABLED, default=true"`
+	AuthRateLimit         int           `env:"TW_AUTH_RATE_LIMIT, default=10"`
+	AuthRateWindow        time.Duration `env:"TW_AUTH_RATE_WINDOW, default=60s"`
+	TrustedProxies        []string      `env:"TW_TRUSTED_PROXIES"`
+	RequestTimeout        time.Duration `env:"TW_REQUEST_TIMEOUT, default=10s"`
 	// ShutdownDrain: how long a stopping API answers /readyz 503 before it closes its
 	// listener; ShutdownGrace: how long in-flight requests then get (api.Server.Shutdown).
 	ShutdownDrain time.Duration `env:"TW_SHUTDOWN_DRAIN, default=0s"`
@@ -62,6 +46,23 @@ type Config struct {
 	// MetricsAddr: empty serves /metrics on TW_HTTP_ADDR, "off" nowhere, an address on a
 	// listener of its own (and not on TW_HTTP_ADDR).
 	MetricsAddr string `env:"TW_METRICS_ADDR"`
+
+	// Storage is where new attachment files go: disk (TW_ATTACHMENTS_DIR) or s3 (the
+	// bucket below); rows on the disk stay readable from TW_ATTACHMENTS_DIR either way.
+	Storage string `env:"TW_STORAGE, default=disk"`
+	// The S3-compatible bucket (attachment.S3Config). Each key may come from a file
+	// (…_FILE, a mounted secret) instead. S3PathStyle empty: true when an endpoint is set.
+	S3Endpoint      string `env:"TW_S3_ENDPOINT"`
+	S3Bucket        string `env:"TW_S3_BUCKET"`
+	S3Region        string `env:"TW_S3_REGION, default=us-east-1"`
+	S3AccessKey     string `env:"TW_S3_ACCESS_KEY"`
+	S3AccessKeyFile string `env:"TW_S3_ACCESS_KEY_FILE"`
+	S3SecretKey     string `env:"TW_S3_SECRET_KEY"`
+	S3SecretKeyFile string `env:"TW_S3_SECRET_KEY_FILE"`
+	S3PathStyle     string `env:"TW_S3_PATH_STYLE"`
+	S3Prefix        string `env:"TW_S3_PREFIX"`
+	S3Presign       bool   `env:"TW_S3_PRESIGN, default=false"`
+	S3CreateBucket  bool   `env:"TW_S3_CREATE_BUCKET, default=false"`
 
 	OAuthGitHubClientID     string `env:"TW_OAUTH_GITHUB_CLIENT_ID"`
 	OAuthGitHubClientSecret string `env:"TW_OAUTH_GITHUB_CLIENT_SECRET"`
