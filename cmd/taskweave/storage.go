@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/taskweave/taskweave/domain/attachment"
+	"github.com/taskweave/taskweave/jobs"
 )
 
 // checkStorage refuses a storage choice that cannot work and reads the S3 keys given as
@@ -95,4 +99,44 @@ func (a *app) attachmentStores(ctx context.Context) (*attachment.Stores, error) 
 		return nil, err
 	}
 	return attachment.NewStores(bucket, local), nil
+}
+
+// workerStores are the storages a worker process moves files between: none unless
+// TW_STORAGE=s3 (then the bucket, and the directory when it exists).
+func (a *app) workerStores(ctx context.Context) (*attachment.Stores, error) {
+	if a.cfg.Storage != "s3" {
+		return nil, nil
+	}
+	return a.attachmentStores(ctx)
+}
+
+// startStorageMigrate is `taskweave storage migrate`: it queues the move of every
+// attachment file on the disk to the bucket (jobs.StorageMigrate), which a worker with
+// both TW_ATTACHMENTS_DIR and the bucket runs, and says which job to watch. A move
+// already queued or running is reported, not doubled.
+func (a *app) startStorageMigrate(ctx context.Context, out io.Writer) error {
+	if a.cfg.Storage != "s3" {
+		return errors.New("storage migrate: set TW_STORAGE=s3 and the TW_S3_* bucket settings first (docs/deployment.md#storage)")
+	}
+	if err := a.ready(30 * time.Second); err != nil {
+		return fmt.Errorf("storage migrate: %w", err)
+	}
+	if _, err := a.uploadStorage(ctx); err != nil {
+		return fmt.Errorf("storage migrate: %w", err)
+	}
+	inserter, err := jobs.NewInserter(a.db.SQL, a.log)
+	if err != nil {
+		return err
+	}
+	res, err := inserter.Insert(ctx, jobs.StorageMigrate{}, nil)
+	if err != nil {
+		return fmt.Errorf("storage migrate: %w", err)
+	}
+	state := "queued"
+	if res.UniqueSkippedAsDuplicate {
+		state = "already " + string(res.Job.State)
+	}
+	fmt.Fprintf(out, "storage migrate: job %d %s on queue %s; its progress (total, done, failed) is the job's output in /api/v1/admin/jobs/%d and River UI\n",
+		res.Job.ID, state, jobs.QueueStorage, res.Job.ID)
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/api/apitest"
+	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/attachment/s3test"
 	"github.com/taskweave/taskweave/store"
 	"github.com/taskweave/taskweave/store/storetest"
@@ -117,4 +119,43 @@ func TestBackupVerifyBothStores(t *testing.T) {
 	require.ErrorIs(t, a.verifyBackup(ctx, &out), errBackupIncomplete)
 	require.Contains(t, out.String(), "stored as "+name)
 	require.Contains(t, out.String(), "2 attachment rows checked, 1 without their file")
+}
+
+// TestStorageMigrateCommand: `storage migrate` needs TW_STORAGE=s3, queues one move
+// and reports a move already queued instead of queueing a second.
+func TestStorageMigrateCommand(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fake := s3test.New(t)
+	dbURL, err := storetest.CloneURL(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { storetest.Drop(dbURL) })
+	env := map[string]string{"TW_JWT_SECRET": strings.Repeat("s", 32), "TW_DATABASE_URL": dbURL,
+		"TW_ATTACHMENTS_DIR": t.TempDir(), "TW_LOG_LEVEL": "error"}
+	cfg, err := loadConfig(ctx, envconfig.MapLookuper(env))
+	require.NoError(t, err)
+	a, err := newApp(ctx, cfg, false)
+	require.NoError(t, err)
+	defer a.close()
+	require.ErrorContains(t, a.startStorageMigrate(ctx, io.Discard), "set TW_STORAGE=s3")
+
+	for k, v := range map[string]string{"TW_STORAGE": "s3", "TW_S3_ENDPOINT": fake.HTTP.URL, "TW_S3_BUCKET": "absent",
+		"TW_S3_ACCESS_KEY": "k", "TW_S3_SECRET_KEY": "s"} {
+		env[k] = v
+	}
+	a.cfg, err = loadConfig(ctx, envconfig.MapLookuper(env))
+	require.NoError(t, err)
+	require.ErrorIs(t, a.startStorageMigrate(ctx, io.Discard), attachment.ErrNoBucket, "a missing bucket is a clear error")
+	env["TW_S3_CREATE_BUCKET"] = "true"
+	a.cfg, err = loadConfig(ctx, envconfig.MapLookuper(env))
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, a.startStorageMigrate(ctx, &out))
+	require.Contains(t, out.String(), " queued on queue storage")
+	out.Reset()
+	require.NoError(t, a.startStorageMigrate(ctx, &out))
+	require.Contains(t, out.String(), "already available")
+	var n int
+	require.NoError(t, a.db.Pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'storage.migrate'").Scan(&n))
+	require.Equal(t, 1, n)
 }
