@@ -1,4 +1,4 @@
-package workers_test
+package main
 
 import (
 	"bytes"
@@ -69,7 +69,8 @@ func moveClient(t *testing.T, h *apitest.Harness, files *attachment.Stores) *riv
 	return client
 }
 
-// TestStorageMigrateResumesAfterAKill: the move copies the disk's files to the bucket
+// TestStorageMigrateResumesAfterAKill (workers.StorageMigrateWorker; here because workers
+// tests may not import the API harness): the move copies the disk's files to the bucket
 // and switches their rows, with its progress in the job's output while it runs. A worker
 // stopped hard in the middle (the fourth copy cut off) leaves three rows moved; the
 // next worker continues with the other five only; a second move copies nothing. The
