@@ -40,40 +40,17 @@ func TestS3UploadMemory(t *testing.T) {
 	client := &http.Client{Timeout: 5 * time.Minute}
 
 	peak := func(size int64) (growth, rss uint64) {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		baseline := ms.HeapInuse
-		var top atomic.Uint64
-		stop, sampled := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(sampled)
-			tick := time.NewTicker(5 * time.Millisecond)
-			defer tick.Stop()
-			var m runtime.MemStats
-			for {
-				select {
-				case <-stop:
-					return
-				case <-tick.C:
-					runtime.ReadMemStats(&m)
-					if m.HeapInuse > top.Load() {
-						top.Store(m.HeapInuse)
-					}
-				}
+		baseline, top := heapPeak(func() {
+			var wg sync.WaitGroup
+			for range 10 {
+				wg.Go(func() {
+					resp, body, _ := atStreamUpload(t, client, base+f.at(""), f.member.Access, size)
+					require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+				})
 			}
-		}()
-		var wg sync.WaitGroup
-		for range 10 {
-			wg.Go(func() {
-				resp, body, _ := atStreamUpload(t, client, base+f.at(""), f.member.Access, size)
-				require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
-			})
-		}
-		wg.Wait()
-		close(stop)
-		<-sampled
-		return top.Load() - min(baseline, top.Load()), vmRSS(t)
+			wg.Wait()
+		})
+		return top - min(baseline, top), vmRSS(t)
 	}
 	growth25, rss25 := peak(25 << 20)
 	growth50, rss50 := peak(50 << 20)
@@ -83,6 +60,39 @@ func TestS3UploadMemory(t *testing.T) {
 	require.Less(t, growth50, uint64(128<<20), "500 MiB in flight must not sit in memory")
 	require.Less(t, growth50, growth25+32<<20, "twice the file size, about the same memory")
 	require.Equal(t, 20, f.rows())
+}
+
+// heapPeak runs during and returns the heap in use after a collection before it and the
+// highest heap in use sampled every 5 ms while it ran.
+func heapPeak(during func()) (baseline, peak uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	baseline = ms.HeapInuse
+	var top atomic.Uint64
+	top.Store(baseline)
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		var m runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				runtime.ReadMemStats(&m)
+				if m.HeapInuse > top.Load() {
+					top.Store(m.HeapInuse)
+				}
+			}
+		}
+	}()
+	during()
+	close(stop)
+	<-sampled
+	return baseline, top.Load()
 }
 
 // vmRSS is the process's resident set size, from /proc (0 elsewhere).

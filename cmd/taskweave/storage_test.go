@@ -71,9 +71,7 @@ func TestBackupVerifyBothStores(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	fake := s3test.New(t)
-	dbURL, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(dbURL) })
+	dbURL := cloneURL(t)
 	db, err := store.Open(ctx, dbURL, 4)
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
@@ -127,9 +125,7 @@ func TestStorageMigrateCommand(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	fake := s3test.New(t)
-	dbURL, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(dbURL) })
+	dbURL := cloneURL(t)
 	env := map[string]string{"TW_JWT_SECRET": strings.Repeat("s", 32), "TW_DATABASE_URL": dbURL,
 		"TW_ATTACHMENTS_DIR": t.TempDir(), "TW_LOG_LEVEL": "error"}
 	cfg, err := loadConfig(ctx, envconfig.MapLookuper(env))
@@ -158,4 +154,13 @@ func TestStorageMigrateCommand(t *testing.T) {
 	var n int
 	require.NoError(t, a.db.Pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'storage.migrate'").Scan(&n))
 	require.Equal(t, 1, n)
+}
+
+// cloneURL is a fresh database cloned from the migrated template, dropped after the test.
+func cloneURL(t *testing.T) string {
+	t.Helper()
+	url, err := storetest.CloneURL(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(func() { storetest.Drop(url) })
+	return url
 }

@@ -334,4 +334,3 @@ type countedJob struct {
 }
 
 func (countedJob) Kind() string { return "test.counted" }
-
