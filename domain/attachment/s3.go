@@ -57,8 +57,9 @@ type S3 struct {
 	partSize uint64
 }
 
-// ErrNoBucket is a bucket that does not exist at start while TW_S3_CREATE_BUCKET is off.
-var ErrNoBucket = errors.New("attachment storage: the S3 bucket does not exist (create it, or set TW_S3_CREATE_BUCKET=true)")
+// ErrNoBucket is a bucket that does not exist: at start while TW_S3_CREATE_BUCKET is
+// off, or at a readiness check. It is a storage failure (ErrStorage).
+var ErrNoBucket = fmt.Errorf("%w: the S3 bucket does not exist (create it, or set TW_S3_CREATE_BUCKET=true)", ErrStorage)
 
 // NewS3 connects to the bucket and checks that it exists (creating it when
 // CreateBucket is set); a missing bucket is ErrNoBucket, an unreachable server an error.
