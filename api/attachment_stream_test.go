@@ -11,9 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,37 +92,14 @@ func TestAttachmentUploadStreams200MiB(t *testing.T) {
 	f := atFixtureOn(t, h)
 	base := atListen(t, h)
 
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	baseline := ms.HeapInuse
-	var peak atomic.Uint64
-	peak.Store(baseline)
-	stop, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		var m runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				runtime.ReadMemStats(&m)
-				if m.HeapInuse > peak.Load() {
-					peak.Store(m.HeapInuse)
-				}
-			}
-		}
-	}()
 	client := &http.Client{Timeout: 2 * time.Minute}
-	resp, body, sum := atStreamUpload(t, client, base+f.at(""), f.member.Access, size)
-	close(stop)
-	<-sampled
+	var resp *http.Response
+	var body []byte
+	var sum string
+	baseline, peak := heapPeak(func() { resp, body, sum = atStreamUpload(t, client, base+f.at(""), f.member.Access, size) })
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
-	growth := int64(peak.Load()) - int64(baseline)
-	t.Logf("heap in use: baseline %d MiB, peak %d MiB during the upload", baseline>>20, peak.Load()>>20)
+	growth := int64(peak) - int64(baseline)
+	t.Logf("heap in use: baseline %d MiB, peak %d MiB during the upload", baseline>>20, peak>>20)
 	require.Less(t, growth, int64(64<<20), "the heap grew by %d MiB while 200 MiB streamed through", growth>>20)
 
 	var a map[string]any

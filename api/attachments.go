@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -60,7 +61,10 @@ func (s *Server) listAttachments(c *fiber.Ctx) error {
 
 // downloadAttachment streams the file (never whole in memory) with its stored type. It
 // is always offered as a download, never rendered: Content-Disposition attachment,
-// nosniff, and a sandboxing CSP for a browser that opens it anyway.
+// nosniff, and a sandboxing CSP for a browser that opens it anyway. One byte range
+// (`Range: bytes=…`) is answered 206; a file in a bucket that presigns
+// (TW_S3_PRESIGN) is answered 302 to a presigned address instead, after the same
+// checks.
 func (s *Server) downloadAttachment(c *fiber.Ctx) error {
 	a, ref, err := s.issueAccess(c, project.Viewer)
 	if err != nil {
@@ -75,17 +79,85 @@ func (s *Server) downloadAttachment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rec, body, size, err := svc.Open(c.UserContext(), subj.IssueID, id)
+	ctx := c.UserContext()
+	rec, err := svc.Get(ctx, subj.IssueID, id)
 	if err != nil {
 		return err
 	}
+	disposition := contentDisposition(rec.Filename)
+	if url, ok, err := svc.PresignedURL(ctx, rec, disposition); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		return c.Redirect(url, fiber.StatusFound)
+	}
 	c.Set(fiber.HeaderContentType, rec.ContentType)
-	c.Set(fiber.HeaderContentDisposition, contentDisposition(rec.Filename))
+	c.Set(fiber.HeaderContentDisposition, disposition)
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; sandbox")
 	c.Set(fiber.HeaderCacheControl, "private, no-cache")
+	c.Set(fiber.HeaderAcceptRanges, "bytes")
+	off, n, partial, ok := byteRange(c.Get(fiber.HeaderRange), rec.Size)
+	if !ok {
+		c.Set(fiber.HeaderContentRange, fmt.Sprintf("bytes */%d", rec.Size))
+		return newError(fiber.StatusRequestedRangeNotSatisfiable, "BAD_REQUEST", "RANGE_NOT_SATISFIABLE")
+	}
+	if partial {
+		body, err := svc.OpenRange(ctx, rec, off, n)
+		if err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderContentRange, fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, rec.Size))
+		return c.Status(fiber.StatusPartialContent).SendStream(body, int(n))
+	}
+	body, size, err := svc.Open(ctx, rec)
+	if err != nil {
+		return err
+	}
 	// fasthttp sends exactly size bytes and closes body once written.
 	return c.SendStream(body, int(size))
+}
+
+// byteRange reads a Range header against a file of size bytes: one range of the forms
+// `bytes=a-b`, `bytes=a-` and `bytes=-n` is partial; no header, another unit, several
+// ranges or a malformed one is the whole file (a server may ignore Range); a range that
+// starts past the end is not ok (416).
+func byteRange(h string, size int64) (off, n int64, partial, ok bool) {
+	spec, found := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
+	if !found || strings.Contains(spec, ",") {
+		return 0, size, false, true
+	}
+	first, last, found := strings.Cut(strings.TrimSpace(spec), "-")
+	if !found {
+		return 0, size, false, true
+	}
+	if first == "" { // the last n bytes
+		suffix, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || suffix < 0 {
+			return 0, size, false, true
+		}
+		if suffix == 0 {
+			return 0, 0, false, false
+		}
+		suffix = min(suffix, size)
+		return size - suffix, suffix, true, true
+	}
+	start, err := strconv.ParseInt(first, 10, 64)
+	if err != nil || start < 0 {
+		return 0, size, false, true
+	}
+	end := size - 1
+	if last != "" {
+		if end, err = strconv.ParseInt(last, 10, 64); err != nil || end < start {
+			return 0, size, false, true
+		}
+		end = min(end, size-1)
+	}
+	if start >= size {
+		return 0, 0, false, false
+	}
+	return start, end - start + 1, true, true
 }
 
 func (s *Server) deleteAttachment(c *fiber.Ctx) error {

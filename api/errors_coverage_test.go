@@ -46,6 +46,7 @@ var domainErrors = map[string]error{
 	"attachment.ErrContent":      attachment.ErrContent,
 	"attachment.ErrFileNotFound": attachment.ErrFileNotFound,
 	"attachment.ErrNotFound":     attachment.ErrNotFound,
+	"attachment.ErrNoBucket":     attachment.ErrNoBucket,
 	"attachment.ErrNotUploader":  attachment.ErrNotUploader,
 	"attachment.ErrStorage":      attachment.ErrStorage,
 	"attachment.ErrTooLarge":     attachment.ErrTooLarge,

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/taskweave/taskweave/api/apitest"
+	"github.com/taskweave/taskweave/domain/attachment/s3test"
 	"github.com/taskweave/taskweave/store/storetest"
 )
 
@@ -12,6 +13,9 @@ import (
 // the answers the harness checked against the OpenAPI document in
 // apitest.CoverageFile() (printed under -v).
 func TestMain(m *testing.M) {
+	if s3test.ServeIfChild() { // the fake bucket of TestS3UploadMemory, in a process of its own
+		return
+	}
 	code := storetest.Main(m)
 	apitest.WriteOpenAPICoverage()
 	os.Exit(code)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,9 +26,23 @@ func (s *Server) operationalRoutes(app *fiber.App) {
 			s.log.Warn("not ready", "err", err)
 			return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "DOWN"})
 		}
+		if err := s.storageReady(); err != nil {
+			s.log.Warn("not ready: attachment storage", "err", err)
+			return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "DOWN"})
+		}
 		return c.JSON(fiber.Map{"status": "UP"})
 	})
 	if s.deps.Registry != nil && !s.cfg.MetricsOff {
 		app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})))
 	}
+}
+
+// storageReady reports an attachment storage that does not answer (the bucket).
+func (s *Server) storageReady() error {
+	if s.deps.Attachments == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return s.deps.Attachments.Check(ctx)
 }

@@ -69,8 +69,9 @@ type Deps struct {
 	Webhook webhook.Config
 	// Ready reports whether the database answers and migrations are current.
 	Ready func(ctxTimeout time.Duration) error
-	// Attachments is where attachment files are kept.
-	Attachments attachment.Storage
+	// Attachments are where attachment files are kept: the uploads' storage and every
+	// storage rows may name (the disk, the bucket).
+	Attachments *attachment.Stores
 	// RiverUI is River UI's handler (NewRiverUI), mounted at /admin/river/; nil: not
 	// mounted.
 	RiverUI http.Handler

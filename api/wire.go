@@ -30,8 +30,9 @@ type Settings struct {
 	Password            auth.PasswordParams
 	// Webhook is the outgoing webhook configuration (URL checks, test pings).
 	Webhook webhook.Config
-	// AttachmentStorage keeps attachment files; nil is the local disk under
-	// AttachmentsDir.
+	// AttachmentStorage takes new attachment files (the bucket of TW_STORAGE=s3); nil is
+	// the local disk under AttachmentsDir. Rows on the disk are served from
+	// AttachmentsDir either way, as long as it can be opened.
 	AttachmentStorage attachment.Storage
 	// OAuthGitHub and OAuthGoogle are the built-in login providers (TW_OAUTH_*); an
 	// empty client id switches one off.
@@ -68,13 +69,9 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 	if err != nil {
 		return nil, fmt.Errorf("sso service: %w", err)
 	}
-	files := s.AttachmentStorage
-	if files == nil {
-		local, err := attachment.NewLocal(s.AttachmentsDir)
-		if err != nil {
-			return nil, err
-		}
-		files = local
+	files, err := attachmentStores(s, log)
+	if err != nil {
+		return nil, err
 	}
 	ui, err := NewRiverUI(db, log)
 	if err != nil {
@@ -86,4 +83,21 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 		Bus: bus, Audit: rec, River: inserter, Webhook: s.Webhook.WithDefaults(), Attachments: files, SSO: single,
 		RiverUI: ui,
 	}), nil
+}
+
+// attachmentStores takes uploads into s.AttachmentStorage (or the disk) and serves
+// rows from the disk too. With a bucket for uploads a disk that cannot be opened is
+// logged, not fatal: a deployment that never had files on disk needs no directory.
+func attachmentStores(s Settings, log *slog.Logger) (*attachment.Stores, error) {
+	local, err := attachment.NewLocal(s.AttachmentsDir)
+	switch {
+	case s.AttachmentStorage == nil && err != nil:
+		return nil, err
+	case s.AttachmentStorage == nil:
+		return attachment.NewStores(local), nil
+	case err != nil:
+		log.Warn("attachments on the disk cannot be served", "err", err)
+		return attachment.NewStores(s.AttachmentStorage), nil
+	}
+	return attachment.NewStores(s.AttachmentStorage, local), nil
 }

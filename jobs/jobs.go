@@ -37,9 +37,10 @@ const (
 // delivery's latency.
 const InsertNotifyCooldown = 5 * time.Millisecond
 
-// Queues lists every queue a worker process serves.
+// Queues lists every queue a worker process serves (QueueStorage only where it has
+// both storages).
 var Queues = []string{QueueDefault, QueueAudit, QueueWebhooks, QueueIntegrations, QueueNotifications, QueueMail,
-	QueueAutomation, QueueServiceDesk}
+	QueueAutomation, QueueServiceDesk, QueueStorage}
 
 // AuditRecord writes one audit row. The id is chosen when the job is inserted, so a
 // retried job never writes the row twice.

@@ -35,8 +35,10 @@ type Attachment struct {
 	StoredName  string    `bun:"stored_name"`
 	ContentType string    `bun:"content_type"`
 	Size        int64     `bun:"size"`
-	CreatedAt   time.Time `bun:"created_at,nullzero,default:clock_timestamp()"`
-	UpdatedAt   time.Time `bun:"updated_at,nullzero,default:clock_timestamp()"`
+	// Storage is where the file lives: disk or s3 (attachment.Location).
+	Storage   string    `bun:"storage"`
+	CreatedAt time.Time `bun:"created_at,nullzero,default:clock_timestamp()"`
+	UpdatedAt time.Time `bun:"updated_at,nullzero,default:clock_timestamp()"`
 }
 
 // Notification is one in-app notification, its text already in the recipient's language.

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/jobs"
@@ -69,6 +70,9 @@ type Deps struct {
 	// River client as the API's: jobs that change state or queue further jobs emit
 	// and insert through it, on their own transaction.
 	Bus *event.Bus
+	// Attachments are the attachment storages; with both the disk and the bucket the
+	// process also moves files from one to the other (StorageMigrateWorker).
+	Attachments *attachment.Stores
 }
 
 // NewClient builds the working River client (riverpgxv5) with every worker registered.
@@ -91,9 +95,15 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	scheduled = append(scheduled, addServiceDeskWorkers(ws, cfg, d)...)
 	scheduled = append(scheduled, addAutomationWorkers(ws, cfg, d)...)
 
+	moves := addStorageWorkers(ws, d)
 	queues := map[string]river.QueueConfig{}
 	for _, q := range jobs.Queues {
 		queues[q] = river.QueueConfig{MaxWorkers: cfg.Concurrency}
+	}
+	if moves {
+		queues[jobs.QueueStorage] = river.QueueConfig{MaxWorkers: 1}
+	} else {
+		delete(queues, jobs.QueueStorage)
 	}
 	window := cfg.RateLimitWindow
 	if window <= 0 {

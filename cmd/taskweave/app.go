@@ -135,8 +135,12 @@ func (a *app) ready(timeout time.Duration) error {
 
 // server builds the API with its insert-only River client (jobs.NewInserter), so jobs
 // are inserted on bun's own *sql.Tx.
-func (a *app) server() (*api.Server, error) {
+func (a *app) server(ctx context.Context) (*api.Server, error) {
 	inserter, err := jobs.NewInserter(a.db.SQL, a.log)
+	if err != nil {
+		return nil, err
+	}
+	files, err := a.uploadStorage(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +154,9 @@ func (a *app) server() (*api.Server, error) {
 		Webhook: a.webhookConfig(),
 		OAuthGitHub: sso.GitHub{ClientID: c.OAuthGitHubClientID, ClientSecret: c.OAuthGitHubClientSecret,
 			AuthURL: c.OAuthGitHubAuthURL, TokenURL: c.OAuthGitHubTokenURL, APIURL: c.OAuthGitHubAPIURL},
-		OAuthGoogle:     sso.Google{ClientID: c.OAuthGoogleClientID, ClientSecret: c.OAuthGoogleClientSecret, Issuer: c.OAuthGoogleIssuer},
-		SSOAllowPrivate: c.SSOAllowPrivate,
+		OAuthGoogle:       sso.Google{ClientID: c.OAuthGoogleClientID, ClientSecret: c.OAuthGoogleClientSecret, Issuer: c.OAuthGoogleIssuer},
+		SSOAllowPrivate:   c.SSOAllowPrivate,
+		AttachmentStorage: files,
 	}, a.log, a.db, a.registry, inserter, a.ready)
 }
 
@@ -159,7 +164,7 @@ func (a *app) server() (*api.Server, error) {
 // workers in-process. The listener opens first: while the database is unreachable or
 // not migrated, /readyz answers 503 and the process waits (waitForDatabase).
 func (a *app) serveAPI(ctx context.Context, addr string, withWorker bool) error {
-	srv, err := a.server()
+	srv, err := a.server(ctx)
 	if err != nil {
 		return err
 	}
@@ -275,12 +280,16 @@ func (a *app) listen(what, network, addr string) (net.Listener, error) {
 
 // workerClient builds the working River client with every worker and periodic job; its
 // metrics join the process's registry.
-func (a *app) workerClient() (*river.Client[pgx.Tx], error) {
+func (a *app) workerClient(ctx context.Context) (*river.Client[pgx.Tx], error) {
 	inserter, err := jobs.NewInserter(a.db.SQL, a.log)
 	if err != nil {
 		return nil, err
 	}
 	bus := pipeline.New(inserter, pipeline.Config{Webhook: a.webhookConfig()}).Bus
+	files, err := a.workerStores(ctx)
+	if err != nil {
+		return nil, err
+	}
 	client, err := workers.NewClient(workers.Config{
 		Concurrency: a.cfg.WorkerConcurrency, JobTimeout: a.cfg.JobTimeout, RescueAfter: a.cfg.JobRescueAfter,
 		RateLimitWindow: a.cfg.AuthRateWindow,
@@ -293,7 +302,7 @@ func (a *app) workerClient() (*river.Client[pgx.Tx], error) {
 		// The chain budget and the per-project rate of automation actions.
 		AutomationChainBudget: a.cfg.AutomationChainBudget,
 		AutomationProjectRate: a.cfg.AutomationProjectRate,
-	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry, Bus: bus})
+	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry, Bus: bus, Attachments: files})
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
@@ -301,7 +310,7 @@ func (a *app) workerClient() (*river.Client[pgx.Tx], error) {
 }
 
 func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
-	client, err := a.workerClient()
+	client, err := a.workerClient(ctx)
 	if err != nil {
 		return err
 	}
@@ -360,13 +369,14 @@ func (a *app) serviceDeskConfig() workers.ServiceDeskConfig {
 var errBackupIncomplete = errors.New("backup verify: attachment files are missing")
 
 // verifyBackup is `taskweave backup verify`: after a restore, it checks that the database
-// answers with its migrations current and that TW_ATTACHMENTS_DIR holds the file of every
-// attachment row, printing each row without its file (docs/operations.md#backups).
+// answers with its migrations current and that TW_ATTACHMENTS_DIR or the bucket
+// (TW_STORAGE=s3), whichever the row names, holds the file of every attachment row,
+// printing each row without its file (docs/operations.md#backups).
 func (a *app) verifyBackup(ctx context.Context, out io.Writer) error {
 	if err := a.ready(30 * time.Second); err != nil {
 		return fmt.Errorf("backup verify: %w", err)
 	}
-	files, err := attachment.NewLocal(a.cfg.AttachmentsDir)
+	files, err := a.attachmentStores(ctx)
 	if err != nil {
 		return err
 	}
@@ -376,7 +386,11 @@ func (a *app) verifyBackup(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("backup verify: %w", err)
 	}
-	fmt.Fprintf(out, "backup verify: %d attachment rows checked, %d without their file in %s\n", checked, missing, a.cfg.AttachmentsDir)
+	where := a.cfg.AttachmentsDir
+	if a.cfg.Storage == "s3" {
+		where += " or bucket " + a.cfg.S3Bucket
+	}
+	fmt.Fprintf(out, "backup verify: %d attachment rows checked, %d without their file in %s\n", checked, missing, where)
 	if missing > 0 {
 		return errBackupIncomplete
 	}

@@ -48,6 +48,23 @@ type Config struct {
 	// listener of its own (and not on TW_HTTP_ADDR).
 	MetricsAddr string `env:"TW_METRICS_ADDR"`
 
+	// Storage is where new attachment files go: disk (TW_ATTACHMENTS_DIR) or s3 (the
+	// bucket below); rows on the disk stay readable from TW_ATTACHMENTS_DIR either way.
+	Storage string `env:"TW_STORAGE, default=disk"`
+	// The S3-compatible bucket (attachment.S3Config). Each key may come from a file
+	// (…_FILE, a mounted secret) instead. S3PathStyle empty: true when an endpoint is set.
+	S3Endpoint      string `env:"TW_S3_ENDPOINT"`
+	S3Bucket        string `env:"TW_S3_BUCKET"`
+	S3Region        string `env:"TW_S3_REGION, default=us-east-1"`
+	S3AccessKey     string `env:"TW_S3_ACCESS_KEY"`
+	S3AccessKeyFile string `env:"TW_S3_ACCESS_KEY_FILE"`
+	S3SecretKey     string `env:"TW_S3_SECRET_KEY"`
+	S3SecretKeyFile string `env:"TW_S3_SECRET_KEY_FILE"`
+	S3PathStyle     string `env:"TW_S3_PATH_STYLE"`
+	S3Prefix        string `env:"TW_S3_PREFIX"`
+	S3Presign       bool   `env:"TW_S3_PRESIGN, default=false"`
+	S3CreateBucket  bool   `env:"TW_S3_CREATE_BUCKET, default=false"`
+
 	OAuthGitHubClientID     string `env:"TW_OAUTH_GITHUB_CLIENT_ID"`
 	OAuthGitHubClientSecret string `env:"TW_OAUTH_GITHUB_CLIENT_SECRET"`
 	OAuthGoogleClientID     string `env:"TW_OAUTH_GOOGLE_CLIENT_ID"`
@@ -140,6 +157,9 @@ func loadConfig(ctx context.Context, lookup envconfig.Lookuper) (*Config, error)
 		return nil, fmt.Errorf("TW_STATEMENT_TIMEOUT must be positive and shorter than TW_REQUEST_TIMEOUT (%s), got %s", cfg.RequestTimeout, cfg.StatementTimeout)
 	}
 	if err := checkMailIngest(&cfg); err != nil {
+		return nil, err
+	}
+	if err := checkStorage(&cfg); err != nil {
 		return nil, err
 	}
 	return &cfg, nil

@@ -203,7 +203,7 @@ func TestDocLinksResolve(t *testing.T) {
 // worker serves.
 func TestDocsNameEveryQueue(t *testing.T) {
 	t.Parallel()
-	require.Len(t, jobs.Queues, 8, "update this count and the docs together")
+	require.Len(t, jobs.Queues, 9, "update this count and the docs together")
 	for _, doc := range []string{"docs/operations.md", "docs/design.md"} {
 		text := readDoc(t, doc)
 		var missing []string
@@ -247,12 +247,12 @@ func TestDocsNameEveryMetric(t *testing.T) {
 	apiApp, err := newApp(ctx, cfg, false)
 	require.NoError(t, err)
 	defer apiApp.close()
-	_, err = apiApp.server()
+	_, err = apiApp.server(context.Background())
 	require.NoError(t, err)
 	workerApp, err := newApp(ctx, cfg, true)
 	require.NoError(t, err)
 	defer workerApp.close()
-	_, err = workerApp.workerClient()
+	_, err = workerApp.workerClient(context.Background())
 	require.NoError(t, err)
 
 	names := append(registeredNames(t, apiApp.registry), registeredNames(t, workerApp.registry)...)

@@ -26,13 +26,13 @@ func main() {
 	}
 }
 
-const usage = "usage: taskweave api|worker|migrate|all|backup verify"
+const usage = "usage: taskweave api|worker|migrate|all|backup verify|storage migrate"
 
 // run parses the subcommand, loads the configuration and runs until ctx ends.
 func run(ctx context.Context, args []string, lookup envconfig.Lookuper) error {
 	cmd := strings.Join(args, " ")
 	switch cmd {
-	case "api", "worker", "migrate", "all", "backup verify":
+	case "api", "worker", "migrate", "all", "backup verify", "storage migrate":
 	default:
 		return errors.New(usage)
 	}
@@ -49,6 +49,8 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper) error {
 	switch cmd {
 	case "backup verify":
 		return app.verifyBackup(ctx, os.Stdout)
+	case "storage migrate":
+		return app.startStorageMigrate(ctx, os.Stdout)
 	case "migrate":
 		if err := app.waitForDatabase(ctx); err != nil {
 			return err

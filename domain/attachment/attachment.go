@@ -45,13 +45,13 @@ const (
 type Service struct {
 	db    *bun.DB
 	bus   *event.Bus
-	files Storage
+	files *Stores
 	log   *slog.Logger
 	now   func() time.Time
 }
 
 // NewService builds a Service; it holds no state of its own, so one per request is cheap.
-func NewService(db *store.DB, bus *event.Bus, files Storage, log *slog.Logger) *Service {
+func NewService(db *store.DB, bus *event.Bus, files *Stores, log *slog.Logger) *Service {
 	return &Service{db: db.Bun, bus: bus, files: files, log: log, now: time.Now}
 }
 
@@ -63,17 +63,29 @@ func (s *Service) Issue(ctx context.Context, p issue.Project, ref issue.Ref) (is
 
 // Stored is a file written to the Storage that has no record yet.
 type Stored struct {
-	Name string
-	Size int64
+	Name     string
+	Size     int64
+	Location Location
 }
 
-// Store streams content into a new file named after filename's extension. More than
-// limit bytes is ErrTooLarge, and nothing remains of the file then (nor on any other
-// error). The file has no record until Record commits one; Discard drops it.
+// Store streams content into a new file named after filename's extension, in the
+// uploads storage. More than limit bytes is ErrTooLarge, and nothing remains of the file
+// then (nor on any other error). The file has no record until Record commits one;
+// Discard drops it. The file is queued as an orphan (an upload) before its first byte
+// is written and unqueued by Record's transaction, so a file whose process died in
+// between is swept (Sweep) rather than kept for ever.
 func (s *Service) Store(ctx context.Context, filename string, content io.Reader, limit int64) (Stored, error) {
-	name := NewStoredName(filename)
+	files := s.files.Uploads()
+	st := Stored{Name: NewStoredName(filename), Location: files.Location()}
+	if _, err := s.db.NewRaw(`INSERT INTO attachment_orphans (stored_name, storage, upload) VALUES (?, ?, true)`,
+		st.Name, st.Location).Exec(ctx); err != nil {
+		return Stored{}, fmt.Errorf("queue upload %s: %w", st.Name, err)
+	}
 	cr := &capReader{r: content, left: limit}
-	n, err := s.files.Put(ctx, name, cr)
+	n, err := files.Put(ctx, st.Name, cr)
+	if err != nil {
+		s.Discard(ctx, st)
+	}
 	switch {
 	case errors.Is(err, errOverCap):
 		return Stored{}, ErrTooLarge
@@ -82,18 +94,33 @@ func (s *Service) Store(ctx context.Context, filename string, content io.Reader,
 	case err != nil:
 		return Stored{}, storageError("store", err)
 	}
-	return Stored{Name: name, Size: n}, nil
+	st.Size = n
+	return st, nil
 }
 
-// Discard removes a stored file that will get no record. It runs after the request may
-// have failed, so it does not use the request's context.
+// Discard removes a stored file that will get no record, and unqueues it once it is
+// gone. It runs after the request may have failed, so it does not use the request's
+// context. A file it cannot remove stays queued for Sweep.
 func (s *Service) Discard(ctx context.Context, st Stored) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if err := s.files.Remove(ctx, st.Name); err != nil && !errors.Is(err, ErrFileNotFound) {
-		s.log.ErrorContext(ctx, "attachment file left behind", "storedName", st.Name, "err", err)
+	files, err := s.files.At(st.Location)
+	if err == nil {
+		err = files.Remove(ctx, st.Name)
+	}
+	if err != nil && !errors.Is(err, ErrFileNotFound) {
+		s.log.ErrorContext(ctx, "attachment file left behind for the sweep", "storedName", st.Name, "err", err)
+		return
+	}
+	if _, err := s.db.NewRaw(`DELETE FROM attachment_orphans WHERE stored_name = ? AND storage = ? AND upload`,
+		st.Name, st.Location).Exec(ctx); err != nil {
+		s.log.WarnContext(ctx, "discarded upload stays queued", "storedName", st.Name, "err", err)
 	}
 }
+
+// errSwept is an upload whose queue entry was gone at commit: the sweep removed its
+// file (an upload that outlived the sweep's minimum age), so no row may name it.
+var errSwept = errors.New("the uploaded file was swept before its record committed")
 
 // File is what the record says about an upload: the cleaned, checked filename and
 // content type.
@@ -108,11 +135,19 @@ type File struct {
 // transaction fails for any reason, the stored file is removed again.
 func (s *Service) Record(ctx context.Context, p issue.Project, actor issue.Actor, ref issue.Ref, st Stored, f File) (*store.Attachment, error) {
 	a := &store.Attachment{ID: uuid.New(), UploaderID: actor.UserID, Filename: f.Filename, StoredName: st.Name,
-		ContentType: f.ContentType, Size: st.Size}
+		ContentType: f.ContentType, Size: st.Size, Storage: string(st.Location)}
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		subj, err := issue.LoadSubject(ctx, tx, p, ref, true)
 		if err != nil {
 			return err
+		}
+		res, err := tx.NewRaw(`DELETE FROM attachment_orphans WHERE stored_name = ? AND storage = ? AND upload`,
+			st.Name, st.Location).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("unqueue upload: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return storageError("record", errSwept)
 		}
 		a.IssueID = subj.IssueID
 		if _, err := tx.NewInsert().Model(a).Returning("created_at, updated_at").Exec(ctx); err != nil {
@@ -141,23 +176,66 @@ func (s *Service) List(ctx context.Context, issueID uuid.UUID) ([]store.Attachme
 	return out, nil
 }
 
-// Open returns an attachment of the issue with its content; the caller closes the
-// reader. An attachment of another issue is ErrNotFound; a record whose file is missing
-// (or whose stored name is not of the generated form) is ErrFileNotFound.
-func (s *Service) Open(ctx context.Context, issueID, id uuid.UUID) (*store.Attachment, io.ReadCloser, int64, error) {
-	a, err := load(ctx, s.db, issueID, id, false)
-	if err != nil {
-		return nil, nil, 0, err
+// Get returns an attachment of the issue; one of another issue is ErrNotFound.
+func (s *Service) Get(ctx context.Context, issueID, id uuid.UUID) (*store.Attachment, error) {
+	return load(ctx, s.db, issueID, id, false)
+}
+
+// Open returns the content of a's file and its size; the caller closes the reader. A
+// record whose file is missing (or whose stored name is not of the generated form) is
+// ErrFileNotFound.
+func (s *Service) Open(ctx context.Context, a *store.Attachment) (io.ReadCloser, int64, error) {
+	var r io.ReadCloser
+	var size int64
+	files, err := s.files.At(Location(a.Storage))
+	if err == nil {
+		r, size, err = files.Open(ctx, a.StoredName)
 	}
-	r, size, err := s.files.Open(ctx, a.StoredName)
 	if err != nil {
-		if errors.Is(err, ErrFileNotFound) {
-			s.log.WarnContext(ctx, "attachment record without its file", "attachmentId", a.ID, "err", err)
-			return nil, nil, 0, ErrFileNotFound
-		}
-		return nil, nil, 0, storageError("open", err)
+		return nil, 0, s.openError(ctx, a, err)
 	}
-	return a, r, size, nil
+	return r, size, nil
+}
+
+// OpenRange returns the n bytes of a's file from offset off (checked against a.Size by
+// the caller); the caller closes the reader.
+func (s *Service) OpenRange(ctx context.Context, a *store.Attachment, off, n int64) (io.ReadCloser, error) {
+	files, err := s.files.At(Location(a.Storage))
+	if err != nil {
+		return nil, s.openError(ctx, a, err)
+	}
+	r, err := files.OpenRange(ctx, a.StoredName, off, n)
+	if err != nil {
+		return nil, s.openError(ctx, a, err)
+	}
+	return r, nil
+}
+
+func (s *Service) openError(ctx context.Context, a *store.Attachment, err error) error {
+	if errors.Is(err, ErrFileNotFound) {
+		s.log.WarnContext(ctx, "attachment record without its file", "attachmentId", a.ID, "err", err)
+		return ErrFileNotFound
+	}
+	return storageError("open", err)
+}
+
+// PresignedURL is an address of a's file valid for at most MaxPresignTTL that answers
+// with contentType and disposition, when a's storage presigns (TW_S3_PRESIGN); ok is
+// false otherwise (a row on the disk, presigning off), and the API streams the file.
+func (s *Service) PresignedURL(ctx context.Context, a *store.Attachment, disposition string) (url string, ok bool, err error) {
+	files, err := s.files.At(Location(a.Storage))
+	if err != nil {
+		return "", false, nil
+	}
+	p, isPresigner := files.(Presigner)
+	if !isPresigner {
+		return "", false, nil
+	}
+	url, ok, err = p.PresignGet(ctx, a.StoredName, MaxPresignTTL, a.ContentType, disposition)
+	if err != nil {
+		return "", false, storageError("presign", err)
+	}
+	return url, ok, nil
 }
 
 // Delete removes an attachment of the issue: its record, an ATTACHMENT_REMOVED activity
@@ -255,9 +333,9 @@ func (c *capReader) Read(p []byte) (int, error) {
 }
 
 // partialRemover is a storage that can leave partial files behind when its process
-// dies mid-write (Local).
+// dies mid-write (Local's partial files, S3's incomplete multipart uploads).
 type partialRemover interface {
-	RemoveStalePartials(olderThan time.Duration) (int, error)
+	RemoveStalePartials(ctx context.Context, olderThan time.Duration) (int, error)
 }
 
 // stalePartialAge is when a partial file counts as left by a crash: far above the one
@@ -268,15 +346,22 @@ const stalePartialAge = time.Hour
 const sweepBatch = 100
 
 // Sweep removes the files whose rows were deleted (an attachment deleted, or an issue
-// deleted with its attachments; see migration 0017) at least grace ago, and returns how
-// many it removed. Concurrent sweeps skip each other's names. A file that cannot be
-// removed stays queued for the next sweep; one already missing counts as removed.
+// deleted with its attachments; see migration 0017) or moved to another storage
+// (Migrate) at least grace ago, and those of uploads that never got their row
+// (queued by Store) at least max(grace, stalePartialAge) ago, from the storage each
+// is in, and returns how many it removed. Concurrent sweeps skip each other's names. A
+// file that cannot be removed stays queued for the next sweep; one already missing
+// counts as removed.
 func (s *Service) Sweep(ctx context.Context, grace time.Duration) (int, error) {
 	removed := 0
-	if p, ok := s.files.(partialRemover); ok {
-		n, err := p.RemoveStalePartials(stalePartialAge)
+	for _, files := range s.files.all {
+		p, ok := files.(partialRemover)
+		if !ok {
+			continue
+		}
+		n, err := p.RemoveStalePartials(ctx, stalePartialAge)
 		if err != nil {
-			s.log.Warn("partial attachment files not swept", "err", err)
+			s.log.Warn("partial attachment files not swept", "storage", files.Location(), "err", err)
 		}
 		removed += n
 	}
@@ -291,26 +376,34 @@ func (s *Service) Sweep(ctx context.Context, grace time.Duration) (int, error) {
 
 func (s *Service) sweepRound(ctx context.Context, grace time.Duration) (removed int, more bool, err error) {
 	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		var names []string
-		if err := tx.NewRaw(`SELECT stored_name FROM attachment_orphans
-			WHERE created_at <= now() - make_interval(secs => ?) ORDER BY created_at
-			LIMIT ? FOR UPDATE SKIP LOCKED`, grace.Seconds(), sweepBatch).Scan(ctx, &names); err != nil {
+		var orphans []struct {
+			Name    string   `bun:"stored_name"`
+			Storage Location `bun:"storage"`
+		}
+		if err := tx.NewRaw(`SELECT stored_name, storage FROM attachment_orphans
+			WHERE created_at <= now() - make_interval(secs => CASE WHEN upload THEN greatest(?, ?) ELSE ? END)
+			ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED`,
+			grace.Seconds(), stalePartialAge.Seconds(), grace.Seconds(), sweepBatch).Scan(ctx, &orphans); err != nil {
 			return fmt.Errorf("read orphaned attachments: %w", err)
 		}
-		more = len(names) == sweepBatch
-		var gone []string
-		for _, name := range names {
-			if err := s.files.Remove(ctx, name); err != nil && !errors.Is(err, ErrFileNotFound) {
-				s.log.Warn("orphaned attachment file not removed", "storedName", name, "err", err)
+		more = len(orphans) == sweepBatch
+		var gone [][]any
+		for _, o := range orphans {
+			files, err := s.files.At(o.Storage)
+			if err == nil {
+				err = files.Remove(ctx, o.Name)
+			}
+			if err != nil && !errors.Is(err, ErrFileNotFound) {
+				s.log.Warn("orphaned attachment file not removed", "storedName", o.Name, "storage", o.Storage, "err", err)
 				more = false // leave it for a later sweep rather than spin on it
 				continue
 			}
-			gone = append(gone, name)
+			gone = append(gone, []any{o.Name, o.Storage})
 		}
 		if len(gone) == 0 {
 			return nil
 		}
-		if _, err := tx.NewDelete().Table("attachment_orphans").Where("stored_name IN (?)", bun.In(gone)).Exec(ctx); err != nil {
+		if _, err := tx.NewDelete().Table("attachment_orphans").Where("(stored_name, storage) IN (?)", bun.In(gone)).Exec(ctx); err != nil {
 			return fmt.Errorf("clear orphaned attachments: %w", err)
 		}
 		removed = len(gone)

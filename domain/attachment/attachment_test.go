@@ -46,7 +46,7 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{ctx: ctx, db: db.Bun, bus: event.NewBus(nil)}
 	st, root, _ := localStorage(t)
 	f.root = root
-	f.svc = attachment.NewService(db, f.bus, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f.svc = attachment.NewService(db, f.bus, attachment.NewStores(st), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	tag := strings.ToUpper(strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
 	f.actor = f.user(t)
 	f.p.Key = "A" + tag

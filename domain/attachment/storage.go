@@ -11,12 +11,15 @@ import (
 	"time"
 )
 
-// Storage keeps attachment files by stored name. The local disk implements it today
-// (Local); an object store (S3, GCS …) would implement it for deployments with more than
-// one API machine, which cannot share a local directory. Names are always of the
-// generated form (ValidStoredName); an implementation refuses any other name as
-// ErrFileNotFound, so a tampered record cannot reach another file.
+// Storage keeps attachment files by stored name. The local disk (Local) and an
+// S3-compatible bucket (S3, for deployments with more than one API machine, which
+// cannot share a local directory) implement it. Names are always of the generated form
+// (ValidStoredName); an implementation refuses any other name as ErrFileNotFound, so a
+// tampered record cannot reach another file.
 type Storage interface {
+	// Location names the storage in the attachment rows (attachments.storage), so each
+	// row is read from where its file lives.
+	Location() Location
 	// Put writes the whole of r under name, which must not exist yet, and returns the
 	// number of bytes written. Once Put returns nil the file is durable. On any error
 	// (including one returned by r) nothing remains under name.
@@ -25,6 +28,9 @@ type Storage interface {
 	// handler returns (the response is streamed), so it must not depend on ctx staying
 	// alive; the caller closes it. A missing file is ErrFileNotFound.
 	Open(ctx context.Context, name string) (io.ReadCloser, int64, error)
+	// OpenRange is Open for the n bytes from offset off, which the caller has checked
+	// against the file's size.
+	OpenRange(ctx context.Context, name string, off, n int64) (io.ReadCloser, error)
 	// Remove deletes the file. A missing file is ErrFileNotFound, which callers treat
 	// as already removed.
 	Remove(ctx context.Context, name string) error
@@ -58,6 +64,9 @@ func NewLocal(dir string) (*Local, error) {
 // errRoot is a storage directory that cannot be opened. It is never ErrFileNotFound:
 // an unmounted volume must not make deletes count their files as already gone.
 var errRoot = errors.New("attachment storage directory unavailable")
+
+// Location implements Storage.
+func (l *Local) Location() Location { return LocationDisk }
 
 // with runs fn on the opened root.
 func (l *Local) with(fn func(root *os.Root) error) error {
@@ -145,7 +154,7 @@ func syncDir(root *os.Root) error {
 // RemoveStalePartials removes partial files (see put) last written more than olderThan
 // ago: what a crashed process left. A live upload writes its partial file continuously,
 // so olderThan well above the body idle timeout never removes one.
-func (l *Local) RemoveStalePartials(olderThan time.Duration) (removed int, err error) {
+func (l *Local) RemoveStalePartials(_ context.Context, olderThan time.Duration) (removed int, err error) {
 	err = l.with(func(root *os.Root) error {
 		d, err := root.Open(".")
 		if err != nil {
@@ -211,6 +220,26 @@ func (l *Local) Open(_ context.Context, name string) (io.ReadCloser, int64, erro
 		return nil, 0, fmt.Errorf("open %s: not a regular file: %w", name, ErrFileNotFound)
 	}
 	return f, st.Size(), nil
+}
+
+// OpenRange implements Storage.
+func (l *Local) OpenRange(ctx context.Context, name string, off, n int64) (io.ReadCloser, error) {
+	r, _, err := l.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	f := r.(*os.File)
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("seek %s: %w", name, err)
+	}
+	return limitedReadCloser{io.LimitReader(f, n), f}, nil
+}
+
+// limitedReadCloser reads a part of a file and closes the file.
+type limitedReadCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // Remove implements Storage.

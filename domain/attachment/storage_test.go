@@ -154,7 +154,7 @@ func TestLocalRemoveStalePartials(t *testing.T) {
 	}
 	old := time.Now().Add(-2 * time.Hour)
 	require.NoError(t, os.Chtimes(filepath.Join(root, stale), old, old))
-	n, err := st.RemoveStalePartials(time.Hour)
+	n, err := st.RemoveStalePartials(context.Background(), time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.NoFileExists(t, filepath.Join(root, stale))

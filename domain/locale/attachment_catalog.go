@@ -14,6 +14,7 @@ func init() {
 		"reason.MALFORMED_MULTIPART":     "The multipart/form-data body is malformed or incomplete.",
 		"reason.MISSING_FILE_PART":       "Send the file in a part named \"file\".",
 		"reason.TOO_MANY_FILES":          "Send exactly one file per upload.",
+		"reason.RANGE_NOT_SATISFIABLE":   "The requested range starts past the end of the file.",
 		"field.MEDIA_TYPE":               "must be a valid media type",
 	} {
 		en[k] = v
@@ -28,6 +29,7 @@ func init() {
 		"reason.NOT_MULTIPART":           "Die Datei muss als multipart/form-data gesendet werden.",
 		"reason.MALFORMED_MULTIPART":     "Der multipart/form-data-Inhalt ist fehlerhaft oder unvollständig.",
 		"reason.MISSING_FILE_PART":       "Die Datei muss in einem Teil namens \"file\" gesendet werden.",
+		"reason.RANGE_NOT_SATISFIABLE":   "Der angefragte Bereich beginnt hinter dem Ende der Datei.",
 		"reason.TOO_MANY_FILES":          "Pro Upload genau eine Datei senden.",
 		"field.MEDIA_TYPE":               "muss ein gültiger Medientyp sein",
 	} {
