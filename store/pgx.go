@@ -10,7 +10,7 @@ import (
 )
 
 // The helpers below are how code outside store hands ids to pgx and reads them back
-// (docs/design.md#pgx): a uuid.UUID is a driver.Valuer and an sql.Scanner, so pgx would
+// (docs/design.md#who-may-use-pgx-directly): a uuid.UUID is a driver.Valuer and an sql.Scanner, so pgx would
 // format every id as text and parse it back; 16 raw bytes it encodes and decodes as a
 // binary uuid directly.
 
