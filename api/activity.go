@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/comment"
 	"github.com/taskweave/taskweave/domain/project"
@@ -34,16 +35,16 @@ type activityResponse struct {
 
 func toActivityResponse(a *comment.Activity) activityResponse {
 	return activityResponse{ID: a.ID, IssueID: a.IssueID, ActorID: a.ActorID, ActorName: a.ActorName, Type: a.Type,
-		CommentID: a.CommentID, OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: instant(a.CreatedAt),
+		CommentID: a.CommentID, OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: core.Instant(a.CreatedAt),
 		Automated: a.RuleID != nil, RuleID: a.RuleID, RuleName: a.RuleName, RuleCreatorID: a.RuleCreatorID}
 }
 
 func (s *Server) listActivity(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Viewer)
+	a, ref, err := s.env.IssueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	pr, err := parsePage(c, activityPageSize)
+	pr, err := core.ParsePage(c, activityPageSize)
 	if err != nil {
 		return err
 	}
@@ -55,5 +56,5 @@ func (s *Server) listActivity(c *fiber.Ctx) error {
 	for i := range list {
 		content[i] = toActivityResponse(&list[i])
 	}
-	return c.JSON(newPage(content, pr, total))
+	return c.JSON(core.NewPage(content, pr, total))
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -31,7 +32,7 @@ type apiKeyCreatedResponse struct {
 
 func toAPIKeyResponse(k *store.ProjectAPIKey) apiKeyResponse {
 	return apiKeyResponse{ID: k.ID.String(), Name: k.Name, KeyPrefix: k.KeyPrefix,
-		LastUsedAt: instantPtr(k.LastUsedAt), ExpiresAt: instantPtr(k.ExpiresAt), CreatedAt: instant(k.CreatedAt)}
+		LastUsedAt: core.InstantPtr(k.LastUsedAt), ExpiresAt: core.InstantPtr(k.ExpiresAt), CreatedAt: core.Instant(k.CreatedAt)}
 }
 
 type createAPIKeyRequest struct {
@@ -41,22 +42,22 @@ type createAPIKeyRequest struct {
 
 func parseCreateAPIKey(body []byte, now time.Time) (project.NewAPIKey, error) {
 	var r createAPIKeyRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return project.NewAPIKey{}, err
 	}
 	if r.Name == nil {
-		return project.NewAPIKey{}, required("name")
+		return project.NewAPIKey{}, core.Required("name")
 	}
-	var f fields
-	f.text("name", *r.Name, true, 255)
+	var f core.Fields
+	f.Text("name", *r.Name, true, 255)
 	if r.ExpiresAt != nil && !r.ExpiresAt.After(now) {
-		f.add("expiresAt", "PAST", "field.PAST")
+		f.Add("expiresAt", "PAST", "field.PAST")
 	}
-	return project.NewAPIKey{Name: *r.Name, ExpiresAt: r.ExpiresAt}, f.err()
+	return project.NewAPIKey{Name: *r.Name, ExpiresAt: r.ExpiresAt}, f.Err()
 }
 
 func (s *Server) listAPIKeys(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func (s *Server) listAPIKeys(c *fiber.Ctx) error {
 }
 
 func (s *Server) createAPIKey(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
+	a, err := s.env.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -80,20 +81,20 @@ func (s *Server) createAPIKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	k, plain, err := s.projects().CreateAPIKey(c.UserContext(), auditActor(c), a, in)
+	k, plain, err := s.projects().CreateAPIKey(c.UserContext(), core.AuditActor(c), a, in)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(apiKeyCreatedResponse{ID: k.ID.String(), Name: k.Name, KeyPrefix: k.KeyPrefix,
-		Plaintext: plain, ExpiresAt: instantPtr(k.ExpiresAt), CreatedAt: instant(k.CreatedAt)})
+		Plaintext: plain, ExpiresAt: core.InstantPtr(k.ExpiresAt), CreatedAt: core.Instant(k.CreatedAt)})
 }
 
 func (s *Server) deleteAPIKey(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Admin, "keyId")
+	a, id, err := s.env.ProjectItem(c, project.Admin, "keyId")
 	if err != nil {
 		return err
 	}
-	if err := s.projects().DeleteAPIKey(c.UserContext(), auditActor(c), a, id); err != nil {
+	if err := s.projects().DeleteAPIKey(c.UserContext(), core.AuditActor(c), a, id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -32,15 +33,15 @@ func isUploadRoute(c *fiber.Ctx) bool {
 }
 
 // fileTooLarge is the 413 of an upload over the per-file limit.
-func fileTooLarge(limit int64) *Error {
-	return newError(fiber.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "FILE_TOO_LARGE", "limit", strconv.FormatInt(limit, 10))
+func fileTooLarge(limit int64) *core.Error {
+	return core.NewError(fiber.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "FILE_TOO_LARGE", "limit", strconv.FormatInt(limit, 10))
 }
 
 // uploadAttachment stores the one part named `file` of a multipart/form-data body,
 // streamed (never whole in memory), then commits its record. The project, role and issue
 // are checked before the body is read.
 func (s *Server) uploadAttachment(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Member)
+	a, ref, err := s.env.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (s *Server) receiveFile(ctx context.Context, svc *attachment.Service, mr *m
 		if total.N <= 0 {
 			return fileTooLarge(limit)
 		}
-		return badRequest("MALFORMED_MULTIPART")
+		return core.BadRequest("MALFORMED_MULTIPART")
 	}
 	for {
 		part, perr := mr.NextRawPart()
@@ -122,10 +123,10 @@ func (s *Server) receiveFile(ctx context.Context, svc *attachment.Service, mr *m
 			continue
 		}
 		if stored {
-			return st, f, badRequest("TOO_MANY_FILES")
+			return st, f, core.BadRequest("TOO_MANY_FILES")
 		}
 		if part.FormName() != "file" {
-			return st, f, badRequest("MISSING_FILE_PART")
+			return st, f, core.BadRequest("MISSING_FILE_PART")
 		}
 		if f, err = partFile(part); err != nil {
 			return st, f, err
@@ -142,7 +143,7 @@ func (s *Server) receiveFile(ctx context.Context, svc *attachment.Service, mr *m
 		stored = true
 	}
 	if !stored {
-		return st, f, badRequest("MISSING_FILE_PART")
+		return st, f, core.BadRequest("MISSING_FILE_PART")
 	}
 	return st, f, nil
 }
@@ -151,7 +152,7 @@ func (s *Server) receiveFile(ctx context.Context, svc *attachment.Service, mr *m
 func multipartBoundary(contentType string) (string, error) {
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return "", badRequest("NOT_MULTIPART")
+		return "", core.BadRequest("NOT_MULTIPART")
 	}
 	return params["boundary"], nil
 }
@@ -160,14 +161,14 @@ func multipartBoundary(contentType string) (string, error) {
 // characters; the part's Content-Type (default application/octet-stream) as a valid media
 // type of at most 127 characters, stored in canonical form.
 func partFile(part *multipart.Part) (attachment.File, error) {
-	var f fields
+	var f core.Fields
 	// FileName is already the base name of a `/` path; CleanFilename also strips `\`.
 	name := attachment.CleanFilename(part.FileName())
 	switch {
 	case name == "":
-		f.add("filename", "BLANK", "field.BLANK")
+		f.Add("filename", "BLANK", "field.BLANK")
 	case attachment.FilenameTooLong(name):
-		f.add("filename", "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(attachment.MaxFilename))
+		f.Add("filename", "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(attachment.MaxFilename))
 	}
 	ct := attachment.DefaultContentType
 	if raw := strings.TrimSpace(part.Header.Get(fiber.HeaderContentType)); raw != "" {
@@ -177,10 +178,10 @@ func partFile(part *multipart.Part) (attachment.File, error) {
 		}
 		switch {
 		case err != nil || ct == "":
-			f.add("contentType", "MEDIA_TYPE", "field.MEDIA_TYPE")
+			f.Add("contentType", "MEDIA_TYPE", "field.MEDIA_TYPE")
 		case len(ct) > attachment.MaxContentType:
-			f.add("contentType", "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(attachment.MaxContentType))
+			f.Add("contentType", "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(attachment.MaxContentType))
 		}
 	}
-	return attachment.File{Filename: name, ContentType: ct}, f.err()
+	return attachment.File{Filename: name, ContentType: ct}, f.Err()
 }

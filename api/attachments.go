@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"github.com/taskweave/taskweave/api/core"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -29,7 +30,7 @@ type attachmentResponse struct {
 
 func toAttachmentResponse(a *store.Attachment) attachmentResponse {
 	return attachmentResponse{ID: a.ID, IssueID: a.IssueID, UploaderID: a.UploaderID, Filename: a.Filename,
-		ContentType: a.ContentType, Size: a.Size, CreatedAt: instant(a.CreatedAt)}
+		ContentType: a.ContentType, Size: a.Size, CreatedAt: core.Instant(a.CreatedAt)}
 }
 
 // attachments is the attachment service over the server's database, bus and storage.
@@ -38,7 +39,7 @@ func (s *Server) attachments() *attachment.Service {
 }
 
 func (s *Server) listAttachments(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Viewer)
+	a, ref, err := s.env.IssueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -62,11 +63,11 @@ func (s *Server) listAttachments(c *fiber.Ctx) error {
 // is always offered as a download, never rendered: Content-Disposition attachment,
 // nosniff, and a sandboxing CSP for a browser that opens it anyway.
 func (s *Server) downloadAttachment(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Viewer)
+	a, ref, err := s.env.IssueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	id, err := pathUUID(c, "attachmentId")
+	id, err := core.PathUUID(c, "attachmentId")
 	if err != nil {
 		return err
 	}
@@ -89,11 +90,11 @@ func (s *Server) downloadAttachment(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteAttachment(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Member)
+	a, ref, err := s.env.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
-	id, err := pathUUID(c, "attachmentId")
+	id, err := core.PathUUID(c, "attachmentId")
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"regexp"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ type auditEventResponse struct {
 
 func toAuditEventResponse(e *store.AuditEvent) auditEventResponse {
 	return auditEventResponse{
-		ID: e.ID.String(), Timestamp: instant(e.Timestamp), UserEmail: e.UserEmail, UserID: auditUUID(e.UserID),
+		ID: e.ID.String(), Timestamp: core.Instant(e.Timestamp), UserEmail: e.UserEmail, UserID: auditUUID(e.UserID),
 		ProjectID: auditUUID(e.ProjectID), Action: e.Action, Level: e.Level, ResourceType: e.ResourceType,
 		ResourceID: e.ResourceID, IPAddress: e.IPAddress, OrgID: auditUUID(e.OrgID), Details: e.Details,
 		UserAgent: e.UserAgent,
@@ -69,18 +70,18 @@ func parseAuditFilter(c *fiber.Ctx, admin bool) (audit.Filter, error) {
 		return f, err
 	}
 	if f.From != nil && f.To != nil && f.From.After(*f.To) {
-		return f, badRequest("INVALID_TIME_RANGE")
+		return f, core.BadRequest("INVALID_TIME_RANGE")
 	}
 	if v := c.Query("action"); v != "" {
 		if !auditActionPattern.MatchString(v) {
-			return f, badRequest("INVALID_QUERY", "field", "action")
+			return f, core.BadRequest("INVALID_QUERY", "field", "action")
 		}
 		f.Action = strings.Clone(v)
 	}
 	if !admin {
 		return f, nil
 	}
-	if f.UserID, err = queryID("userId", c.Query("userId")); err != nil {
+	if f.UserID, err = core.QueryID("userId", c.Query("userId")); err != nil {
 		return f, err
 	}
 	if v := c.Query("level"); v != "" {
@@ -102,7 +103,7 @@ func auditInstant(c *fiber.Ctx, name string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.Replace(v, " ", "+", 1))
 	if err != nil {
-		return nil, badRequest("INVALID_INSTANT", "field", name)
+		return nil, core.BadRequest("INVALID_INSTANT", "field", name)
 	}
 	return &t, nil
 }
@@ -113,14 +114,16 @@ func unknownAuditLevel(v string) error {
 	if utf8.RuneCountInString(v) > 20 {
 		v = string([]rune(v)[:20]) + "…"
 	}
-	return badRequest("UNKNOWN_AUDIT_LEVEL", "level", v)
+	return core.BadRequest("UNKNOWN_AUDIT_LEVEL", "level", v)
 }
 
 // auditPageRequest parses page and size of the audit lists.
-func auditPageRequest(c *fiber.Ctx) (pageRequest, error) { return parsePage(c, auditPageSize) }
+func auditPageRequest(c *fiber.Ctx) (core.PageRequest, error) {
+	return core.ParsePage(c, auditPageSize)
+}
 
 // sendAuditPage answers one page of f: a count query and a page query.
-func (s *Server) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr pageRequest) error {
+func (s *Server) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr core.PageRequest) error {
 	events, total, err := audit.List(c.UserContext(), s.db.Pool, f, pr.Offset(), pr.Size)
 	if err != nil {
 		return err
@@ -129,7 +132,7 @@ func (s *Server) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr pageRequest) err
 	for i := range events {
 		content[i] = toAuditEventResponse(&events[i])
 	}
-	return c.JSON(newPage(content, pr, total))
+	return c.JSON(core.NewPage(content, pr, total))
 }
 
 // listAuditEvents is the system ADMIN's view of every audit event.
@@ -167,10 +170,10 @@ func (s *Server) listProjectAuditEvents(c *fiber.Ctx) error {
 // projectAuditAccess is projectAccess(Admin) with one exception: a system ADMIN passes
 // without being a member (api/openapi/60-audit.yaml). Unknown key 404, else 403.
 func (s *Server) projectAuditAccess(c *fiber.Ctx) (*project.Access, error) {
-	if p := principal(c); p.IsAdmin() {
+	if p := core.Principal(c); p.IsAdmin() {
 		return project.Load(c.UserContext(), s.db.Bun, c.Params("key"), p)
 	}
-	return s.projectAccess(c, project.Admin)
+	return s.env.ProjectAccess(c, project.Admin)
 }
 
 // auditSettingJSON is one level's toggle on the wire.
@@ -201,20 +204,20 @@ type auditSettingRequest struct {
 // (docs/api-conventions.md#wire-format).
 func (s *Server) putAuditConfig(c *fiber.Ctx) error {
 	var r auditSettingRequest
-	if err := decodeJSON(c.Body(), &r); err != nil {
+	if err := core.DecodeJSON(c.Body(), &r); err != nil {
 		return err
 	}
 	switch {
 	case r.Level == nil:
-		return required("level")
+		return core.Required("level")
 	case r.Enabled == nil:
-		return required("enabled")
+		return core.Required("enabled")
 	}
 	level, ok := audit.ParseLevel(*r.Level)
 	if !ok {
 		return unknownAuditLevel(*r.Level)
 	}
-	if err := audit.SetEnabled(c.UserContext(), s.db.Bun, s.audit, level, *r.Enabled, auditActor(c)); err != nil {
+	if err := audit.SetEnabled(c.UserContext(), s.db.Bun, s.audit, level, *r.Enabled, core.AuditActor(c)); err != nil {
 		return err
 	}
 	c.Status(fiber.StatusOK)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/taskweave/taskweave/api/core"
 	"io"
 	"log/slog"
 	"time"
@@ -42,7 +43,7 @@ func (s *Server) exportAuditEvents(c *fiber.Ctx) error {
 	case "csv":
 		format = "csv"
 	default:
-		return badRequest("UNKNOWN_EXPORT_FORMAT")
+		return core.BadRequest("UNKNOWN_EXPORT_FORMAT")
 	}
 	f, err := parseAuditFilter(c, true)
 	if err != nil {
@@ -141,7 +142,7 @@ func writeAuditCSV(w io.Writer, cur *audit.Cursor) error {
 	for cur.Next() {
 		e := cur.Event()
 		record[0] = e.ID.String()
-		record[1] = instant(e.Timestamp)
+		record[1] = core.Instant(e.Timestamp)
 		record[2] = csvCell(e.UserEmail)
 		record[3] = csvCell(e.Action)
 		record[4] = csvCell(e.Level)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/auth"
 )
@@ -15,22 +16,22 @@ type registerRequest struct {
 // parseRegister decodes and validates POST /auth/register.
 func parseRegister(body []byte) (auth.Registration, error) {
 	var r registerRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return auth.Registration{}, err
 	}
 	switch {
 	case r.Email == nil:
-		return auth.Registration{}, required("email")
+		return auth.Registration{}, core.Required("email")
 	case r.DisplayName == nil:
-		return auth.Registration{}, required("displayName")
+		return auth.Registration{}, core.Required("displayName")
 	case r.Password == nil:
-		return auth.Registration{}, required("password")
+		return auth.Registration{}, core.Required("password")
 	}
-	var f fields
-	f.email("email", *r.Email)
-	f.text("displayName", *r.DisplayName, true, 255)
-	f.password("password", *r.Password)
-	if err := f.err(); err != nil {
+	var f core.Fields
+	f.Email("email", *r.Email)
+	f.Text("displayName", *r.DisplayName, true, 255)
+	f.Password("password", *r.Password)
+	if err := f.Err(); err != nil {
 		return auth.Registration{}, err
 	}
 	return auth.Registration{Email: *r.Email, DisplayName: *r.DisplayName, Password: *r.Password}, nil
@@ -44,14 +45,14 @@ type loginRequest struct {
 // parseLogin decodes POST /auth/login; a malformed email is simply a failed login.
 func parseLogin(body []byte) (email, password string, err error) {
 	var r loginRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return "", "", err
 	}
 	if r.Email == nil {
-		return "", "", required("email")
+		return "", "", core.Required("email")
 	}
 	if r.Password == nil {
-		return "", "", required("password")
+		return "", "", core.Required("password")
 	}
 	return *r.Email, *r.Password, nil
 }
@@ -62,11 +63,11 @@ type refreshRequest struct {
 
 func parseRefresh(body []byte) (string, error) {
 	var r refreshRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return "", err
 	}
 	if r.RefreshToken == nil {
-		return "", required("refreshToken")
+		return "", core.Required("refreshToken")
 	}
 	return *r.RefreshToken, nil
 }
@@ -88,7 +89,7 @@ func (s *Server) register(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	_, pair, err := s.auth.Register(c.UserContext(), in, meta(c))
+	_, pair, err := s.auth.Register(c.UserContext(), in, core.Meta(c))
 	if err != nil {
 		return err
 	}
@@ -100,7 +101,7 @@ func (s *Server) login(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	_, pair, err := s.auth.Login(c.UserContext(), email, password, meta(c))
+	_, pair, err := s.auth.Login(c.UserContext(), email, password, core.Meta(c))
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func (s *Server) refresh(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	pair, err := s.auth.Refresh(c.UserContext(), token, meta(c))
+	pair, err := s.auth.Refresh(c.UserContext(), token, core.Meta(c))
 	if err != nil {
 		return err
 	}
@@ -120,17 +121,17 @@ func (s *Server) refresh(c *fiber.Ctx) error {
 }
 
 func (s *Server) logout(c *fiber.Ctx) error {
-	if err := s.auth.Logout(c.UserContext(), principal(c), meta(c)); err != nil {
+	if err := s.auth.Logout(c.UserContext(), core.Principal(c), core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (s *Server) me(c *fiber.Ctx) error {
-	p := principal(c)
+	p := core.Principal(c)
 	u, err := s.auth.User(c.UserContext(), p.UserID)
 	if err != nil {
 		return err
 	}
-	return c.JSON(userResponseFor(c, u))
+	return c.JSON(core.UserResponseFor(c, u))
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -46,14 +47,14 @@ type actionRequest struct {
 // validation (one VALIDATION_ERROR naming every member path).
 func parseRule(body []byte) (automation.RuleInput, error) {
 	var r ruleRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return automation.RuleInput{}, err
 	}
 	switch {
 	case r.Name == nil:
-		return automation.RuleInput{}, required("name")
+		return automation.RuleInput{}, core.Required("name")
 	case r.TriggerType == nil:
-		return automation.RuleInput{}, required("triggerType")
+		return automation.RuleInput{}, core.Required("triggerType")
 	}
 	in := automation.RuleInput{Name: *r.Name, TriggerType: *r.TriggerType, TriggerPayload: r.TriggerPayload, Enabled: true,
 		Root: toGroupInput(groupRequest{Logic: r.RootGroupLogic, Conditions: r.Conditions, ChildGroups: r.ChildGroups})}
@@ -126,9 +127,9 @@ type actionResponse struct {
 
 func toRuleResponse(r *automation.Rule) ruleResponse {
 	out := ruleResponse{ID: r.ID, Name: r.Name, TriggerType: r.TriggerType, TriggerPayload: r.TriggerPayload, Scope: r.Scope,
-		Enabled: r.Enabled, ProjectID: r.ProjectID, CreatedBy: r.CreatedBy, CreatedAt: instant(r.CreatedAt),
+		Enabled: r.Enabled, ProjectID: r.ProjectID, CreatedBy: r.CreatedBy, CreatedAt: core.Instant(r.CreatedAt),
 		RootGroup: toGroupResponse(r.Root), Actions: make([]actionResponse, 0, len(r.Actions)),
-		DisabledReason: r.DisabledReason, DisabledAt: instantPtr(r.DisabledAt)}
+		DisabledReason: r.DisabledReason, DisabledAt: core.InstantPtr(r.DisabledAt)}
 	for _, a := range r.Actions {
 		out.Actions = append(out.Actions, actionResponse{ID: a.ID, Position: a.Position, Type: a.Type, Params: a.Params})
 	}
@@ -174,7 +175,7 @@ var systemRuleScope = automation.Scope{}
 type ruleScope func(c *fiber.Ctx, min project.Role) (automation.Scope, error)
 
 func (s *Server) projectRules(c *fiber.Ctx, min project.Role) (automation.Scope, error) {
-	a, err := s.projectAccess(c, min)
+	a, err := s.env.ProjectAccess(c, min)
 	if err != nil {
 		return automation.Scope{}, err
 	}
@@ -189,7 +190,7 @@ func (s *Server) listRules(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		pr, err := parsePage(c, 20)
+		pr, err := core.ParsePage(c, 20)
 		if err != nil {
 			return err
 		}
@@ -201,7 +202,7 @@ func (s *Server) listRules(scope ruleScope) fiber.Handler {
 		for i := range rules {
 			out = append(out, toRuleResponse(&rules[i]))
 		}
-		return c.JSON(newPage(out, pr, total))
+		return c.JSON(core.NewPage(out, pr, total))
 	}
 }
 
@@ -215,7 +216,7 @@ func (s *Server) createRule(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		r, err := s.rules().Create(c.UserContext(), sc, principal(c).UserID, in)
+		r, err := s.rules().Create(c.UserContext(), sc, core.Principal(c).UserID, in)
 		if err != nil {
 			return err
 		}
@@ -229,7 +230,7 @@ func ruleTarget(c *fiber.Ctx, scope ruleScope, min project.Role) (automation.Sco
 	if err != nil {
 		return sc, uuid.Nil, err
 	}
-	id, err := pathUUID(c, "rid")
+	id, err := core.PathUUID(c, "rid")
 	return sc, id, err
 }
 
@@ -257,11 +258,11 @@ func (s *Server) renameRule(scope ruleScope) fiber.Handler {
 		var body struct {
 			Name *string `json:"name"`
 		}
-		if err := decodeJSON(c.Body(), &body); err != nil {
+		if err := core.DecodeJSON(c.Body(), &body); err != nil {
 			return err
 		}
 		if body.Name == nil {
-			return required("name")
+			return core.Required("name")
 		}
 		r, err := s.rules().Rename(c.UserContext(), sc, id, *body.Name)
 		if err != nil {
@@ -277,7 +278,7 @@ func (s *Server) toggleRule(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		r, err := s.rules().Toggle(c.UserContext(), sc, auditActor(c), id)
+		r, err := s.rules().Toggle(c.UserContext(), sc, core.AuditActor(c), id)
 		if err != nil {
 			return err
 		}
@@ -293,7 +294,7 @@ func (s *Server) takeOverRule(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		r, err := s.rules().TakeOver(c.UserContext(), sc, auditActor(c), id)
+		r, err := s.rules().TakeOver(c.UserContext(), sc, core.AuditActor(c), id)
 		if err != nil {
 			return err
 		}
@@ -320,7 +321,7 @@ func (s *Server) listRuleExecutions(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		pr, err := parsePage(c, 20)
+		pr, err := core.ParsePage(c, 20)
 		if err != nil {
 			return err
 		}
@@ -331,8 +332,8 @@ func (s *Server) listRuleExecutions(scope ruleScope) fiber.Handler {
 		out := make([]executionResponse, 0, len(execs))
 		for _, e := range execs {
 			out = append(out, executionResponse{ID: e.ID, RuleID: e.RuleID, IssueID: e.IssueID, EventType: e.EventType,
-				Status: e.Status, Detail: e.Detail, CreatedAt: instant(e.CreatedAt)})
+				Status: e.Status, Detail: e.Detail, CreatedAt: core.Instant(e.CreatedAt)})
 		}
-		return c.JSON(newPage(out, pr, total))
+		return c.JSON(core.NewPage(out, pr, total))
 	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -13,26 +14,26 @@ import (
 // backlogResponse is BacklogResponse in api/openapi/70-sprints.yaml.
 type backlogResponse struct {
 	Sprints       []backlogSprintResponse `json:"sprints"`
-	BacklogIssues []issueResponse         `json:"backlogIssues"`
+	BacklogIssues []core.IssueResponse    `json:"backlogIssues"`
 }
 
 // backlogSprintResponse is one PLANNED sprint with its issues and their points.
 type backlogSprintResponse struct {
-	Sprint      sprintResponse  `json:"sprint"`
-	Issues      []issueResponse `json:"issues"`
-	TotalPoints int             `json:"totalPoints"`
+	Sprint      sprintResponse       `json:"sprint"`
+	Issues      []core.IssueResponse `json:"issues"`
+	TotalPoints int                  `json:"totalPoints"`
 }
 
-func backlogIssues(views []*issue.View) []issueResponse {
-	out := make([]issueResponse, len(views))
+func backlogIssues(views []*issue.View) []core.IssueResponse {
+	out := make([]core.IssueResponse, len(views))
 	for i, v := range views {
-		out[i] = toIssueResponse(v)
+		out[i] = core.ToIssueResponse(v)
 	}
 	return out
 }
 
 func (s *Server) getBacklog(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}

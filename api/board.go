@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -37,8 +38,8 @@ type boardSprintResponse struct {
 
 // boardColumnResponse is one status with its issues.
 type boardColumnResponse struct {
-	Status boardStatusResponse `json:"status"`
-	Issues []issueResponse     `json:"issues"`
+	Status boardStatusResponse  `json:"status"`
+	Issues []core.IssueResponse `json:"issues"`
 }
 
 // boardStatusResponse is a column's status: {id, name, category, color}.
@@ -62,11 +63,11 @@ func toBoardResponse(b *board.Board) boardResponse {
 		n += len(c.Issues)
 	}
 	// One allocation for every issue of the board rather than one per column.
-	all := make([]issueResponse, 0, n)
+	all := make([]core.IssueResponse, 0, n)
 	for i, c := range b.Columns {
 		start := len(all)
 		for _, v := range c.Issues {
-			all = append(all, toIssueResponse(v))
+			all = append(all, core.ToIssueResponse(v))
 		}
 		out.Columns[i] = boardColumnResponse{
 			Status: boardStatusResponse{ID: c.Status.ID, Name: c.Status.Name, Category: c.Status.Category, Color: c.Status.Color},
@@ -83,7 +84,7 @@ func sprintToday() time.Time {
 }
 
 func (s *Server) getBoard(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func (s *Server) boardOpened(c *fiber.Ctx, a *project.Access, b *board.Head) err
 	if err != nil {
 		return err
 	}
-	e := auditActor(c).Entry(audit.BoardOpened, "PROJECT", projectID.String(), string(raw))
+	e := core.AuditActor(c).Entry(audit.BoardOpened, "PROJECT", projectID.String(), string(raw))
 	e.ProjectID = &projectID
 	return store.InTx(c.UserContext(), s.db.Bun, func(ctx context.Context, tx bun.Tx) error {
 		return s.audit.Record(ctx, tx, e)
@@ -139,25 +140,25 @@ type boardMoveRequest struct {
 // moveOnBoard is exactly an issue PATCH that sets only statusId: the same domain call,
 // so workflow validation, SLA timer, activity and events are the same.
 func (s *Server) moveOnBoard(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
+	a, err := s.env.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
 	var r boardMoveRequest
-	if err := decodeJSON(c.Body(), &r); err != nil {
+	if err := core.DecodeJSON(c.Body(), &r); err != nil {
 		return err
 	}
 	switch {
 	case r.IssueID == nil:
-		return required("issueId")
+		return core.Required("issueId")
 	case r.NewStatusID == nil:
-		return required("newStatusId")
+		return core.Required("newStatusId")
 	}
 	ref, ok := issue.ParseRef(*r.IssueID)
 	if !ok {
-		return badRequest("INVALID_ISSUE_REF")
+		return core.BadRequest("INVALID_ISSUE_REF")
 	}
-	status, err := optionalID("newStatusId", r.NewStatusID)
+	status, err := core.OptionalID("newStatusId", r.NewStatusID)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/comment"
 	"github.com/taskweave/taskweave/domain/project"
@@ -32,8 +33,8 @@ type commentResponse struct {
 
 func toCommentResponse(v *comment.View) commentResponse {
 	r := commentResponse{ID: v.ID, IssueID: v.IssueID, AuthorID: v.AuthorID, AuthorName: v.AuthorName,
-		EditedAt: instantPtr(v.EditedAt), Deleted: v.DeletedAt != nil, CreatedAt: instant(v.CreatedAt),
-		UpdatedAt: instant(v.UpdatedAt), Automated: v.RuleID != nil, RuleID: v.RuleID}
+		EditedAt: core.InstantPtr(v.EditedAt), Deleted: v.DeletedAt != nil, CreatedAt: core.Instant(v.CreatedAt),
+		UpdatedAt: core.Instant(v.UpdatedAt), Automated: v.RuleID != nil, RuleID: v.RuleID}
 	if !r.Deleted {
 		body := v.Body
 		r.Body = &body
@@ -50,26 +51,26 @@ type commentRequest struct {
 // comment.MaxBody characters a VALIDATION_ERROR naming body.
 func parseComment(raw []byte) (string, error) {
 	var r commentRequest
-	if err := decodeJSON(raw, &r); err != nil {
+	if err := core.DecodeJSON(raw, &r); err != nil {
 		return "", err
 	}
 	if r.Body == nil {
-		return "", required("body")
+		return "", core.Required("body")
 	}
-	var f fields
-	f.text("body", *r.Body, true, comment.MaxBody)
-	return *r.Body, f.err()
+	var f core.Fields
+	f.Text("body", *r.Body, true, comment.MaxBody)
+	return *r.Body, f.Err()
 }
 
 // comments is the comment service over the server's database, bus and audit recorder.
 func (s *Server) comments() *comment.Service { return comment.NewService(s.db, s.bus, s.audit) }
 
 func (s *Server) listComments(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Viewer)
+	a, ref, err := s.env.IssueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	pr, err := parsePage(c, commentPageSize)
+	pr, err := core.ParsePage(c, commentPageSize)
 	if err != nil {
 		return err
 	}
@@ -81,11 +82,11 @@ func (s *Server) listComments(c *fiber.Ctx) error {
 	for i := range views {
 		content[i] = toCommentResponse(&views[i])
 	}
-	return c.JSON(newPage(content, pr, total))
+	return c.JSON(core.NewPage(content, pr, total))
 }
 
 func (s *Server) createComment(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Member)
+	a, ref, err := s.env.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -104,11 +105,11 @@ func (s *Server) createComment(c *fiber.Ctx) error {
 // editComment: the author only, and only while they may write (a VIEWER author is
 // refused by the role check first).
 func (s *Server) editComment(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Member)
+	a, ref, err := s.env.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
-	id, err := pathUUID(c, "commentId")
+	id, err := core.PathUUID(c, "commentId")
 	if err != nil {
 		return err
 	}
@@ -126,11 +127,11 @@ func (s *Server) editComment(c *fiber.Ctx) error {
 // deleteComment: the author (with WRITE) or a project admin (project role ADMIN, the
 // owner, or ADMIN inherited from the organization).
 func (s *Server) deleteComment(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Member)
+	a, ref, err := s.env.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
-	id, err := pathUUID(c, "commentId")
+	id, err := core.PathUUID(c, "commentId")
 	if err != nil {
 		return err
 	}

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -69,12 +69,12 @@ type customFieldOrderRequest struct {
 }
 
 // sortOrder checks a present sortOrder: it is stored in an integer column.
-func (f *fields) sortOrder(field string, v *int64) *int {
+func sortOrder(f *core.Fields, field string, v *int64) *int {
 	if v == nil {
 		return nil
 	}
 	if *v < math.MinInt32 || *v > math.MaxInt32 {
-		f.add(field, "RANGE", "field.RANGE", "min", strconv.Itoa(math.MinInt32), "max", strconv.Itoa(math.MaxInt32))
+		f.Add(field, "RANGE", "field.RANGE", "min", strconv.Itoa(math.MinInt32), "max", strconv.Itoa(math.MaxInt32))
 		return nil
 	}
 	n := int(*v)
@@ -83,102 +83,102 @@ func (f *fields) sortOrder(field string, v *int64) *int {
 
 // trimmedName checks a present name or label (not blank, at most max characters) and
 // returns it trimmed.
-func (f *fields) trimmedName(field string, v *string, max int) *string {
+func trimmedName(f *core.Fields, field string, v *string, max int) *string {
 	if v == nil {
 		return nil
 	}
-	f.text(field, *v, true, max)
+	f.Text(field, *v, true, max)
 	s := strings.TrimSpace(*v)
 	return &s
 }
 
 func parseNewCustomField(body []byte) (customfield.NewField, error) {
 	var r customFieldRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return customfield.NewField{}, err
 	}
 	switch {
 	case r.Name == nil:
-		return customfield.NewField{}, required("name")
+		return customfield.NewField{}, core.Required("name")
 	case r.Type == nil:
-		return customfield.NewField{}, required("type")
+		return customfield.NewField{}, core.Required("type")
 	case !customfield.Valid(*r.Type):
-		return customfield.NewField{}, badRequest("INVALID_ENUM", "field", "type", "values", strings.Join(customfield.Types, ", "))
+		return customfield.NewField{}, core.BadRequest("INVALID_ENUM", "field", "type", "values", strings.Join(customfield.Types, ", "))
 	}
-	var f fields
+	var f core.Fields
 	in := customfield.NewField{Type: *r.Type, Required: r.Required != nil && *r.Required}
-	if name := f.trimmedName("name", r.Name, customfield.MaxName); name != nil {
+	if name := trimmedName(&f, "name", r.Name, customfield.MaxName); name != nil {
 		in.Name = *name
 	}
-	if n := f.sortOrder("sortOrder", r.SortOrder); n != nil {
+	if n := sortOrder(&f, "sortOrder", r.SortOrder); n != nil {
 		in.SortOrder = *n
 	}
-	return in, f.err()
+	return in, f.Err()
 }
 
 func parseCustomFieldChange(body []byte) (customfield.FieldChange, error) {
 	var r customFieldRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return customfield.FieldChange{}, err
 	}
-	var f fields
+	var f core.Fields
 	ch := customfield.FieldChange{Required: r.Required}
-	ch.Name = f.trimmedName("name", r.Name, customfield.MaxName)
-	ch.SortOrder = f.sortOrder("sortOrder", r.SortOrder)
-	return ch, f.err()
+	ch.Name = trimmedName(&f, "name", r.Name, customfield.MaxName)
+	ch.SortOrder = sortOrder(&f, "sortOrder", r.SortOrder)
+	return ch, f.Err()
 }
 
 // parseCustomFieldOrder decodes the reorder body, a JSON array of {id, sortOrder}.
 func parseCustomFieldOrder(body []byte) ([]customfield.Order, error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '[' {
-		return nil, badRequest("BODY_NOT_ARRAY")
+		return nil, core.BadRequest("BODY_NOT_ARRAY")
 	}
 	var items []customFieldOrderRequest
 	if err := json.Unmarshal(trimmed, &items); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return nil, badRequest("WRONG_TYPE", "field", te.Field)
+			return nil, core.BadRequest("WRONG_TYPE", "field", te.Field)
 		}
-		return nil, badRequest("MALFORMED_JSON")
+		return nil, core.BadRequest("MALFORMED_JSON")
 	}
-	var f fields
+	var f core.Fields
 	out := make([]customfield.Order, 0, len(items))
 	for i, it := range items {
 		at := "[" + strconv.Itoa(i) + "]."
 		switch {
 		case it.ID == nil:
-			return nil, required(at + "id")
+			return nil, core.Required(at + "id")
 		case it.SortOrder == nil:
-			return nil, required(at + "sortOrder")
+			return nil, core.Required(at + "sortOrder")
 		}
-		id, err := parseID(at+"id", *it.ID)
+		id, err := core.ParseID(at+"id", *it.ID)
 		if err != nil {
 			return nil, err
 		}
-		if n := f.sortOrder(at+"sortOrder", it.SortOrder); n != nil {
+		if n := sortOrder(&f, at+"sortOrder", it.SortOrder); n != nil {
 			out = append(out, customfield.Order{ID: id, SortOrder: *n})
 		}
 	}
-	return out, f.err()
+	return out, f.Err()
 }
 
 func parseCustomFieldOption(body []byte, create bool) (customfield.OptionChange, error) {
 	var r customFieldOptionRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return customfield.OptionChange{}, err
 	}
 	if create && r.Label == nil {
-		return customfield.OptionChange{}, required("label")
+		return customfield.OptionChange{}, core.Required("label")
 	}
-	var f fields
-	ch := customfield.OptionChange{Label: f.trimmedName("label", r.Label, customfield.MaxLabel),
-		SortOrder: f.sortOrder("sortOrder", r.SortOrder)}
-	return ch, f.err()
+	var f core.Fields
+	ch := customfield.OptionChange{Label: trimmedName(&f, "label", r.Label, customfield.MaxLabel),
+		SortOrder: sortOrder(&f, "sortOrder", r.SortOrder)}
+	return ch, f.Err()
 }
 
 func (s *Server) listCustomFields(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (s *Server) listCustomFields(c *fiber.Ctx) error {
 }
 
 func (s *Server) createCustomField(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
+	a, err := s.env.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ func (s *Server) createCustomField(c *fiber.Ctx) error {
 }
 
 func (s *Server) updateCustomField(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "id")
+	a, id, err := s.env.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func (s *Server) updateCustomField(c *fiber.Ctx) error {
 }
 
 func (s *Server) reorderCustomFields(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
+	a, err := s.env.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func (s *Server) reorderCustomFields(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteCustomField(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "id")
+	a, id, err := s.env.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -252,7 +252,7 @@ func (s *Server) deleteCustomField(c *fiber.Ctx) error {
 }
 
 func (s *Server) createCustomFieldOption(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "id")
+	a, id, err := s.env.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -272,11 +272,11 @@ func (s *Server) createCustomFieldOption(c *fiber.Ctx) error {
 }
 
 func (s *Server) updateCustomFieldOption(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "id")
+	a, id, err := s.env.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
-	optionID, err := pathUUID(c, "optionId")
+	optionID, err := core.PathUUID(c, "optionId")
 	if err != nil {
 		return err
 	}
@@ -292,11 +292,11 @@ func (s *Server) updateCustomFieldOption(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteCustomFieldOption(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "id")
+	a, id, err := s.env.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
-	optionID, err := pathUUID(c, "optionId")
+	optionID, err := core.PathUUID(c, "optionId")
 	if err != nil {
 		return err
 	}
@@ -324,9 +324,9 @@ func parseCustomFieldValues(rs []customFieldValueRequest) ([]customfield.Input, 
 	for i, r := range rs {
 		at := "customFieldValues[" + strconv.Itoa(i) + "]."
 		if r.FieldID == nil {
-			return nil, required(at + "fieldId")
+			return nil, core.Required(at + "fieldId")
 		}
-		id, err := parseID(at+"fieldId", *r.FieldID)
+		id, err := core.ParseID(at+"fieldId", *r.FieldID)
 		if err != nil {
 			return nil, err
 		}
@@ -337,49 +337,15 @@ func parseCustomFieldValues(rs []customFieldValueRequest) ([]customfield.Input, 
 		case raw[0] == '"':
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
-				return nil, badRequest("WRONG_TYPE", "field", at+"value")
+				return nil, core.BadRequest("WRONG_TYPE", "field", at+"value")
 			}
 			out[i].Value = &s
 		case raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') || string(raw) == "true" || string(raw) == "false":
 			s := string(raw)
 			out[i].Value = &s
 		default:
-			return nil, badRequest("WRONG_TYPE", "field", at+"value")
+			return nil, core.BadRequest("WRONG_TYPE", "field", at+"value")
 		}
 	}
 	return out, nil
-}
-
-// customFieldValueResponse is CustomFieldValue in api/openapi/93-custom-fields.yaml: one
-// per field of the project, every value member null when unset.
-type customFieldValueResponse struct {
-	FieldID      uuid.UUID    `json:"fieldId"`
-	FieldName    string       `json:"fieldName"`
-	Type         string       `json:"type"`
-	Required     bool         `json:"required"`
-	TextValue    *string      `json:"textValue"`
-	NumberValue  *json.Number `json:"numberValue"`
-	DateValue    *string      `json:"dateValue"`
-	BooleanValue *bool        `json:"booleanValue"`
-	OptionID     *uuid.UUID   `json:"optionId"`
-	OptionLabel  *string      `json:"optionLabel"`
-}
-
-func toCustomFieldValueResponses(fvs []customfield.FieldValue) []customFieldValueResponse {
-	out := make([]customFieldValueResponse, len(fvs))
-	for i, fv := range fvs {
-		r := customFieldValueResponse{FieldID: fv.Field.ID, FieldName: fv.Field.Name, Type: fv.Field.Type,
-			Required: fv.Field.Required, TextValue: fv.Text, BooleanValue: fv.Bool, OptionID: fv.OptionID,
-			OptionLabel: fv.OptionLabel}
-		if fv.Number != nil {
-			n := json.Number(*fv.Number)
-			r.NumberValue = &n
-		}
-		if fv.Date != nil {
-			d := fv.Date.Format(time.DateOnly)
-			r.DateValue = &d
-		}
-		out[i] = r
-	}
-	return out
 }

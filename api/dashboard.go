@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 	"math"
 	"strconv"
 	"strings"
@@ -78,10 +79,10 @@ type layoutItemRequest struct {
 }
 
 // dashboardGrid checks present grid members: positions 0 to 2^31−1, sizes 1 to 1000.
-func dashboardGrid(f *fields, prefix string, x, y, w, h *int) {
+func dashboardGrid(f *core.Fields, prefix string, x, y, w, h *int) {
 	check := func(name string, v *int, min, max int) {
 		if v != nil && (*v < min || *v > max) {
-			f.add(prefix+name, "RANGE", "field.RANGE", "min", strconv.Itoa(min), "max", strconv.Itoa(max))
+			f.Add(prefix+name, "RANGE", "field.RANGE", "min", strconv.Itoa(min), "max", strconv.Itoa(max))
 		}
 	}
 	check("gridX", x, 0, dashboardPositionMax)
@@ -92,21 +93,21 @@ func dashboardGrid(f *fields, prefix string, x, y, w, h *int) {
 
 func parseWidget(body []byte) (dashboard.NewWidget, error) {
 	var r widgetRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return dashboard.NewWidget{}, err
 	}
 	if r.Type == nil {
-		return dashboard.NewWidget{}, required("type")
+		return dashboard.NewWidget{}, core.Required("type")
 	}
 	if !dashboard.ValidType(*r.Type) {
-		return dashboard.NewWidget{}, badRequest("INVALID_ENUM", "field", "type", "values", strings.Join(dashboard.Types, ", "))
+		return dashboard.NewWidget{}, core.BadRequest("INVALID_ENUM", "field", "type", "values", strings.Join(dashboard.Types, ", "))
 	}
-	var f fields
+	var f core.Fields
 	if r.Config != nil {
-		f.text("config", *r.Config, false, dashboardConfigMax)
+		f.Text("config", *r.Config, false, dashboardConfigMax)
 	}
 	dashboardGrid(&f, "", r.GridX, r.GridY, r.GridW, r.GridH)
-	return dashboard.NewWidget{Type: *r.Type, Config: r.Config, GridX: r.GridX, GridY: r.GridY, GridW: r.GridW, GridH: r.GridH}, f.err()
+	return dashboard.NewWidget{Type: *r.Type, Config: r.Config, GridX: r.GridX, GridY: r.GridY, GridW: r.GridW, GridH: r.GridH}, f.Err()
 }
 
 // parseLayout decodes the layout: a JSON array of {widgetId, gridX?, gridY?, gridW?,
@@ -114,36 +115,36 @@ func parseWidget(body []byte) (dashboard.NewWidget, error) {
 func parseLayout(body []byte) ([]dashboard.Placement, error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '[' {
-		return nil, badRequest("LAYOUT_NOT_ARRAY")
+		return nil, core.BadRequest("LAYOUT_NOT_ARRAY")
 	}
 	var items []layoutItemRequest
 	if err := json.Unmarshal(trimmed, &items); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return nil, badRequest("WRONG_TYPE", "field", te.Field)
+			return nil, core.BadRequest("WRONG_TYPE", "field", te.Field)
 		}
-		return nil, badRequest("MALFORMED_JSON")
+		return nil, core.BadRequest("MALFORMED_JSON")
 	}
-	var f fields
+	var f core.Fields
 	out := make([]dashboard.Placement, 0, len(items))
 	for i, it := range items {
 		at := "[" + strconv.Itoa(i) + "]."
 		if it.WidgetID == nil {
-			return nil, required(at + "widgetId")
+			return nil, core.Required(at + "widgetId")
 		}
-		id, err := parseID(at+"widgetId", *it.WidgetID)
+		id, err := core.ParseID(at+"widgetId", *it.WidgetID)
 		if err != nil {
 			return nil, err
 		}
 		dashboardGrid(&f, at, it.GridX, it.GridY, it.GridW, it.GridH)
 		out = append(out, dashboard.Placement{WidgetID: id, GridX: it.GridX, GridY: it.GridY, GridW: it.GridW, GridH: it.GridH})
 	}
-	return out, f.err()
+	return out, f.Err()
 }
 
 // dashboardGet returns the project's dashboard, creating it on the first read.
 func (s *Server) dashboardGet(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func (s *Server) dashboardGet(c *fiber.Ctx) error {
 }
 
 func (s *Server) dashboardPutLayout(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
+	a, err := s.env.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func (s *Server) dashboardPutLayout(c *fiber.Ctx) error {
 }
 
 func (s *Server) dashboardAddWidget(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
+	a, err := s.env.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -187,7 +188,7 @@ func (s *Server) dashboardAddWidget(c *fiber.Ctx) error {
 }
 
 func (s *Server) dashboardDeleteWidget(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Admin, "widgetId")
+	a, id, err := s.env.ProjectItem(c, project.Admin, "widgetId")
 	if err != nil {
 		return err
 	}

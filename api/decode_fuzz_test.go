@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func checkDecodeResult(t *testing.T, err error) {
 	if err == nil {
 		return
 	}
-	var ae *Error
+	var ae *core.Error
 	if !errors.As(err, &ae) {
 		t.Fatalf("non-API error %T: %v", err, err)
 	}

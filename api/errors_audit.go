@@ -1,4 +1,6 @@
 package api
 
+import "github.com/taskweave/taskweave/api/core"
+
 // auditErrors maps the audit sentinels to docs/api-conventions.md#errors.
-var auditErrors = []errorMapping{}
+var auditErrors = []core.ErrorMapping{}

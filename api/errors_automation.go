@@ -2,27 +2,28 @@ package api
 
 import (
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/automation"
 )
 
 // automationErrors maps the automation sentinels to docs/api-conventions.md#errors;
 // a *automation.ValidationError is automationInvalid's.
-var automationErrors = []errorMapping{
-	{automation.ErrNotFound, 404, "NOT_FOUND", "RULE_NOT_FOUND"},
-	{automation.ErrCreatorIneligible, 409, "CONFLICT", "RULE_CREATOR_INELIGIBLE"},
+var automationErrors = []core.ErrorMapping{
+	{Err: automation.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: "RULE_NOT_FOUND"},
+	{Err: automation.ErrCreatorIneligible, Status: 409, Code: "CONFLICT", Reason: "RULE_CREATOR_INELIGIBLE"},
 }
 
 // automationInvalid renders a rule's validation problems as one VALIDATION_ERROR naming
 // each member path (actions[1].params.statusId).
-func automationInvalid(err error) *Error {
+func automationInvalid(err error) *core.Error {
 	var ve *automation.ValidationError
 	if !errors.As(err, &ve) {
 		return nil
 	}
-	var f fields
+	var f core.Fields
 	for _, p := range ve.Problems {
-		f.add(p.Field, p.Code, p.Key, p.Args...)
+		f.Add(p.Field, p.Code, p.Key, p.Args...)
 	}
-	return f.err().(*Error)
+	return f.Err().(*core.Error)
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"github.com/taskweave/taskweave/api/core"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -230,7 +231,7 @@ func TestDomainErrorsAreNot500(t *testing.T) {
 	t.Parallel()
 	for name, sentinel := range domainErrors {
 		for _, err := range []error{sentinel, fmt.Errorf("context: %w", sentinel)} {
-			e := toAPIError(err)
+			e := core.NewErrors(errorTables()...).ToAPI(err)
 			assert.NotEqual(t, 500, e.Status, "%s maps to %d %s", name, e.Status, e.Code)
 		}
 	}

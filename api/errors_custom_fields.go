@@ -2,26 +2,27 @@ package api
 
 import (
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/customfield"
 )
 
 // customFieldErrors maps custom field definitions and options.
-var customFieldErrors = []errorMapping{
-	{customfield.ErrNotFound, 404, "NOT_FOUND", "CUSTOM_FIELD_NOT_FOUND"},
-	{customfield.ErrOptionNotFound, 404, "NOT_FOUND", "OPTION_NOT_FOUND"},
-	{customfield.ErrDuplicateName, 409, "CONFLICT", "DUPLICATE_NAME"},
-	{customfield.ErrDuplicateLabel, 409, "CONFLICT", "DUPLICATE_LABEL"},
-	{customfield.ErrNotDropdown, 400, "BAD_REQUEST", "CUSTOM_FIELD_NOT_DROPDOWN"},
-	{customfield.ErrDuplicateFields, 400, "BAD_REQUEST", "DUPLICATE_FIELD"},
+var customFieldErrors = []core.ErrorMapping{
+	{Err: customfield.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: "CUSTOM_FIELD_NOT_FOUND"},
+	{Err: customfield.ErrOptionNotFound, Status: 404, Code: "NOT_FOUND", Reason: "OPTION_NOT_FOUND"},
+	{Err: customfield.ErrDuplicateName, Status: 409, Code: "CONFLICT", Reason: "DUPLICATE_NAME"},
+	{Err: customfield.ErrDuplicateLabel, Status: 409, Code: "CONFLICT", Reason: "DUPLICATE_LABEL"},
+	{Err: customfield.ErrNotDropdown, Status: 400, Code: "BAD_REQUEST", Reason: "CUSTOM_FIELD_NOT_DROPDOWN"},
+	{Err: customfield.ErrDuplicateFields, Status: 400, Code: "BAD_REQUEST", Reason: "DUPLICATE_FIELD"},
 }
 
 // customFieldValueError maps a value its field cannot hold, or a required field left
 // empty, to 400 BAD_REQUEST naming the field (docs/api-conventions.md#custom-fields).
-func customFieldValueError(err error) *Error {
+func customFieldValueError(err error) *core.Error {
 	var inv *customfield.InvalidError
 	if errors.As(err, &inv) {
-		e := badRequest("CUSTOM_FIELD_INVALID")
+		e := core.BadRequest("CUSTOM_FIELD_INVALID")
 		if inv.Type == "" {
 			e.Key, e.Args = "customField.invalid.FIELD", []string{"field", inv.FieldID.String()}
 		} else {
@@ -31,7 +32,7 @@ func customFieldValueError(err error) *Error {
 	}
 	var req *customfield.RequiredError
 	if errors.As(err, &req) {
-		return badRequest("CUSTOM_FIELD_REQUIRED", "field", req.FieldName)
+		return core.BadRequest("CUSTOM_FIELD_REQUIRED", "field", req.FieldName)
 	}
 	return nil
 }

@@ -1,13 +1,16 @@
 package api
 
-import "github.com/taskweave/taskweave/domain/integration"
+import (
+	"github.com/taskweave/taskweave/api/core"
+	"github.com/taskweave/taskweave/domain/integration"
+)
 
 // integrationErrors maps the integration sentinels to docs/api-conventions.md#errors. The
 // incoming endpoints answer a wrong signature themselves, with the providers' own body
 // (docs/api-conventions.md#incoming-provider-events); the 401 here is for any other path.
-var integrationErrors = []errorMapping{
-	{integration.ErrUnauthenticated, 401, "UNAUTHORIZED", ""},
-	{integration.ErrExists, 409, "CONFLICT", "INTEGRATION_EXISTS"},
-	{integration.ErrNotFound, 404, "NOT_FOUND", "INTEGRATION_NOT_FOUND"},
-	{integration.ErrInvalidPayload, 400, "BAD_REQUEST", "MALFORMED_JSON"},
+var integrationErrors = []core.ErrorMapping{
+	{Err: integration.ErrUnauthenticated, Status: 401, Code: "UNAUTHORIZED", Reason: ""},
+	{Err: integration.ErrExists, Status: 409, Code: "CONFLICT", Reason: "INTEGRATION_EXISTS"},
+	{Err: integration.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: "INTEGRATION_NOT_FOUND"},
+	{Err: integration.ErrInvalidPayload, Status: 400, Code: "BAD_REQUEST", Reason: "MALFORMED_JSON"},
 }

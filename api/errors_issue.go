@@ -1,19 +1,20 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/version"
 )
 
 // issueErrors maps issues, versions and activity.
-var issueErrors = []errorMapping{
-	{issue.ErrNotFound, 404, "NOT_FOUND", "ISSUE_NOT_FOUND"},
-	{issue.ErrAssigneeNotMember, 404, "NOT_FOUND", "ASSIGNEE_NOT_MEMBER"},
-	{issue.ErrParentNotFound, 404, "NOT_FOUND", "PARENT_NOT_FOUND"},
-	{issue.ErrSubtaskNeedsParent, 400, "BAD_REQUEST", "SUBTASK_NEEDS_PARENT"},
-	{issue.ErrSprintNotFound, 404, "NOT_FOUND", "SPRINT_NOT_FOUND"},
-	{issue.ErrSprintNotInProject, 403, "FORBIDDEN", "SPRINT_NOT_IN_PROJECT"},
-	{issue.ErrSprintClosed, 409, "CONFLICT", "SPRINT_STATE"},
-	{version.ErrNotFound, 404, "NOT_FOUND", "VERSION_NOT_FOUND"},
-	{version.ErrDuplicateName, 409, "CONFLICT", "DUPLICATE_NAME"},
+var issueErrors = []core.ErrorMapping{
+	{Err: issue.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: "ISSUE_NOT_FOUND"},
+	{Err: issue.ErrAssigneeNotMember, Status: 404, Code: "NOT_FOUND", Reason: "ASSIGNEE_NOT_MEMBER"},
+	{Err: issue.ErrParentNotFound, Status: 404, Code: "NOT_FOUND", Reason: "PARENT_NOT_FOUND"},
+	{Err: issue.ErrSubtaskNeedsParent, Status: 400, Code: "BAD_REQUEST", Reason: "SUBTASK_NEEDS_PARENT"},
+	{Err: issue.ErrSprintNotFound, Status: 404, Code: "NOT_FOUND", Reason: "SPRINT_NOT_FOUND"},
+	{Err: issue.ErrSprintNotInProject, Status: 403, Code: "FORBIDDEN", Reason: "SPRINT_NOT_IN_PROJECT"},
+	{Err: issue.ErrSprintClosed, Status: 409, Code: "CONFLICT", Reason: "SPRINT_STATE"},
+	{Err: version.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: "VERSION_NOT_FOUND"},
+	{Err: version.ErrDuplicateName, Status: 409, Code: "CONFLICT", Reason: "DUPLICATE_NAME"},
 }

@@ -1,10 +1,13 @@
 package api
 
-import "github.com/taskweave/taskweave/domain/queue"
+import (
+	"github.com/taskweave/taskweave/api/core"
+	"github.com/taskweave/taskweave/domain/queue"
+)
 
 // jobErrors maps the job and queue sentinels to the error format.
-var jobErrors = []errorMapping{
-	{queue.ErrJobNotFound, 404, "NOT_FOUND", "JOB_NOT_FOUND"},
-	{queue.ErrJobRunning, 409, "CONFLICT", "JOB_RUNNING"},
-	{queue.ErrQueueNotFound, 404, "NOT_FOUND", "QUEUE_NOT_FOUND"},
+var jobErrors = []core.ErrorMapping{
+	{Err: queue.ErrJobNotFound, Status: 404, Code: "NOT_FOUND", Reason: "JOB_NOT_FOUND"},
+	{Err: queue.ErrJobRunning, Status: 409, Code: "CONFLICT", Reason: "JOB_RUNNING"},
+	{Err: queue.ErrQueueNotFound, Status: 404, Code: "NOT_FOUND", Reason: "QUEUE_NOT_FOUND"},
 }

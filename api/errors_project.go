@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/label"
 	"github.com/taskweave/taskweave/domain/organization"
 	"github.com/taskweave/taskweave/domain/project"
@@ -8,30 +9,30 @@ import (
 )
 
 // projectErrors maps projects, members, organizations, labels and API keys.
-var projectErrors = []errorMapping{
-	{project.ErrNotFound, 404, "NOT_FOUND", ""},
-	{project.ErrForbidden, 403, "FORBIDDEN", ""},
-	{project.ErrDuplicateKey, 409, "CONFLICT", "DUPLICATE_KEY"},
-	{project.ErrAlreadyMember, 409, "CONFLICT", "ALREADY_MEMBER"},
-	{project.ErrUserNotFound, 404, "NOT_FOUND", "USER_NOT_FOUND"},
-	{project.ErrMemberNotFound, 404, "NOT_FOUND", "MEMBER_NOT_FOUND"},
-	{project.ErrOwnRole, 403, "FORBIDDEN", "OWN_ROLE"},
-	{project.ErrOwnerProtected, 403, "FORBIDDEN", "PROJECT_OWNER"},
-	{project.ErrAPIKeyNotFound, 404, "NOT_FOUND", "API_KEY_NOT_FOUND"},
+var projectErrors = []core.ErrorMapping{
+	{Err: project.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: ""},
+	{Err: project.ErrForbidden, Status: 403, Code: "FORBIDDEN", Reason: ""},
+	{Err: project.ErrDuplicateKey, Status: 409, Code: "CONFLICT", Reason: "DUPLICATE_KEY"},
+	{Err: project.ErrAlreadyMember, Status: 409, Code: "CONFLICT", Reason: "ALREADY_MEMBER"},
+	{Err: project.ErrUserNotFound, Status: 404, Code: "NOT_FOUND", Reason: "USER_NOT_FOUND"},
+	{Err: project.ErrMemberNotFound, Status: 404, Code: "NOT_FOUND", Reason: "MEMBER_NOT_FOUND"},
+	{Err: project.ErrOwnRole, Status: 403, Code: "FORBIDDEN", Reason: "OWN_ROLE"},
+	{Err: project.ErrOwnerProtected, Status: 403, Code: "FORBIDDEN", Reason: "PROJECT_OWNER"},
+	{Err: project.ErrAPIKeyNotFound, Status: 404, Code: "NOT_FOUND", Reason: "API_KEY_NOT_FOUND"},
 
-	{organization.ErrNotFound, 404, "NOT_FOUND", "ORGANIZATION_NOT_FOUND"},
-	{organization.ErrDuplicateSlug, 409, "CONFLICT", "DUPLICATE_SLUG"},
-	{organization.ErrNotMember, 403, "FORBIDDEN", "NOT_AN_ORG_MEMBER"},
-	{organization.ErrAdminOnly, 403, "FORBIDDEN", "ORG_ADMIN_ONLY"},
-	{organization.ErrAlreadyMember, 409, "CONFLICT", "ALREADY_MEMBER"},
-	{organization.ErrMemberNotFound, 404, "NOT_FOUND", "MEMBER_NOT_FOUND"},
-	{organization.ErrUserNotFound, 404, "NOT_FOUND", "USER_NOT_FOUND"},
-	{organization.ErrOwnRole, 403, "FORBIDDEN", "OWN_ROLE"},
-	{organization.ErrOwnerRule, 403, "FORBIDDEN", "OWNER_RULE"},
-	{organization.ErrLastOwner, 403, "FORBIDDEN", "LAST_OWNER"},
+	{Err: organization.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: "ORGANIZATION_NOT_FOUND"},
+	{Err: organization.ErrDuplicateSlug, Status: 409, Code: "CONFLICT", Reason: "DUPLICATE_SLUG"},
+	{Err: organization.ErrNotMember, Status: 403, Code: "FORBIDDEN", Reason: "NOT_AN_ORG_MEMBER"},
+	{Err: organization.ErrAdminOnly, Status: 403, Code: "FORBIDDEN", Reason: "ORG_ADMIN_ONLY"},
+	{Err: organization.ErrAlreadyMember, Status: 409, Code: "CONFLICT", Reason: "ALREADY_MEMBER"},
+	{Err: organization.ErrMemberNotFound, Status: 404, Code: "NOT_FOUND", Reason: "MEMBER_NOT_FOUND"},
+	{Err: organization.ErrUserNotFound, Status: 404, Code: "NOT_FOUND", Reason: "USER_NOT_FOUND"},
+	{Err: organization.ErrOwnRole, Status: 403, Code: "FORBIDDEN", Reason: "OWN_ROLE"},
+	{Err: organization.ErrOwnerRule, Status: 403, Code: "FORBIDDEN", Reason: "OWNER_RULE"},
+	{Err: organization.ErrLastOwner, Status: 403, Code: "FORBIDDEN", Reason: "LAST_OWNER"},
 
-	{label.ErrNotFound, 404, "NOT_FOUND", "LABEL_NOT_FOUND"},
-	{label.ErrDuplicateName, 409, "CONFLICT", "DUPLICATE_NAME"},
+	{Err: label.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: "LABEL_NOT_FOUND"},
+	{Err: label.ErrDuplicateName, Status: 409, Code: "CONFLICT", Reason: "DUPLICATE_NAME"},
 
-	{user.ErrSearchForbidden, 403, "FORBIDDEN", "USER_SEARCH_FORBIDDEN"},
+	{Err: user.ErrSearchForbidden, Status: 403, Code: "FORBIDDEN", Reason: "USER_SEARCH_FORBIDDEN"},
 }

@@ -2,28 +2,29 @@ package api
 
 import (
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/workflow"
 )
 
 // workflowErrors maps the workflow rules.
-var workflowErrors = []errorMapping{
-	{workflow.ErrTransitionNotAllowed, 400, "BAD_REQUEST", "TRANSITION_NOT_ALLOWED"},
-	{workflow.ErrStatusNotInWorkflow, 403, "FORBIDDEN", "STATUS_NOT_IN_WORKFLOW"},
-	{workflow.ErrNoDefaultStatus, 404, "NOT_FOUND", "NO_DEFAULT_STATUS"},
-	{workflow.ErrWorkflowNotFound, 404, "NOT_FOUND", "WORKFLOW_NOT_FOUND"},
-	{workflow.ErrStatusNotFound, 404, "NOT_FOUND", "STATUS_NOT_FOUND"},
-	{workflow.ErrTransitionNotFound, 404, "NOT_FOUND", "TRANSITION_NOT_FOUND"},
-	{workflow.ErrStatusInUse, 409, "CONFLICT", "IN_USE"},
+var workflowErrors = []core.ErrorMapping{
+	{Err: workflow.ErrTransitionNotAllowed, Status: 400, Code: "BAD_REQUEST", Reason: "TRANSITION_NOT_ALLOWED"},
+	{Err: workflow.ErrStatusNotInWorkflow, Status: 403, Code: "FORBIDDEN", Reason: "STATUS_NOT_IN_WORKFLOW"},
+	{Err: workflow.ErrNoDefaultStatus, Status: 404, Code: "NOT_FOUND", Reason: "NO_DEFAULT_STATUS"},
+	{Err: workflow.ErrWorkflowNotFound, Status: 404, Code: "NOT_FOUND", Reason: "WORKFLOW_NOT_FOUND"},
+	{Err: workflow.ErrStatusNotFound, Status: 404, Code: "NOT_FOUND", Reason: "STATUS_NOT_FOUND"},
+	{Err: workflow.ErrTransitionNotFound, Status: 404, Code: "NOT_FOUND", Reason: "TRANSITION_NOT_FOUND"},
+	{Err: workflow.ErrStatusInUse, Status: 409, Code: "CONFLICT", Reason: "IN_USE"},
 }
 
 // guardError renders a refused guard as 400 GUARD_FAILED naming the field or the role.
-func guardError(err error) *Error {
+func guardError(err error) *core.Error {
 	var g *workflow.GuardError
 	if !errors.As(err, &g) {
 		return nil
 	}
-	e := badRequest("GUARD_FAILED")
+	e := core.BadRequest("GUARD_FAILED")
 	if g.Field != "" {
 		e.Key, e.Args = "reason.GUARD_FIELD", []string{"field", g.Field}
 	} else {

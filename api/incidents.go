@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +28,7 @@ type incidentResponse struct {
 
 func toIncidentResponse(v *servicedesk.IncidentView) incidentResponse {
 	return incidentResponse{ID: v.ID, IssueID: v.IssueID, Severity: v.Severity, OnCallAssigneeID: v.OnCallAssigneeID,
-		PostmortemBody: v.PostmortemBody, ResolvedAt: instantPtr(v.ResolvedAt), IssueKey: v.IssueKey,
+		PostmortemBody: v.PostmortemBody, ResolvedAt: core.InstantPtr(v.ResolvedAt), IssueKey: v.IssueKey,
 		CreatedAt: v.CreatedAt.UTC().Format(time.RFC3339Nano)}
 }
 
@@ -40,41 +41,41 @@ func parseIncident(body []byte) (servicedesk.NewIncident, error) {
 		OnCallAssigneeID *string  `json:"onCallAssigneeId"`
 		NotifyUserIDs    []string `json:"notifyUserIds"`
 	}
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return servicedesk.NewIncident{}, err
 	}
 	switch {
 	case r.IssueID == nil:
-		return servicedesk.NewIncident{}, required("issueId")
+		return servicedesk.NewIncident{}, core.Required("issueId")
 	case r.Severity == nil:
-		return servicedesk.NewIncident{}, required("severity")
+		return servicedesk.NewIncident{}, core.Required("severity")
 	}
 	var in servicedesk.NewIncident
 	var err error
-	if in.IssueID, err = parseID("issueId", *r.IssueID); err != nil {
+	if in.IssueID, err = core.ParseID("issueId", *r.IssueID); err != nil {
 		return in, err
 	}
 	if !issue.Valid(servicedesk.Severities, *r.Severity) {
-		return in, badRequest("INVALID_ENUM", "field", "severity", "values", strings.Join(servicedesk.Severities, ", "))
+		return in, core.BadRequest("INVALID_ENUM", "field", "severity", "values", strings.Join(servicedesk.Severities, ", "))
 	}
 	in.Severity = *r.Severity
-	if in.OnCallAssigneeID, err = optionalID("onCallAssigneeId", r.OnCallAssigneeID); err != nil {
+	if in.OnCallAssigneeID, err = core.OptionalID("onCallAssigneeId", r.OnCallAssigneeID); err != nil {
 		return in, err
 	}
-	if in.NotifyUserIDs, err = parseIDs("notifyUserIds", r.NotifyUserIDs); err != nil {
+	if in.NotifyUserIDs, err = core.ParseIDs("notifyUserIds", r.NotifyUserIDs); err != nil {
 		return in, err
 	}
 	in.NotifyUserIDs = uniqueIDs(in.NotifyUserIDs)
 	if len(in.NotifyUserIDs) > servicedesk.MaxNotifyUsers {
-		var f fields
-		f.add("notifyUserIds", "SIZE", "field.TOO_MANY", "max", strconv.Itoa(servicedesk.MaxNotifyUsers))
-		return in, f.err()
+		var f core.Fields
+		f.Add("notifyUserIds", "SIZE", "field.TOO_MANY", "max", strconv.Itoa(servicedesk.MaxNotifyUsers))
+		return in, f.Err()
 	}
 	return in, nil
 }
 
 func (s *Server) createIncident(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
+	a, err := s.env.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -82,7 +83,7 @@ func (s *Server) createIncident(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.serviceDesk().CreateIncident(c.UserContext(), auditActor(c), deskProject(a), in)
+	v, err := s.serviceDesk().CreateIncident(c.UserContext(), core.AuditActor(c), deskProject(a), in)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func (s *Server) createIncident(c *fiber.Ctx) error {
 }
 
 func (s *Server) listIncidents(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -108,28 +109,28 @@ func (s *Server) listIncidents(c *fiber.Ctx) error {
 // resolveIncident takes {postmortemBody: string|null} (an empty body is null): a
 // postmortem must not be blank and is at most servicedesk.MaxPostmortem characters.
 func (s *Server) resolveIncident(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
+	a, err := s.env.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
 	var body struct {
 		PostmortemBody *string `json:"postmortemBody"`
 	}
-	if err := decodeOptionalJSON(c.Body(), &body); err != nil {
+	if err := core.DecodeOptionalJSON(c.Body(), &body); err != nil {
 		return err
 	}
 	if body.PostmortemBody != nil {
-		var f fields
-		f.text("postmortemBody", *body.PostmortemBody, true, servicedesk.MaxPostmortem)
-		if err := f.err(); err != nil {
+		var f core.Fields
+		f.Text("postmortemBody", *body.PostmortemBody, true, servicedesk.MaxPostmortem)
+		if err := f.Err(); err != nil {
 			return err
 		}
 	}
-	if err := s.serviceDesk().ResolveIncident(c.UserContext(), auditActor(c), deskProject(a), id, body.PostmortemBody); err != nil {
+	if err := s.serviceDesk().ResolveIncident(c.UserContext(), core.AuditActor(c), deskProject(a), id, body.PostmortemBody); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

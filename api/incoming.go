@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -32,7 +33,7 @@ func (s *Server) receiveIncoming(c *fiber.Ctx, p integration.Provider, credentia
 		Provider: p, ProjectKey: c.Params("projectKey"), Credential: credential, EventName: eventName, Body: c.Body(),
 	})
 	if errors.Is(err, integration.ErrUnauthenticated) {
-		return c.Status(fiber.StatusUnauthorized).JSON(fiber.Map{"error": locale.T(language(c), refusal)})
+		return c.Status(fiber.StatusUnauthorized).JSON(fiber.Map{"error": locale.T(core.Language(c), refusal)})
 	}
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -50,36 +51,36 @@ func (s *Server) integrationWebhookURL(p integration.Provider, projectKey string
 // optional (blank means none), an http(s) URL of at most 2048 characters.
 func parseCreateIntegration(body []byte) (integration.NewIntegration, error) {
 	var r createIntegrationRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return integration.NewIntegration{}, err
 	}
 	if r.Provider == nil {
-		return integration.NewIntegration{}, required("provider")
+		return integration.NewIntegration{}, core.Required("provider")
 	}
 	p, ok := integration.ParseProvider(*r.Provider)
 	if !ok {
-		return integration.NewIntegration{}, badRequest("UNKNOWN_PROVIDER", "field", "provider", "values", "GITHUB, GITLAB")
+		return integration.NewIntegration{}, core.BadRequest("UNKNOWN_PROVIDER", "field", "provider", "values", "GITHUB, GITLAB")
 	}
 	in := integration.NewIntegration{Provider: p}
-	var f fields
+	var f core.Fields
 	if r.RepoURL != nil {
 		if u := strings.TrimSpace(*r.RepoURL); u != "" {
-			f.text("repoUrl", u, false, integration.MaxRepoURLLength)
-			f.link("repoUrl", u)
+			f.Text("repoUrl", u, false, integration.MaxRepoURLLength)
+			f.Link("repoUrl", u)
 			in.RepoURL = &u
 		}
 	}
-	return in, f.err()
+	return in, f.Err()
 }
 
 func (s *Server) toIntegrationResponse(row *store.ProjectIntegration, projectKey string) integrationResponse {
 	p := integration.Provider(row.Provider)
-	return integrationResponse{ID: row.ID, Provider: row.Provider, RepoURL: row.RepoURL, CreatedAt: instant(row.CreatedAt),
+	return integrationResponse{ID: row.ID, Provider: row.Provider, RepoURL: row.RepoURL, CreatedAt: core.Instant(row.CreatedAt),
 		WebhookURL: s.integrationWebhookURL(p, projectKey)}
 }
 
 func (s *Server) listIntegrations(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ func (s *Server) listIntegrations(c *fiber.Ctx) error {
 }
 
 func (s *Server) createIntegration(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
+	a, err := s.env.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -103,22 +104,22 @@ func (s *Server) createIntegration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	row, err := s.integrations().Create(c.UserContext(), auditActor(c), a.Project.ID, in)
+	row, err := s.integrations().Create(c.UserContext(), core.AuditActor(c), a.Project.ID, in)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(integrationCreatedResponse{
 		ID: row.ID, Provider: row.Provider, WebhookURL: s.integrationWebhookURL(in.Provider, a.Project.Key),
-		PlaintextSecret: row.WebhookSecret, RepoURL: row.RepoURL, CreatedAt: instant(row.CreatedAt),
+		PlaintextSecret: row.WebhookSecret, RepoURL: row.RepoURL, CreatedAt: core.Instant(row.CreatedAt),
 	})
 }
 
 func (s *Server) deleteIntegration(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Admin, "integrationId")
+	a, id, err := s.env.ProjectItem(c, project.Admin, "integrationId")
 	if err != nil {
 		return err
 	}
-	if err := s.integrations().Delete(c.UserContext(), auditActor(c), a.Project.ID, id); err != nil {
+	if err := s.integrations().Delete(c.UserContext(), core.AuditActor(c), a.Project.ID, id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -21,7 +22,7 @@ var listBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); retu
 // appendIssuePage appends the page's JSON, as json.Encoder.Encode writes it (a trailing
 // newline included); ok is false where encoding/json would fail (a number that is no
 // JSON number), the caller then lets encoding/json report it.
-func appendIssuePage(b []byte, p page[issueResponse]) (_ []byte, ok bool) {
+func appendIssuePage(b []byte, p core.Page[core.IssueResponse]) (_ []byte, ok bool) {
 	b = append(b, `{"content":[`...)
 	for i := range p.Content {
 		if i > 0 {
@@ -42,7 +43,7 @@ func appendIssuePage(b []byte, p page[issueResponse]) (_ []byte, ok bool) {
 	return append(b, '\n'), true
 }
 
-func appendIssue(b []byte, r *issueResponse) (_ []byte, ok bool) {
+func appendIssue(b []byte, r *core.IssueResponse) (_ []byte, ok bool) {
 	b = append(b, `{"id":`...)
 	b = appendUUID(b, r.ID)
 	b = append(b, `,"key":`...)
@@ -138,7 +139,7 @@ func appendIssue(b []byte, r *issueResponse) (_ []byte, ok bool) {
 	return append(b, '}'), true
 }
 
-func appendCustomFieldValue(b []byte, v *customFieldValueResponse) (_ []byte, ok bool) {
+func appendCustomFieldValue(b []byte, v *core.CustomFieldValueResponse) (_ []byte, ok bool) {
 	b = append(b, `{"fieldId":`...)
 	b = appendUUID(b, v.FieldID)
 	b = append(b, `,"fieldName":`...)
@@ -175,7 +176,7 @@ func appendCustomFieldValue(b []byte, v *customFieldValueResponse) (_ []byte, ok
 	return append(b, '}'), true
 }
 
-func appendVersions(b []byte, vs []versionResponse) []byte {
+func appendVersions(b []byte, vs []core.VersionResponse) []byte {
 	if vs == nil {
 		return append(b, "null"...)
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 	"testing"
 
 	"github.com/google/uuid"
@@ -17,14 +18,14 @@ var jsonListTricky = []string{
 }
 
 // listTestIssue is an issue response with every nullable member set (full) or nil.
-func listTestIssue(i int, full bool) issueResponse {
+func listTestIssue(i int, full bool) core.IssueResponse {
 	s := func(k int) string { return jsonListTricky[(i+k)%len(jsonListTricky)] }
-	r := issueResponse{
+	r := core.IssueResponse{
 		ID: uuid.New(), Key: "ABC-" + s(0), Title: s(1), Type: "TASK", Priority: s(2), StatusID: uuid.New(),
 		StatusName: s(3), StatusCategory: "TODO", ProjectID: uuid.New(), ReporterID: uuid.New(), ReporterName: s(4),
 		CreatedAt: "2026-11-24T14:00:00.123456Z", UpdatedAt: "2026-11-24T14:00:01Z", ProjectKey: "ABC",
-		Refs: []issueRefResponse{}, Labels: []issueLabelResponse{}, FixVersions: []versionResponse{},
-		AffectsVersions: []versionResponse{}, CustomFields: []customFieldValueResponse{},
+		Refs: []core.IssueRefResponse{}, Labels: []core.IssueLabelResponse{}, FixVersions: []core.VersionResponse{},
+		AffectsVersions: []core.VersionResponse{}, CustomFields: []core.CustomFieldValueResponse{},
 	}
 	if !full {
 		return r
@@ -35,12 +36,12 @@ func listTestIssue(i int, full bool) issueResponse {
 	n1, n2, n3 := json.Number("12.50"), json.Number("-3e+4"), json.Number("")
 	r.Description, r.StoryPoints, r.AssigneeID, r.AssigneeName, r.ParentID = str(5), &points, id(), str(6), id()
 	r.DueDate, r.SprintID, r.SprintName, r.SLAStartTime = str(7), id(), str(8), str(9)
-	r.Refs = []issueRefResponse{{ID: uuid.New(), Provider: "GITHUB", RefType: "PR", ExternalID: s(1), URL: "https://x/<1>&",
+	r.Refs = []core.IssueRefResponse{{ID: uuid.New(), Provider: "GITHUB", RefType: "PR", ExternalID: s(1), URL: "https://x/<1>&",
 		Title: str(2), CreatedAt: "2026-01-01T00:00:00Z"}}
-	r.Labels = []issueLabelResponse{{ID: uuid.New(), Name: s(3), Color: "#ff0000"}, {ID: uuid.New(), Name: s(4), Color: s(5)}}
-	r.FixVersions = []versionResponse{{ID: uuid.New(), Name: s(6)}}
-	r.AffectsVersions = []versionResponse{{ID: uuid.New(), Name: s(7)}, {ID: uuid.New(), Name: s(8)}}
-	r.CustomFields = []customFieldValueResponse{
+	r.Labels = []core.IssueLabelResponse{{ID: uuid.New(), Name: s(3), Color: "#ff0000"}, {ID: uuid.New(), Name: s(4), Color: s(5)}}
+	r.FixVersions = []core.VersionResponse{{ID: uuid.New(), Name: s(6)}}
+	r.AffectsVersions = []core.VersionResponse{{ID: uuid.New(), Name: s(7)}, {ID: uuid.New(), Name: s(8)}}
+	r.CustomFields = []core.CustomFieldValueResponse{
 		{FieldID: uuid.New(), FieldName: s(1), Type: "TEXT", Required: true, TextValue: str(2)},
 		{FieldID: uuid.New(), FieldName: s(3), Type: "NUMBER", NumberValue: &n1},
 		{FieldID: uuid.New(), FieldName: "n", Type: "NUMBER", NumberValue: &n2},
@@ -59,7 +60,7 @@ func listTestIssue(i int, full bool) issueResponse {
 // totals; and that a number that is no JSON number is left to encoding/json.
 func TestAppendIssuePageMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
-	var content []issueResponse
+	var content []core.IssueResponse
 	for i := range 2 * len(jsonListTricky) {
 		content = append(content, listTestIssue(i, i%2 == 0))
 	}
@@ -67,10 +68,10 @@ func TestAppendIssuePageMatchesEncodingJSON(t *testing.T) {
 	nilSlices.Refs, nilSlices.Labels, nilSlices.FixVersions, nilSlices.AffectsVersions, nilSlices.CustomFields = nil, nil, nil, nil, nil
 	content = append(content, nilSlices)
 
-	for _, pg := range []page[issueResponse]{
-		newPage(content, pageRequest{Page: 3, Size: 50}, 1234),
-		newPage(content[:1], pageRequest{Page: 0, Size: 1}, 1),
-		newPage([]issueResponse{}, pageRequest{Page: 9, Size: 50}, 20),
+	for _, pg := range []core.Page[core.IssueResponse]{
+		core.NewPage(content, core.PageRequest{Page: 3, Size: 50}, 1234),
+		core.NewPage(content[:1], core.PageRequest{Page: 0, Size: 1}, 1),
+		core.NewPage([]core.IssueResponse{}, core.PageRequest{Page: 9, Size: 50}, 20),
 	} {
 		var want bytes.Buffer
 		if err := json.NewEncoder(&want).Encode(pg); err != nil {
@@ -92,7 +93,7 @@ func TestAppendIssuePageMatchesEncodingJSON(t *testing.T) {
 	bad := listTestIssue(0, true)
 	nan := json.Number("NaN")
 	bad.CustomFields[1].NumberValue = &nan
-	if _, ok := appendIssuePage(nil, newPage([]issueResponse{bad}, pageRequest{Size: 50}, 1)); ok {
+	if _, ok := appendIssuePage(nil, core.NewPage([]core.IssueResponse{bad}, core.PageRequest{Size: 50}, 1)); ok {
 		t.Fatal("a number encoding/json rejects was encoded")
 	}
 	for s, want := range map[string]bool{"0": true, "-0.5": true, "1e9": true, "12E-3": true, "01": false, "1.": false,

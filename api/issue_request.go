@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"math"
 	"strconv"
 	"strings"
@@ -34,11 +35,11 @@ type createIssueRequest struct {
 // parseCreateIssue decodes and validates a create request into issue.NewIssue.
 func parseCreateIssue(body []byte) (issue.NewIssue, error) {
 	var r createIssueRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return issue.NewIssue{}, err
 	}
 	if r.Title == nil {
-		return issue.NewIssue{}, required("title")
+		return issue.NewIssue{}, core.Required("title")
 	}
 	in := issue.NewIssue{Title: *r.Title, Description: r.Description, Type: issue.TypeTask, Priority: issue.PriorityMedium,
 		StoryPoints: r.StoryPoints}
@@ -53,17 +54,17 @@ func parseCreateIssue(body []byte) (issue.NewIssue, error) {
 			return in, err
 		}
 	}
-	if in.AssigneeID, err = optionalID("assigneeId", r.AssigneeID); err != nil {
+	if in.AssigneeID, err = core.OptionalID("assigneeId", r.AssigneeID); err != nil {
 		return in, err
 	}
-	if in.ParentID, err = optionalID("parentId", r.ParentID); err != nil {
+	if in.ParentID, err = core.OptionalID("parentId", r.ParentID); err != nil {
 		return in, err
 	}
-	if in.SprintID, err = optionalID("sprintId", r.SprintID); err != nil {
+	if in.SprintID, err = core.OptionalID("sprintId", r.SprintID); err != nil {
 		return in, err
 	}
 	if r.LabelIDs != nil {
-		if in.LabelIDs, err = parseIDs("labelIds", r.LabelIDs); err != nil {
+		if in.LabelIDs, err = core.ParseIDs("labelIds", r.LabelIDs); err != nil {
 			return in, err
 		}
 	}
@@ -72,12 +73,12 @@ func parseCreateIssue(body []byte) (issue.NewIssue, error) {
 	}
 	// The API's clients show a form: every required custom field needs a value.
 	in.RequireCustomFields = true
-	var f fields
-	f.issueText("title", r.Title, true, issue.MaxTitle)
-	f.issueText("description", r.Description, false, math.MaxInt)
-	f.issueStoryPoints(r.StoryPoints)
-	in.DueDate = f.issueDate("dueDate", r.DueDate)
-	return in, f.err()
+	var f core.Fields
+	issueText(&f, "title", r.Title, true, issue.MaxTitle)
+	issueText(&f, "description", r.Description, false, math.MaxInt)
+	issueStoryPoints(&f, r.StoryPoints)
+	in.DueDate = issueDate(&f, "dueDate", r.DueDate)
+	return in, f.Err()
 }
 
 // patchIssueRequest is PATCH /projects/{key}/issues/{id}: absent or null changes
@@ -107,7 +108,7 @@ type patchIssueRequest struct {
 // parsePatchIssue decodes and validates an update into issue.Patch.
 func parsePatchIssue(body []byte) (issue.Patch, error) {
 	var r patchIssueRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return issue.Patch{}, err
 	}
 	in := issue.Patch{Title: r.Title, Description: r.Description, StoryPoints: r.StoryPoints,
@@ -128,13 +129,13 @@ func parsePatchIssue(body []byte) (issue.Patch, error) {
 		}
 		in.Priority = &v
 	}
-	if in.StatusID, err = optionalID("statusId", r.StatusID); err != nil {
+	if in.StatusID, err = core.OptionalID("statusId", r.StatusID); err != nil {
 		return in, err
 	}
-	if in.AssigneeID, err = optionalID("assigneeId", r.AssigneeID); err != nil {
+	if in.AssigneeID, err = core.OptionalID("assigneeId", r.AssigneeID); err != nil {
 		return in, err
 	}
-	if in.SprintID, err = optionalID("sprintId", r.SprintID); err != nil {
+	if in.SprintID, err = core.OptionalID("sprintId", r.SprintID); err != nil {
 		return in, err
 	}
 	for _, l := range []struct {
@@ -146,7 +147,7 @@ func parsePatchIssue(body []byte) (issue.Patch, error) {
 		if l.in == nil {
 			continue
 		}
-		ids, err := parseIDs(l.name, *l.in)
+		ids, err := core.ParseIDs(l.name, *l.in)
 		if err != nil {
 			return in, err
 		}
@@ -157,12 +158,12 @@ func parsePatchIssue(body []byte) (issue.Patch, error) {
 			return in, err
 		}
 	}
-	var f fields
-	f.issueText("title", r.Title, true, issue.MaxTitle)
-	f.issueText("description", r.Description, false, math.MaxInt)
-	f.issueStoryPoints(r.StoryPoints)
-	in.DueDate = f.issueDate("dueDate", r.DueDate)
-	return in, f.err()
+	var f core.Fields
+	issueText(&f, "title", r.Title, true, issue.MaxTitle)
+	issueText(&f, "description", r.Description, false, math.MaxInt)
+	issueStoryPoints(&f, r.StoryPoints)
+	in.DueDate = issueDate(&f, "dueDate", r.DueDate)
+	return in, f.Err()
 }
 
 // parseIssueFilter reads the list query: every filter is one more AND condition; a
@@ -176,7 +177,7 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 		case "true":
 			return true, nil
 		default:
-			return false, badRequest("INVALID_QUERY", "field", name)
+			return false, core.BadRequest("INVALID_QUERY", "field", name)
 		}
 	}
 	var err error
@@ -200,7 +201,7 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 		dst  **uuid.UUID
 	}{{"labelId", &f.LabelID}, {"fixVersionId", &f.FixVersionID}, {"affectsVersionId", &f.AffectsVersionID},
 		{"statusId", &f.StatusID}, {"assigneeId", &f.AssigneeID}, {"sprintId", &f.SprintID}, {"parentId", &f.ParentID}} {
-		if *p.dst, err = queryID(p.name, c.Query(p.name)); err != nil {
+		if *p.dst, err = core.QueryID(p.name, c.Query(p.name)); err != nil {
 			return f, err
 		}
 	}
@@ -220,11 +221,11 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 	case issue.SortCreated, issue.SortUpdated:
 		f.Sort = key
 	default:
-		return f, badRequest("INVALID_QUERY", "field", "sort")
+		return f, core.BadRequest("INVALID_QUERY", "field", "sort")
 	}
 	f.Q = strings.TrimSpace(c.Query("q"))
 	if !utf8.ValidString(f.Q) || strings.ContainsRune(f.Q, 0) {
-		return f, badRequest("INVALID_QUERY", "field", "q")
+		return f, core.BadRequest("INVALID_QUERY", "field", "q")
 	}
 	// cf=<fieldId>:<value>, repeatable; the value may hold colons itself. Whether it fits
 	// the field's type is the list's to say, which reads the types.
@@ -232,7 +233,7 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 	cfs := c.Context().QueryArgs().PeekMulti("cf")
 	if len(cfs) > customfield.MaxFilters {
 		max := strconv.Itoa(customfield.MaxFilters)
-		e := badRequest("TOO_MANY_FILTERS", "field", "cf", "max", max)
+		e := core.BadRequest("TOO_MANY_FILTERS", "field", "cf", "max", max)
 		e.Details = map[string]string{"field": "cf", "max": max}
 		return f, e
 	}
@@ -240,7 +241,7 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 		id, value, ok := strings.Cut(string(raw), ":")
 		fieldID, err := uuid.Parse(id)
 		if !ok || err != nil || len(id) != 36 || !utf8.ValidString(value) || strings.ContainsRune(value, 0) {
-			return f, badRequest("INVALID_QUERY", "field", "cf")
+			return f, core.BadRequest("INVALID_QUERY", "field", "cf")
 		}
 		f.CustomFields = append(f.CustomFields, customfield.Filter{FieldID: fieldID, Value: value})
 	}
@@ -250,7 +251,7 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 // issueEnum checks an enum member; an unknown value is BAD_REQUEST naming the values.
 func issueEnum(field, v string, values []string) (string, error) {
 	if !issue.Valid(values, v) {
-		return "", badRequest("INVALID_ENUM", "field", field, "values", strings.Join(values, ", "))
+		return "", core.BadRequest("INVALID_ENUM", "field", field, "values", strings.Join(values, ", "))
 	}
 	return v, nil
 }
@@ -259,28 +260,28 @@ func issueFlag(b *bool) bool { return b != nil && *b }
 
 // issueText checks a present text member: not blank (when notBlank), at most max
 // characters. (decodeJSON already refused NUL characters.)
-func (f *fields) issueText(field string, v *string, notBlank bool, max int) {
+func issueText(f *core.Fields, field string, v *string, notBlank bool, max int) {
 	if v != nil {
-		f.text(field, *v, notBlank, max)
+		f.Text(field, *v, notBlank, max)
 	}
 }
 
 // issueStoryPoints checks a present storyPoints: 0–1000.
-func (f *fields) issueStoryPoints(n *int) {
+func issueStoryPoints(f *core.Fields, n *int) {
 	if n != nil && (*n < 0 || *n > issue.MaxStoryPoints) {
-		f.add("storyPoints", "RANGE", "field.RANGE", "min", "0", "max", strconv.Itoa(issue.MaxStoryPoints))
+		f.Add("storyPoints", "RANGE", "field.RANGE", "min", "0", "max", strconv.Itoa(issue.MaxStoryPoints))
 	}
 }
 
 // issueDate parses a present plain date (YYYY-MM-DD, year 1 to 9999: Postgres has no
 // year 0).
-func (f *fields) issueDate(field string, s *string) *time.Time {
+func issueDate(f *core.Fields, field string, s *string) *time.Time {
 	if s == nil {
 		return nil
 	}
 	d, err := time.Parse(time.DateOnly, *s)
 	if err != nil || d.Year() < 1 {
-		f.add(field, "DATE", "field.DATE")
+		f.Add(field, "DATE", "field.DATE")
 		return nil
 	}
 	return &d

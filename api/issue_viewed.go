@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 	"strings"
 	"time"
 
@@ -25,7 +26,7 @@ const issueViewedTimeout = 10 * time.Second
 // dies in the milliseconds between the reply and the insert loses that one view entry
 // (a view changes nothing, and nothing else depends on the entry).
 func (s *Server) issueViewed(c *fiber.Ctx, a *project.Access, v *issue.View) {
-	actor := auditActor(c)
+	actor := core.AuditActor(c)
 	// The request's strings live in buffers fasthttp reuses once the handler returns.
 	actor.Email, actor.IP, actor.UserAgent = strings.Clone(actor.Email), strings.Clone(actor.IP), strings.Clone(actor.UserAgent)
 	details, err := json.Marshal(map[string]string{"issueKey": v.Key, "projectKey": a.Project.Key})

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -22,16 +23,7 @@ func issueProject(a *project.Access) issue.Project {
 
 // issueActor is the caller as the issue rules and the audit log see them.
 func issueActor(c *fiber.Ctx, a *project.Access) issue.Actor {
-	return issue.Actor{Actor: auditActor(c), DisplayName: principal(c).DisplayName, MemberRole: string(a.MemberRole)}
-}
-
-// issueRef reads the :issueKey path segment, an issue key (ABC-12) or a UUID.
-func issueRef(c *fiber.Ctx) (issue.Ref, error) {
-	ref, ok := issue.ParseRef(c.Params("issueKey"))
-	if !ok {
-		return ref, badRequest("INVALID_ISSUE_REF")
-	}
-	return ref, nil
+	return issue.Actor{Actor: core.AuditActor(c), DisplayName: core.Principal(c).DisplayName, MemberRole: string(a.MemberRole)}
 }
 
 func (s *Server) createIssue(c *fiber.Ctx) error {
@@ -40,7 +32,7 @@ func (s *Server) createIssue(c *fiber.Ctx) error {
 	in, perr := parseCreateIssue(c.Body())
 	svc := s.issues()
 	pre := svc.NewContextRead(perr == nil && in.NeedsFields())
-	a, err := s.projectAccessWith(c, project.Member, &pre.Extra)
+	a, err := s.env.ProjectAccessWith(c, project.Member, &pre.Extra)
 	if err != nil {
 		return err
 	}
@@ -51,21 +43,21 @@ func (s *Server) createIssue(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(toIssueResponse(v))
+	return c.Status(fiber.StatusCreated).JSON(core.ToIssueResponse(v))
 }
 
 func (s *Server) listIssues(c *fiber.Ctx) error {
 	// The project's custom fields are read in the access statement (issue.FieldTypesRead).
 	types := issue.NewFieldTypesRead()
-	a, err := s.projectAccessWith(c, project.Viewer, &types.Extra)
+	a, err := s.env.ProjectAccessWith(c, project.Viewer, &types.Extra)
 	if err != nil {
 		return err
 	}
-	pr, err := parsePage(c, issueListPageSize)
+	pr, err := core.ParsePage(c, issueListPageSize)
 	if err != nil {
 		return err
 	}
-	f, err := parseIssueFilter(c, principal(c).UserID)
+	f, err := parseIssueFilter(c, core.Principal(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -74,15 +66,15 @@ func (s *Server) listIssues(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	content := make([]issueResponse, len(views))
+	content := make([]core.IssueResponse, len(views))
 	for i, v := range views {
-		content[i] = toIssueResponse(v)
+		content[i] = core.ToIssueResponse(v)
 	}
 	// Encoded straight into the response buffer: a page is tens of kilobytes, and
 	// c.JSON would first copy it into a fresh slice. appendIssuePage writes what
 	// encoding/json would, without its reflection (api/issue_list_json.go).
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	pg := newPage(content, pr, total)
+	pg := core.NewPage(content, pr, total)
 	body := c.Response().BodyWriter()
 	buf := listBuffers.Get().(*[]byte)
 	defer listBuffers.Put(buf)
@@ -95,7 +87,7 @@ func (s *Server) listIssues(c *fiber.Ctx) error {
 }
 
 func (s *Server) getIssue(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Viewer)
+	a, ref, err := s.env.IssueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -103,7 +95,7 @@ func (s *Server) getIssue(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	r := toIssueResponse(v)
+	r := core.ToIssueResponse(v)
 	if r.Refs, err = s.issueRefsOf(c, v.ID); err != nil {
 		return err
 	}
@@ -114,7 +106,7 @@ func (s *Server) getIssue(c *fiber.Ctx) error {
 }
 
 func (s *Server) patchIssue(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Member)
+	a, ref, err := s.env.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -128,7 +120,7 @@ func (s *Server) patchIssue(c *fiber.Ctx) error {
 	}
 	// Refs come with the change's reply too (one query); a created issue has none yet,
 	// since keys are never reused and refs go with a deleted issue.
-	r := toIssueResponse(v)
+	r := core.ToIssueResponse(v)
 	if r.Refs, err = s.issueRefsOf(c, v.ID); err != nil {
 		return err
 	}
@@ -136,7 +128,7 @@ func (s *Server) patchIssue(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteIssue(c *fiber.Ctx) error {
-	a, ref, err := s.issueAccess(c, project.Member)
+	a, ref, err := s.env.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -56,7 +57,7 @@ type jobResponse struct {
 }
 
 func toJobError(e rivertype.AttemptError) jobErrorResponse {
-	return jobErrorResponse{At: instant(e.At), Attempt: e.Attempt, Error: e.Error, Trace: e.Trace}
+	return jobErrorResponse{At: core.Instant(e.At), Attempt: e.Attempt, Error: e.Error, Trace: e.Trace}
 }
 
 // rawObject keeps River's JSON as sent, with {} for an empty column.
@@ -71,8 +72,8 @@ func toJobSummary(j *queue.Job) jobSummaryResponse {
 	r := jobSummaryResponse{
 		ID: j.ID, Kind: j.Kind, Queue: j.Queue, State: j.State, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
 		Priority: j.Priority, Args: rawObject(j.Args), Metadata: rawObject(j.Metadata), ErrorCount: j.ErrorCount,
-		AttemptedAt: instantPtr(j.AttemptedAt), AttemptedBy: j.AttemptedBy, CreatedAt: instant(j.CreatedAt),
-		ScheduledAt: instant(j.ScheduledAt), FinalizedAt: instantPtr(j.FinalizedAt), Tags: j.Tags,
+		AttemptedAt: core.InstantPtr(j.AttemptedAt), AttemptedBy: j.AttemptedBy, CreatedAt: core.Instant(j.CreatedAt),
+		ScheduledAt: core.Instant(j.ScheduledAt), FinalizedAt: core.InstantPtr(j.FinalizedAt), Tags: j.Tags,
 	}
 	if j.LastError != nil {
 		e := toJobError(*j.LastError)
@@ -102,7 +103,7 @@ func parseJobFilter(query func(string) string) (queue.Filter, error) {
 	if v := query("state"); v != "" {
 		v = strings.ToLower(v)
 		if !queue.ValidState(v) {
-			return f, badRequest("INVALID_ENUM", "field", "state", "values", strings.Join(queue.States, ", "))
+			return f, core.BadRequest("INVALID_ENUM", "field", "state", "values", strings.Join(queue.States, ", "))
 		}
 		f.State = v
 	}
@@ -114,7 +115,7 @@ func parseJobFilter(query func(string) string) (queue.Filter, error) {
 		name, dst := p.name, p.dst
 		v := query(name)
 		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-			return f, badRequest("INVALID_QUERY", "field", name)
+			return f, core.BadRequest("INVALID_QUERY", "field", name)
 		}
 		*dst = strings.Clone(v)
 	}
@@ -123,7 +124,7 @@ func parseJobFilter(query func(string) string) (queue.Filter, error) {
 		dst  **uuid.UUID
 	}{{"projectId", &f.ProjectID}, {"issueId", &f.IssueID}} {
 		var err error
-		if *p.dst, err = queryID(p.name, query(p.name)); err != nil {
+		if *p.dst, err = core.QueryID(p.name, query(p.name)); err != nil {
 			return f, err
 		}
 	}
@@ -134,13 +135,13 @@ func parseJobFilter(query func(string) string) (queue.Filter, error) {
 func parseJobID(c *fiber.Ctx) (int64, error) {
 	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
 	if err != nil || id < 1 {
-		return 0, badRequest("INVALID_JOB_ID")
+		return 0, core.BadRequest("INVALID_JOB_ID")
 	}
 	return id, nil
 }
 
 // parseJobPage parses page and size of the job list.
-func parseJobPage(c *fiber.Ctx) (pageRequest, error) { return parsePage(c, jobListPageSize) }
+func parseJobPage(c *fiber.Ctx) (core.PageRequest, error) { return core.ParsePage(c, jobListPageSize) }
 
 func (s *Server) listJobs(c *fiber.Ctx) error {
 	pr, err := parseJobPage(c)
@@ -159,7 +160,7 @@ func (s *Server) listJobs(c *fiber.Ctx) error {
 	for i := range js {
 		content[i] = toJobSummary(&js[i])
 	}
-	return c.JSON(newPage(content, pr, total))
+	return c.JSON(core.NewPage(content, pr, total))
 }
 
 func (s *Server) getJob(c *fiber.Ctx) error {
@@ -175,7 +176,7 @@ func (s *Server) getJob(c *fiber.Ctx) error {
 }
 
 // jobActor is the audit identity of a retry or cancel.
-func jobActor(c *fiber.Ctx) queue.Actor { return queue.Actor{Actor: auditActor(c)} }
+func jobActor(c *fiber.Ctx) queue.Actor { return queue.Actor{Actor: core.AuditActor(c)} }
 
 func (s *Server) retryJob(c *fiber.Ctx) error {
 	id, err := parseJobID(c)

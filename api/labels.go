@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -31,31 +32,31 @@ type labelRequest struct {
 // absent member stays unchanged. Names are trimmed.
 func parseLabel(body []byte, create bool) (label.Change, error) {
 	var r labelRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return label.Change{}, err
 	}
 	if create {
 		switch {
 		case r.Name == nil:
-			return label.Change{}, required("name")
+			return label.Change{}, core.Required("name")
 		case r.Color == nil:
-			return label.Change{}, required("color")
+			return label.Change{}, core.Required("color")
 		}
 	}
-	var f fields
+	var f core.Fields
 	if r.Name != nil {
-		f.text("name", *r.Name, true, label.MaxNameLength)
+		f.Text("name", *r.Name, true, label.MaxNameLength)
 		name := strings.TrimSpace(*r.Name)
 		r.Name = &name
 	}
 	if r.Color != nil && !label.ColorPattern.MatchString(*r.Color) {
-		f.add("color", "PATTERN", "field.COLOR")
+		f.Add("color", "PATTERN", "field.COLOR")
 	}
-	return label.Change{Name: r.Name, Color: r.Color}, f.err()
+	return label.Change{Name: r.Name, Color: r.Color}, f.Err()
 }
 
 func (s *Server) listLabels(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func (s *Server) listLabels(c *fiber.Ctx) error {
 }
 
 func (s *Server) createLabel(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
+	a, err := s.env.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func (s *Server) createLabel(c *fiber.Ctx) error {
 }
 
 func (s *Server) updateLabel(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "id")
+	a, id, err := s.env.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func (s *Server) updateLabel(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteLabel(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "id")
+	a, id, err := s.env.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}

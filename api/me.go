@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/locale"
@@ -15,21 +16,21 @@ type updateMeRequest struct {
 
 func parseUpdateMe(body []byte) (auth.ProfileChange, error) {
 	var r updateMeRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return auth.ProfileChange{}, err
 	}
 	if r.DisplayName == nil && r.AvatarURL == nil {
-		return auth.ProfileChange{}, required("displayName")
+		return auth.ProfileChange{}, core.Required("displayName")
 	}
-	var f fields
+	var f core.Fields
 	if r.DisplayName != nil {
-		f.text("displayName", *r.DisplayName, true, 255)
+		f.Text("displayName", *r.DisplayName, true, 255)
 	}
 	if r.AvatarURL != nil && *r.AvatarURL != "" { // "" clears the avatar
-		f.text("avatarUrl", *r.AvatarURL, false, 512)
-		f.link("avatarUrl", *r.AvatarURL)
+		f.Text("avatarUrl", *r.AvatarURL, false, 512)
+		f.Link("avatarUrl", *r.AvatarURL)
 	}
-	return auth.ProfileChange{DisplayName: r.DisplayName, AvatarURL: r.AvatarURL}, f.err()
+	return auth.ProfileChange{DisplayName: r.DisplayName, AvatarURL: r.AvatarURL}, f.Err()
 }
 
 func (s *Server) updateMe(c *fiber.Ctx) error {
@@ -37,16 +38,16 @@ func (s *Server) updateMe(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	u, err := s.auth.UpdateProfile(c.UserContext(), principal(c), in, meta(c))
+	u, err := s.auth.UpdateProfile(c.UserContext(), core.Principal(c), in, core.Meta(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(userResponseFor(c, u))
+	return c.JSON(core.UserResponseFor(c, u))
 }
 
 func (s *Server) deleteMe(c *fiber.Ctx) error {
-	p := principal(c)
-	if err := s.auth.Delete(c.UserContext(), p, p.UserID, meta(c)); err != nil {
+	p := core.Principal(c)
+	if err := s.auth.Delete(c.UserContext(), p, p.UserID, core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -59,18 +60,18 @@ type passwordRequest struct {
 
 func parsePasswordChange(body []byte) (current, next string, err error) {
 	var r passwordRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return "", "", err
 	}
 	if r.CurrentPassword == nil {
-		return "", "", required("currentPassword")
+		return "", "", core.Required("currentPassword")
 	}
 	if r.NewPassword == nil {
-		return "", "", required("newPassword")
+		return "", "", core.Required("newPassword")
 	}
-	var f fields
-	f.password("newPassword", *r.NewPassword)
-	return *r.CurrentPassword, *r.NewPassword, f.err()
+	var f core.Fields
+	f.Password("newPassword", *r.NewPassword)
+	return *r.CurrentPassword, *r.NewPassword, f.Err()
 }
 
 func (s *Server) changePassword(c *fiber.Ctx) error {
@@ -78,7 +79,7 @@ func (s *Server) changePassword(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.auth.ChangePassword(c.UserContext(), principal(c), current, next, meta(c)); err != nil {
+	if err := s.auth.ChangePassword(c.UserContext(), core.Principal(c), current, next, core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -90,17 +91,17 @@ type languageRequest struct {
 
 func (s *Server) setLanguage(c *fiber.Ctx) error {
 	var r languageRequest
-	if err := decodeJSON(c.Body(), &r); err != nil {
+	if err := core.DecodeJSON(c.Body(), &r); err != nil {
 		return err
 	}
 	if r.Language == nil || !locale.Supported(*r.Language) {
-		return badRequest("UNSUPPORTED_LANGUAGE")
+		return core.BadRequest("UNSUPPORTED_LANGUAGE")
 	}
-	u, err := s.auth.SetLanguage(c.UserContext(), principal(c), *r.Language)
+	u, err := s.auth.SetLanguage(c.UserContext(), core.Principal(c), *r.Language)
 	if err != nil {
 		return err
 	}
-	return c.JSON(userResponseFor(c, u))
+	return c.JSON(core.UserResponseFor(c, u))
 }
 
 type preferenceJSON struct {
@@ -122,7 +123,7 @@ func toPreferencesJSON(ps []notify.Preference) preferencesJSON {
 }
 
 func (s *Server) getPreferences(c *fiber.Ctx) error {
-	ps, err := notify.Preferences(c.UserContext(), s.db.Bun, principal(c).UserID)
+	ps, err := notify.Preferences(c.UserContext(), s.db.Bun, core.Principal(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -141,11 +142,11 @@ func parsePreferences(body []byte, current []notify.Preference) ([]notify.Prefer
 	var r struct {
 		Preferences *[]preferenceInput `json:"preferences"`
 	}
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return nil, err
 	}
 	if r.Preferences == nil {
-		return nil, required("preferences")
+		return nil, core.Required("preferences")
 	}
 	now := map[string]notify.Preference{}
 	for _, p := range current {
@@ -155,10 +156,10 @@ func parsePreferences(body []byte, current []notify.Preference) ([]notify.Prefer
 	var order []string
 	for _, in := range *r.Preferences {
 		if in.Type == nil {
-			return nil, required("type")
+			return nil, core.Required("type")
 		}
 		if !notify.KnownType(*in.Type) {
-			return nil, badRequest("UNKNOWN_NOTIFICATION_TYPE", "type", *in.Type)
+			return nil, core.BadRequest("UNKNOWN_NOTIFICATION_TYPE", "type", *in.Type)
 		}
 		p := now[*in.Type]
 		if in.InApp != nil {
@@ -180,7 +181,7 @@ func parsePreferences(body []byte, current []notify.Preference) ([]notify.Prefer
 }
 
 func (s *Server) putPreferences(c *fiber.Ctx) error {
-	uid := principal(c).UserID
+	uid := core.Principal(c).UserID
 	current, err := notify.Preferences(c.UserContext(), s.db.Bun, uid)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -12,12 +13,12 @@ import (
 
 // memberResponse is `{user: UserResponse, role}` of a project member.
 type memberResponse struct {
-	User userResponse `json:"user"`
-	Role string       `json:"role"`
+	User core.UserResponse `json:"user"`
+	Role string            `json:"role"`
 }
 
 func toMemberResponse(m *project.MemberView) memberResponse {
-	return memberResponse{User: toUserResponse(&m.User), Role: string(m.Role)}
+	return memberResponse{User: core.ToUserResponse(&m.User), Role: string(m.Role)}
 }
 
 var projectRoleNames = []string{string(project.Admin), string(project.Member), string(project.Viewer)}
@@ -25,11 +26,11 @@ var projectRoleNames = []string{string(project.Admin), string(project.Member), s
 // parseProjectRole reads a required role member; an unknown value is BAD_REQUEST.
 func parseProjectRole(v *string) (project.Role, error) {
 	if v == nil {
-		return project.None, required("role")
+		return project.None, core.Required("role")
 	}
 	r, ok := project.ParseRole(*v)
 	if !ok {
-		return project.None, badRequest("INVALID_ROLE", "field", "role", "values", strings.Join(projectRoleNames, ", "))
+		return project.None, core.BadRequest("INVALID_ROLE", "field", "role", "values", strings.Join(projectRoleNames, ", "))
 	}
 	return r, nil
 }
@@ -37,9 +38,9 @@ func parseProjectRole(v *string) (project.Role, error) {
 // parseMemberUserID reads a required user id member; a malformed one is BAD_REQUEST.
 func parseMemberUserID(v *string) (uuid.UUID, error) {
 	if v == nil {
-		return uuid.Nil, required("userId")
+		return uuid.Nil, core.Required("userId")
 	}
-	return parseID("userId", *v)
+	return core.ParseID("userId", *v)
 }
 
 // addMemberRequest is {userId, role} of project and organization membership.
@@ -50,7 +51,7 @@ type addMemberRequest struct {
 
 func parseAddMember(body []byte) (uuid.UUID, project.Role, error) {
 	var r addMemberRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return uuid.Nil, project.None, err
 	}
 	id, err := parseMemberUserID(r.UserID)
@@ -66,7 +67,7 @@ type memberRoleRequest struct {
 }
 
 func (s *Server) listMembers(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -78,7 +79,7 @@ func (s *Server) listMembers(c *fiber.Ctx) error {
 }
 
 func (s *Server) addMember(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
+	a, err := s.env.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func (s *Server) addMember(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.projects().AddMember(c.UserContext(), auditActor(c), a, userID, role)
+	m, err := s.projects().AddMember(c.UserContext(), core.AuditActor(c), a, userID, role)
 	if err != nil {
 		return err
 	}
@@ -94,19 +95,19 @@ func (s *Server) addMember(c *fiber.Ctx) error {
 }
 
 func (s *Server) changeMemberRole(c *fiber.Ctx) error {
-	a, userID, err := s.projectItem(c, project.Admin, "userId")
+	a, userID, err := s.env.ProjectItem(c, project.Admin, "userId")
 	if err != nil {
 		return err
 	}
 	var r memberRoleRequest
-	if err := decodeJSON(c.Body(), &r); err != nil {
+	if err := core.DecodeJSON(c.Body(), &r); err != nil {
 		return err
 	}
 	role, err := parseProjectRole(r.Role)
 	if err != nil {
 		return err
 	}
-	m, err := s.projects().ChangeRole(c.UserContext(), auditActor(c), a, userID, role)
+	m, err := s.projects().ChangeRole(c.UserContext(), core.AuditActor(c), a, userID, role)
 	if err != nil {
 		return err
 	}
@@ -114,11 +115,11 @@ func (s *Server) changeMemberRole(c *fiber.Ctx) error {
 }
 
 func (s *Server) removeMember(c *fiber.Ctx) error {
-	a, userID, err := s.projectItem(c, project.Admin, "userId")
+	a, userID, err := s.env.ProjectItem(c, project.Admin, "userId")
 	if err != nil {
 		return err
 	}
-	if err := s.projects().RemoveMember(c.UserContext(), auditActor(c), a, userID); err != nil {
+	if err := s.projects().RemoveMember(c.UserContext(), core.AuditActor(c), a, userID); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/notify"
 )
@@ -12,7 +13,7 @@ const notificationPageSize = 20
 // listNotifications is the caller's notifications, newest first; unread=true keeps the
 // unread ones.
 func (s *Server) listNotifications(c *fiber.Ctx) error {
-	pr, err := parsePage(c, notificationPageSize)
+	pr, err := core.ParsePage(c, notificationPageSize)
 	if err != nil {
 		return err
 	}
@@ -22,9 +23,9 @@ func (s *Server) listNotifications(c *fiber.Ctx) error {
 	case "true":
 		unread = true
 	default:
-		return badRequest("INVALID_QUERY", "field", "unread")
+		return core.BadRequest("INVALID_QUERY", "field", "unread")
 	}
-	rows, total, err := notify.List(c.UserContext(), s.db.Bun, principal(c).UserID, unread, pr.Offset(), pr.Size)
+	rows, total, err := notify.List(c.UserContext(), s.db.Bun, core.Principal(c).UserID, unread, pr.Offset(), pr.Size)
 	if err != nil {
 		return err
 	}
@@ -32,7 +33,7 @@ func (s *Server) listNotifications(c *fiber.Ctx) error {
 	for i := range rows {
 		out = append(out, notify.ViewOf(&rows[i]))
 	}
-	return c.JSON(newPage(out, pr, total))
+	return c.JSON(core.NewPage(out, pr, total))
 }
 
 type unreadCountResponse struct {
@@ -40,7 +41,7 @@ type unreadCountResponse struct {
 }
 
 func (s *Server) unreadNotificationCount(c *fiber.Ctx) error {
-	n, err := notify.UnreadCount(c.UserContext(), s.db.Bun, principal(c).UserID)
+	n, err := notify.UnreadCount(c.UserContext(), s.db.Bun, core.Principal(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -50,11 +51,11 @@ func (s *Server) unreadNotificationCount(c *fiber.Ctx) error {
 // readNotification marks one of the caller's notifications read; another user's is
 // not found (404), like an unknown id.
 func (s *Server) readNotification(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	n, err := notify.MarkRead(c.UserContext(), s.db.Bun, principal(c).UserID, id)
+	n, err := notify.MarkRead(c.UserContext(), s.db.Bun, core.Principal(c).UserID, id)
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func (s *Server) readNotification(c *fiber.Ctx) error {
 }
 
 func (s *Server) readAllNotifications(c *fiber.Ctx) error {
-	if err := notify.MarkAllRead(c.UserContext(), s.db.Bun, principal(c).UserID); err != nil {
+	if err := notify.MarkAllRead(c.UserContext(), s.db.Bun, core.Principal(c).UserID); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -131,7 +132,7 @@ func (s *Server) opsPage(h fiber.Handler) fiber.Handler {
 		if err == nil {
 			return nil
 		}
-		e := toAPIError(err)
+		e := s.env.Errors.ToAPI(err)
 		if e.Status >= 500 {
 			s.log.ErrorContext(c.UserContext(), "ops page failed", "method", c.Method(), "path", c.Path(), "status", e.Status, "err", err)
 		}
@@ -139,7 +140,7 @@ func (s *Server) opsPage(h fiber.Handler) fiber.Handler {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(e.RetryAfter))
 		}
 		return s.opsRender(c, e.Status, "error", opsData{Title: http.StatusText(e.Status),
-			Message: locale.T(language(c), e.Key, e.Args...)})
+			Message: locale.T(core.Language(c), e.Key, e.Args...)})
 	}
 }
 
@@ -211,10 +212,10 @@ func (s *Server) opsLogin(c *fiber.Ctx) error {
 		return s.opsRender(c, fiber.StatusBadRequest, "login", opsData{Title: "Sign in", Email: email,
 			Message: "Enter your email and password."})
 	}
-	u, pair, err := s.auth.Login(c.UserContext(), email, password, meta(c))
+	u, pair, err := s.auth.Login(c.UserContext(), email, password, core.Meta(c))
 	if errors.Is(err, auth.ErrInvalidCredentials) {
 		return s.opsRender(c, fiber.StatusForbidden, "login", opsData{Title: "Sign in", Email: email,
-			Message: locale.T(language(c), "reason.INVALID_CREDENTIALS")})
+			Message: locale.T(core.Language(c), "reason.INVALID_CREDENTIALS")})
 	}
 	if err != nil {
 		return err
@@ -308,7 +309,7 @@ func (s *Server) opsIndex(c *fiber.Ctx) error {
 		j := &js[i]
 		row := opsJobRow{ID: j.ID, Href: "/admin/ops/jobs/" + strconv.FormatInt(j.ID, 10),
 			KindHref: with("kind", j.Kind), QueueHref: with("queue", j.Queue), StateHref: with("state", j.State),
-			Kind: j.Kind, Queue: j.Queue, State: j.State, CreatedAt: instant(j.CreatedAt),
+			Kind: j.Kind, Queue: j.Queue, State: j.State, CreatedAt: core.Instant(j.CreatedAt),
 			Attempt: j.Attempt, MaxAttempts: j.MaxAttempts}
 		if j.LastError != nil {
 			row.LastError = j.LastError.Error

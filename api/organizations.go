@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -28,12 +29,12 @@ func toOrganizationResponses(os []store.Organization) []organizationResponse {
 
 // orgMemberResponse is OrgMember in api/openapi/20-projects.yaml.
 type orgMemberResponse struct {
-	User userResponse `json:"user"`
-	Role string       `json:"role"`
+	User core.UserResponse `json:"user"`
+	Role string            `json:"role"`
 }
 
 func toOrgMemberResponse(m *organization.MemberView) orgMemberResponse {
-	return orgMemberResponse{User: toUserResponse(&m.User), Role: string(m.Role)}
+	return orgMemberResponse{User: core.ToUserResponse(&m.User), Role: string(m.Role)}
 }
 
 var orgRoleNames = []string{string(organization.Owner), string(organization.Admin), string(organization.Member)}
@@ -41,7 +42,7 @@ var orgRoleNames = []string{string(organization.Owner), string(organization.Admi
 func parseOrgRole(v string) (organization.Role, error) {
 	r, ok := organization.ParseRole(v)
 	if !ok {
-		return organization.None, badRequest("INVALID_ROLE", "field", "role", "values", strings.Join(orgRoleNames, ", "))
+		return organization.None, core.BadRequest("INVALID_ROLE", "field", "role", "values", strings.Join(orgRoleNames, ", "))
 	}
 	return r, nil
 }
@@ -53,28 +54,28 @@ type createOrganizationRequest struct {
 
 func parseCreateOrganization(body []byte) (name, slug string, err error) {
 	var r createOrganizationRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return "", "", err
 	}
 	switch {
 	case r.Name == nil:
-		return "", "", required("name")
+		return "", "", core.Required("name")
 	case r.Slug == nil:
-		return "", "", required("slug")
+		return "", "", core.Required("slug")
 	}
-	var f fields
-	f.text("name", *r.Name, true, 255)
-	f.text("slug", *r.Slug, true, 100)
+	var f core.Fields
+	f.Text("name", *r.Name, true, 255)
+	f.Text("slug", *r.Slug, true, 100)
 	if len(f) == 0 && !organization.SlugPattern.MatchString(*r.Slug) {
-		f.add("slug", "PATTERN", "field.SLUG")
+		f.Add("slug", "PATTERN", "field.SLUG")
 	}
-	return strings.TrimSpace(*r.Name), *r.Slug, f.err()
+	return strings.TrimSpace(*r.Name), *r.Slug, f.Err()
 }
 
 // parseAddOrgMember decodes {userId, role?}; the role defaults to MEMBER.
 func parseAddOrgMember(body []byte) (uuid.UUID, organization.Role, error) {
 	var r addMemberRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return uuid.Nil, organization.None, err
 	}
 	id, err := parseMemberUserID(r.UserID)
@@ -97,7 +98,7 @@ func (s *Server) listOrganizations(c *fiber.Ctx) error {
 }
 
 func (s *Server) myOrganizations(c *fiber.Ctx) error {
-	os, err := organization.Mine(c.UserContext(), s.db.Bun, principal(c).UserID)
+	os, err := organization.Mine(c.UserContext(), s.db.Bun, core.Principal(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func (s *Server) createOrganization(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	o, err := organization.Create(c.UserContext(), s.db.Bun, principal(c).UserID, name, slug)
+	o, err := organization.Create(c.UserContext(), s.db.Bun, core.Principal(c).UserID, name, slug)
 	if err != nil {
 		return err
 	}
@@ -117,11 +118,11 @@ func (s *Server) createOrganization(c *fiber.Ctx) error {
 }
 
 func (s *Server) getOrganization(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	o, err := organization.Get(c.UserContext(), s.db.Bun, id, principal(c))
+	o, err := organization.Get(c.UserContext(), s.db.Bun, id, core.Principal(c))
 	if err != nil {
 		return err
 	}
@@ -129,11 +130,11 @@ func (s *Server) getOrganization(c *fiber.Ctx) error {
 }
 
 func (s *Server) listOrgMembers(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	ms, err := organization.Members(c.UserContext(), s.db.Bun, id, principal(c))
+	ms, err := organization.Members(c.UserContext(), s.db.Bun, id, core.Principal(c))
 	if err != nil {
 		return err
 	}
@@ -145,7 +146,7 @@ func (s *Server) listOrgMembers(c *fiber.Ctx) error {
 }
 
 func (s *Server) addOrgMember(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func (s *Server) addOrgMember(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	m, err := organization.AddMember(c.UserContext(), s.db.Bun, id, principal(c), userID, role)
+	m, err := organization.AddMember(c.UserContext(), s.db.Bun, id, core.Principal(c), userID, role)
 	if err != nil {
 		return err
 	}
@@ -161,26 +162,26 @@ func (s *Server) addOrgMember(c *fiber.Ctx) error {
 }
 
 func (s *Server) changeOrgMemberRole(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	userID, err := pathUUID(c, "userId")
+	userID, err := core.PathUUID(c, "userId")
 	if err != nil {
 		return err
 	}
 	var r memberRoleRequest
-	if err := decodeJSON(c.Body(), &r); err != nil {
+	if err := core.DecodeJSON(c.Body(), &r); err != nil {
 		return err
 	}
 	if r.Role == nil {
-		return required("role")
+		return core.Required("role")
 	}
 	role, err := parseOrgRole(*r.Role)
 	if err != nil {
 		return err
 	}
-	m, err := organization.ChangeRole(c.UserContext(), s.db.Bun, id, principal(c), userID, role)
+	m, err := organization.ChangeRole(c.UserContext(), s.db.Bun, id, core.Principal(c), userID, role)
 	if err != nil {
 		return err
 	}
@@ -188,15 +189,15 @@ func (s *Server) changeOrgMemberRole(c *fiber.Ctx) error {
 }
 
 func (s *Server) removeOrgMember(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	userID, err := pathUUID(c, "userId")
+	userID, err := core.PathUUID(c, "userId")
 	if err != nil {
 		return err
 	}
-	if err := organization.RemoveMember(c.UserContext(), s.db.Bun, id, principal(c), userID); err != nil {
+	if err := organization.RemoveMember(c.UserContext(), s.db.Bun, id, core.Principal(c), userID); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -210,11 +211,11 @@ type switchOrgResponse struct {
 }
 
 func (s *Server) switchOrg(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "orgId")
+	id, err := core.PathUUID(c, "orgId")
 	if err != nil {
 		return err
 	}
-	p := principal(c)
+	p := core.Principal(c)
 	if err := organization.RequireMember(c.UserContext(), s.db.Bun, id, p.UserID); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 	"net/http"
 	"strings"
 
@@ -51,10 +52,10 @@ func (s *Server) projects() *project.Service { return project.NewService(s.db.Bu
 // projectAccessOrAdmin is projectAccess for the calls a system ADMIN may make on any
 // project: the ADMIN passes with whatever role it has (possibly none).
 func (s *Server) projectAccessOrAdmin(c *fiber.Ctx, min project.Role) (*project.Access, error) {
-	if !principal(c).IsAdmin() {
-		return s.projectAccess(c, min)
+	if !core.Principal(c).IsAdmin() {
+		return s.env.ProjectAccess(c, min)
 	}
-	return project.Load(c.UserContext(), s.db.Bun, c.Params("key"), principal(c))
+	return project.Load(c.UserContext(), s.db.Bun, c.Params("key"), core.Principal(c))
 }
 
 // projectHasNoUpdate answers 404 to PUT, PATCH and DELETE /projects/{key}: there is no
@@ -64,7 +65,7 @@ func projectHasNoUpdate(c *fiber.Ctx) error {
 	switch c.Method() {
 	case http.MethodPut, http.MethodPatch, http.MethodDelete:
 		if strings.EqualFold(strings.TrimSuffix(c.Path(), "/"), "/api/v1/projects/"+c.Params("key")) {
-			return notFound("ROUTE_NOT_FOUND")
+			return core.NotFound("ROUTE_NOT_FOUND")
 		}
 	}
 	return c.Next()
@@ -80,24 +81,24 @@ type createProjectRequest struct {
 // or otherwise malformed key is a VALIDATION_ERROR, not silently upper-cased.
 func parseCreateProject(body []byte) (project.NewProject, error) {
 	var r createProjectRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return project.NewProject{}, err
 	}
 	switch {
 	case r.Key == nil:
-		return project.NewProject{}, required("key")
+		return project.NewProject{}, core.Required("key")
 	case r.Name == nil:
-		return project.NewProject{}, required("name")
+		return project.NewProject{}, core.Required("name")
 	}
-	var f fields
+	var f core.Fields
 	if !project.KeyPattern.MatchString(*r.Key) {
-		f.add("key", "PATTERN", "field.PROJECT_KEY")
+		f.Add("key", "PATTERN", "field.PROJECT_KEY")
 	}
-	f.text("name", *r.Name, true, 255)
+	f.Text("name", *r.Name, true, 255)
 	if r.Description != nil {
-		f.text("description", *r.Description, false, 0)
+		f.Text("description", *r.Description, false, 0)
 	}
-	return project.NewProject{Key: *r.Key, Name: strings.TrimSpace(*r.Name), Description: r.Description}, f.err()
+	return project.NewProject{Key: *r.Key, Name: strings.TrimSpace(*r.Name), Description: r.Description}, f.Err()
 }
 
 func (s *Server) createProject(c *fiber.Ctx) error {
@@ -105,7 +106,7 @@ func (s *Server) createProject(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.projects().Create(c.UserContext(), auditActor(c), in)
+	a, err := s.projects().Create(c.UserContext(), core.AuditActor(c), in)
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func (s *Server) createProject(c *fiber.Ctx) error {
 }
 
 func (s *Server) listProjects(c *fiber.Ctx) error {
-	as, err := project.ListFor(c.UserContext(), s.db.Bun, principal(c).UserID)
+	as, err := project.ListFor(c.UserContext(), s.db.Bun, core.Principal(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -125,7 +126,7 @@ func (s *Server) listProjects(c *fiber.Ctx) error {
 }
 
 func (s *Server) getProject(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -138,20 +139,20 @@ func parseProjectOrganization(body []byte) (*uuid.UUID, error) {
 	var r struct {
 		OrgID json.RawMessage `json:"orgId"`
 	}
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return nil, err
 	}
 	if len(r.OrgID) == 0 {
-		return nil, required("orgId")
+		return nil, core.Required("orgId")
 	}
 	if string(r.OrgID) == "null" {
 		return nil, nil
 	}
 	var raw string
 	if err := json.Unmarshal(r.OrgID, &raw); err != nil {
-		return nil, badRequest("WRONG_TYPE", "field", "orgId")
+		return nil, core.BadRequest("WRONG_TYPE", "field", "orgId")
 	}
-	return optionalID("orgId", &raw)
+	return core.OptionalID("orgId", &raw)
 }
 
 func (s *Server) setProjectOrganization(c *fiber.Ctx) error {
@@ -163,7 +164,7 @@ func (s *Server) setProjectOrganization(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a, err = s.projects().SetOrganization(c.UserContext(), auditActor(c), principal(c), a, orgID)
+	a, err = s.projects().SetOrganization(c.UserContext(), core.AuditActor(c), core.Principal(c), a, orgID)
 	if err != nil {
 		return err
 	}

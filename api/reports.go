@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -67,9 +68,9 @@ type cycleTimeSprintResult struct {
 // reportSprintID reads the sprintId query parameter; absent is nil unless required.
 func reportSprintID(c *fiber.Ctx, mandatory bool) (*uuid.UUID, error) {
 	if mandatory && c.Query("sprintId") == "" {
-		return nil, required("sprintId")
+		return nil, core.Required("sprintId")
 	}
-	return queryID("sprintId", c.Query("sprintId"))
+	return core.QueryID("sprintId", c.Query("sprintId"))
 }
 
 // reportViewed runs a report and records REPORT_VIEWED in one transaction. The audit
@@ -77,7 +78,7 @@ func reportSprintID(c *fiber.Ctx, mandatory bool) (*uuid.UUID, error) {
 func (s *Server) reportViewed(c *fiber.Ctx, a *project.Access, name string, sprintID *uuid.UUID,
 	run func(ctx context.Context, db bun.IDB) error) error {
 	projectID := a.Project.ID
-	entry := auditActor(c).Entry(audit.ReportViewed, "PROJECT", projectID.String(), "")
+	entry := core.AuditActor(c).Entry(audit.ReportViewed, "PROJECT", projectID.String(), "")
 	entry.ProjectID = &projectID
 	details := map[string]any{"report": name, "projectKey": a.Project.Key, "sprintId": nil}
 	if sprintID != nil {
@@ -98,7 +99,7 @@ func (s *Server) reportViewed(c *fiber.Ctx, a *project.Access, name string, spri
 }
 
 func (s *Server) reportBurndown(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -122,7 +123,7 @@ func (s *Server) reportBurndown(c *fiber.Ctx) error {
 }
 
 func (s *Server) reportVelocity(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func (s *Server) reportVelocity(c *fiber.Ctx) error {
 
 // reportCycleTime answers per issue with sprintId, else per CLOSED sprint.
 func (s *Server) reportCycleTime(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}

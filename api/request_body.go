@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 	"io"
 	"net"
 	"net/http"
@@ -48,7 +49,7 @@ func (s *Server) bodyGuard(c *fiber.Ctx) error {
 	}
 	limit := s.cfg.BodyLimit
 	tooLarge := func() error {
-		return newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE", "limit", strconv.Itoa(limit))
+		return core.NewError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE", "limit", strconv.Itoa(limit))
 	}
 	req := c.Request()
 	switch n := req.Header.ContentLength(); {
@@ -57,14 +58,14 @@ func (s *Server) bodyGuard(c *fiber.Ctx) error {
 	case n >= 0:
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(body, buf); err != nil {
-			return badRequest("")
+			return core.BadRequest("")
 		}
 		body.err = io.EOF // read whole; SetBodyRaw releases the stream
 		req.SetBodyRaw(buf)
 	default: // chunked: the length is known once the body has been read
 		buf, err := io.ReadAll(io.LimitReader(body, int64(limit)+1))
 		if err != nil {
-			return badRequest("")
+			return core.BadRequest("")
 		}
 		if len(buf) > limit {
 			return tooLarge()

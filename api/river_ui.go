@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"github.com/taskweave/taskweave/api/core"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -111,7 +112,7 @@ func (s *Server) riverUIGate(c *fiber.Ctx) error {
 	page := !bearer && !riverUIIsAPI(c.Path()) && !mutating
 
 	if mutating && !s.opsSameOrigin(c) {
-		return forbidden("CROSS_SITE_REQUEST")
+		return core.Forbidden("CROSS_SITE_REQUEST")
 	}
 	p, err := s.riverUIPrincipal(c, bearer)
 	if err != nil {
@@ -121,16 +122,16 @@ func (s *Server) riverUIGate(c *fiber.Ctx) error {
 		if page {
 			return c.Redirect("/admin/ops/", fiber.StatusSeeOther)
 		}
-		return errUnauthorized
+		return core.ErrUnauthorized
 	}
-	var refused *Error
+	var refused *core.Error
 	switch {
 	case p.Method == auth.MethodAPIKey:
-		refused = forbidden("API_KEY_SCOPE")
+		refused = core.Forbidden("API_KEY_SCOPE")
 	case !p.IsAdmin():
-		refused = forbidden("ADMIN_ONLY")
+		refused = core.Forbidden("ADMIN_ONLY")
 	case mutating && p.Method == auth.MethodPAT && p.Scope == auth.ScopeReadOnly:
-		refused = forbidden("READ_ONLY_TOKEN")
+		refused = core.Forbidden("READ_ONLY_TOKEN")
 	}
 	if refused != nil {
 		if page {
@@ -142,7 +143,7 @@ func (s *Server) riverUIGate(c *fiber.Ctx) error {
 		}
 		return refused
 	}
-	c.Locals(principalKey, p)
+	c.Locals(core.PrincipalKey, p)
 	return c.Next()
 }
 
@@ -155,11 +156,11 @@ func (s *Server) riverUIPrincipal(c *fiber.Ctx, bearer bool) (*auth.Principal, e
 	}
 	h := c.Get(fiber.HeaderAuthorization)
 	if len(h) <= 7 || !strings.EqualFold(h[:7], "bearer ") {
-		return nil, errUnauthorized
+		return nil, core.ErrUnauthorized
 	}
 	p, err := s.authn.Authenticate(c.UserContext(), strings.TrimSpace(h[7:]))
 	if isUnauthenticated(err) {
-		return nil, errUnauthorized
+		return nil, core.ErrUnauthorized
 	}
 	return p, err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -40,13 +41,13 @@ func parseRiverUIJobIDs(body []byte) ([]int64, error) {
 	var req struct {
 		IDs *[]json.RawMessage `json:"ids"`
 	}
-	if err := decodeJSON(body, &req); err != nil {
+	if err := core.DecodeJSON(body, &req); err != nil {
 		return nil, err
 	}
 	if req.IDs == nil {
-		return nil, required("ids")
+		return nil, core.Required("ids")
 	}
-	invalid := badRequest("INVALID_JOB_IDS", "max", strconv.Itoa(queue.MaxBatch))
+	invalid := core.BadRequest("INVALID_JOB_IDS", "max", strconv.Itoa(queue.MaxBatch))
 	raw := *req.IDs
 	if len(raw) == 0 || len(raw) > queue.MaxBatch {
 		return nil, invalid

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 	"net/http"
 
 	"github.com/gofiber/contrib/websocket"
@@ -55,11 +56,11 @@ func (s *Server) stompRoutes(app *fiber.App) {
 	// context after the handshake, so edge's request deadline never cuts it.
 	handler := func(c *fiber.Ctx) error {
 		if !websocket.IsWebSocketUpgrade(c) {
-			return newError(http.StatusUpgradeRequired, "UPGRADE_REQUIRED", "WEBSOCKET_REQUIRED")
+			return core.NewError(http.StatusUpgradeRequired, "UPGRADE_REQUIRED", "WEBSOCKET_REQUIRED")
 		}
 		if err := upgrade(c); err != nil {
 			if errors.Is(err, fiber.ErrUpgradeRequired) {
-				return newError(http.StatusUpgradeRequired, "UPGRADE_REQUIRED", "WEBSOCKET_REQUIRED")
+				return core.NewError(http.StatusUpgradeRequired, "UPGRADE_REQUIRED", "WEBSOCKET_REQUIRED")
 			}
 			return err
 		}

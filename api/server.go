@@ -3,80 +3,24 @@
 package api
 
 import (
-	"database/sql"
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/riverqueue/river"
 
-	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/event"
-	"github.com/taskweave/taskweave/domain/sso"
-	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
 
-// Config is the part of the configuration the edge needs.
-type Config struct {
-	// TrustedProxies are addresses whose X-Forwarded-For is believed (rate limits, audit).
-	TrustedProxies []string
-	RequestTimeout time.Duration
-	BodyLimit      int
-	BaseURL        string
-	// AttachmentsDir is the root of the local attachment storage (TW_ATTACHMENTS_DIR).
-	AttachmentsDir string
-	// MaxUploadBytes is the per-file upload limit (TW_MAX_UPLOAD_BYTES); larger → 413.
-	MaxUploadBytes int64
-	// AttachmentDeleteGrace is how long a deleted attachment's file stays in storage
-	// (TW_ATTACHMENT_DELETE_GRACE): longer than a backup takes.
-	AttachmentDeleteGrace time.Duration
-	// MetricsOff leaves /metrics off the API's port: TW_METRICS_ADDR turned it off or
-	// gave it a listener of its own.
-	MetricsOff bool
-	// HeadTimeout bounds the reading of a request's line and headers, from the
-	// connection's accept or the request's first byte (default 30 s): a client that
-	// opens connections and trickles or withholds headers cannot hold them forever.
-	// Bodies have their own idle limit (bodyIdleTimeout), refreshed while bytes arrive,
-	// so a long upload is not cut. Upgraded (STOMP) connections drop both.
-	HeadTimeout time.Duration
-	// IdleTimeout closes a keep-alive connection with no next request (default 2 min).
-	IdleTimeout time.Duration
-	// MailboxAddresses are the shared desk mailbox's own addresses, lower case: no desk
-	// may be enabled with one (TW_MAIL_MAILBOX_ADDRESSES, TW_IMAP_USER).
-	MailboxAddresses []string
-}
+// Config is the part of the configuration the edge needs (core.Config).
+type Config = core.Config
 
-// Deps are the services the handlers call.
-type Deps struct {
-	Log      *slog.Logger
-	DB       *store.DB
-	Auth     *auth.Service
-	Authn    *auth.Authenticator
-	Limiter  *auth.Limiter
-	Registry *prometheus.Registry
-	// Bus turns domain events into jobs on the request's transaction.
-	Bus   *event.Bus
-	Audit *audit.Recorder
-	// River is the insert-only client on db.SQL; job operations (retry, cancel) use it.
-	River *river.Client[*sql.Tx]
-	// Webhook is the outgoing webhook configuration.
-	Webhook webhook.Config
-	// Ready reports whether the database answers and migrations are current.
-	Ready func(ctxTimeout time.Duration) error
-	// Attachments is where attachment files are kept.
-	Attachments attachment.Storage
-	// RiverUI is River UI's handler (NewRiverUI), mounted at /admin/river/; nil: not
-	// mounted.
-	RiverUI http.Handler
-	// SSO holds the SSO configs and runs the external login flows.
-	SSO *sso.Service
-}
+// Deps are the services the handlers call (core.Deps).
+type Deps = core.Deps
 
 // Server holds the Fiber app and what its handlers need.
 type Server struct {
@@ -94,7 +38,20 @@ type Server struct {
 	deps    Deps
 	stop    stopping
 	// failures logs 5xx answers, unavailable-database ones at a bounded rate.
-	failures *failureLog
+	failures *core.FailureLog
+	// env is what the areas' handlers share.
+	env *core.Env
+}
+
+// errorTables are every area's error table, consulted in this order after core.Table.
+func errorTables() []core.ErrorTable {
+	return []core.ErrorTable{{Mappings: projectErrors}, {Mappings: workflowErrors, Mappers: []core.Mapper{guardError}},
+		{Mappings: issueErrors}, {Mappings: webhookErrors}, {Mappings: integrationErrors}, {Mappings: auditErrors},
+		{Mappings: jobErrors}, {Mappings: sprintErrors, Mappers: []core.Mapper{sprintDateOrder}}, {Mappings: reportErrors},
+		{Mappings: commentErrors, Mappers: []core.Mapper{commentEmpty}},
+		{Mappings: attachmentErrors, Mappers: []core.Mapper{attachmentTooLarge}}, {Mappings: notificationErrors},
+		{Mappings: ssoErrors}, {Mappings: automationErrors, Mappers: []core.Mapper{automationInvalid}},
+		{Mappings: serviceDeskErrors}, {Mappings: customFieldErrors, Mappers: []core.Mapper{customFieldValueError}}}
 }
 
 // New builds the app with every route registered.
@@ -113,7 +70,8 @@ func New(cfg Config, d Deps) *Server {
 	}
 	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, authn: d.Authn, limiter: d.Limiter, cfg: cfg, deps: d, bus: d.Bus, audit: d.Audit,
 		metrics: newHTTPMetrics(d.Registry), boards: newBoardCache(boardCacheBudget), stop: newStopping(),
-		failures: newFailureLog(d.Log)}
+		failures: core.NewFailureLog(d.Log)}
+	s.env = &core.Env{Deps: d, Cfg: cfg, Errors: core.NewErrors(errorTables()...), UntilHardStop: s.untilHardStop}
 	fc := fiber.Config{
 		AppName:               "taskweave",
 		DisableStartupMessage: true,
@@ -121,7 +79,7 @@ func New(cfg Config, d Deps) *Server {
 		JSONEncoder:           json.Marshal,
 		JSONDecoder:           json.Unmarshal,
 		ErrorHandler: func(c *fiber.Ctx, err error) error {
-			writeError(c, s.failures, err)
+			s.env.Errors.Write(c, s.failures, err)
 			return nil
 		},
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"strconv"
 	"strings"
 
@@ -39,7 +40,7 @@ type serviceDeskResponse struct {
 
 func toServiceDeskResponse(d *store.ServiceDesk) serviceDeskResponse {
 	return serviceDeskResponse{ID: d.ID, ProjectID: d.ProjectID, EmailAddress: d.EmailAddress, Enabled: d.Enabled,
-		EmailAddressStatus: servicedesk.AddressStatus(d), EmailAddressVerifiedAt: instantPtr(d.EmailVerifiedAt)}
+		EmailAddressStatus: servicedesk.AddressStatus(d), EmailAddressVerifiedAt: core.InstantPtr(d.EmailVerifiedAt)}
 }
 
 // ticketReceipt is TicketReceipt: the public submission's reply; replyToken only for
@@ -54,7 +55,7 @@ type ticketReceipt struct {
 // ticketItem is TicketItem: IssueResponse plus the status name as `status`, where it
 // came from and its SLA state.
 type ticketItem struct {
-	issueResponse
+	core.IssueResponse
 	Status      string  `json:"status"`
 	SenderEmail *string `json:"senderEmail"`
 	Channel     string  `json:"channel"`
@@ -112,26 +113,26 @@ func (s *Server) ticketRateLimited(c *fiber.Ctx) error {
 }
 
 func (s *Server) enableServiceDesk(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
+	a, err := s.env.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
 	var body struct {
 		EmailAddress *string `json:"emailAddress"`
 	}
-	if err := decodeOptionalJSON(c.Body(), &body); err != nil {
+	if err := core.DecodeOptionalJSON(c.Body(), &body); err != nil {
 		return err
 	}
 	if body.EmailAddress != nil {
 		e := strings.TrimSpace(*body.EmailAddress)
-		var f fields
-		f.email("emailAddress", e)
-		if err := f.err(); err != nil {
+		var f core.Fields
+		f.Email("emailAddress", e)
+		if err := f.Err(); err != nil {
 			return err
 		}
 		body.EmailAddress = &e
 	}
-	d, err := s.serviceDesk().Enable(c.UserContext(), auditActor(c), deskProject(a), body.EmailAddress)
+	d, err := s.serviceDesk().Enable(c.UserContext(), core.AuditActor(c), deskProject(a), body.EmailAddress)
 	if err != nil {
 		return err
 	}
@@ -143,25 +144,25 @@ const maxCodeLength = 64
 
 // verifyDeskEmail proves the desk's pending address with the code mailed to it.
 func (s *Server) verifyDeskEmail(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
+	a, err := s.env.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
 	var body struct {
 		Code *string `json:"code"`
 	}
-	if err := decodeJSON(c.Body(), &body); err != nil {
+	if err := core.DecodeJSON(c.Body(), &body); err != nil {
 		return err
 	}
 	if body.Code == nil {
-		return required("code")
+		return core.Required("code")
 	}
-	var f fields
-	f.text("code", *body.Code, true, maxCodeLength)
-	if err := f.err(); err != nil {
+	var f core.Fields
+	f.Text("code", *body.Code, true, maxCodeLength)
+	if err := f.Err(); err != nil {
 		return err
 	}
-	d, err := s.serviceDesk().VerifyAddress(c.UserContext(), auditActor(c), deskProject(a), *body.Code)
+	d, err := s.serviceDesk().VerifyAddress(c.UserContext(), core.AuditActor(c), deskProject(a), *body.Code)
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func (s *Server) verifyDeskEmail(c *fiber.Ctx) error {
 
 // resendDeskEmail queues a new verification mail for the desk's pending address.
 func (s *Server) resendDeskEmail(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
+	a, err := s.env.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -186,19 +187,19 @@ func (s *Server) approveDeskEmail(c *fiber.Ctx) error {
 	var body struct {
 		EmailAddress *string `json:"emailAddress"`
 	}
-	if err := decodeJSON(c.Body(), &body); err != nil {
+	if err := core.DecodeJSON(c.Body(), &body); err != nil {
 		return err
 	}
 	if body.EmailAddress == nil {
-		return required("emailAddress")
+		return core.Required("emailAddress")
 	}
 	e := strings.TrimSpace(*body.EmailAddress)
-	var f fields
-	f.email("emailAddress", e)
-	if err := f.err(); err != nil {
+	var f core.Fields
+	f.Email("emailAddress", e)
+	if err := f.Err(); err != nil {
 		return err
 	}
-	d, err := s.serviceDesk().ApproveAddress(c.UserContext(), auditActor(c), c.Params("projectKey"), e)
+	d, err := s.serviceDesk().ApproveAddress(c.UserContext(), core.AuditActor(c), c.Params("projectKey"), e)
 	if err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ type pendingAddressResponse struct {
 
 // listPendingDeskEmails lists the desks' pending addresses for a system ADMIN.
 func (s *Server) listPendingDeskEmails(c *fiber.Ctx) error {
-	pr, err := parsePage(c, ticketListPageSize)
+	pr, err := core.ParsePage(c, ticketListPageSize)
 	if err != nil {
 		return err
 	}
@@ -228,13 +229,13 @@ func (s *Server) listPendingDeskEmails(c *fiber.Ctx) error {
 	out := make([]pendingAddressResponse, len(list))
 	for i, a := range list {
 		out[i] = pendingAddressResponse{DeskID: a.DeskID, ProjectID: a.ProjectID, ProjectKey: a.ProjectKey,
-			EmailAddress: a.Address, EmailAddressStatus: servicedesk.AddressPending, UpdatedAt: instant(a.UpdatedAt)}
+			EmailAddress: a.Address, EmailAddressStatus: servicedesk.AddressPending, UpdatedAt: core.Instant(a.UpdatedAt)}
 	}
 	return c.JSON(out)
 }
 
 func (s *Server) getServiceDesk(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -254,25 +255,25 @@ func parseTicket(body []byte) (servicedesk.NewTicket, error) {
 		Description *string `json:"description"`
 		SenderEmail *string `json:"senderEmail"`
 	}
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return servicedesk.NewTicket{}, err
 	}
 	if r.Title == nil {
-		return servicedesk.NewTicket{}, required("title")
+		return servicedesk.NewTicket{}, core.Required("title")
 	}
 	in := servicedesk.NewTicket{Title: strings.TrimSpace(*r.Title), Channel: servicedesk.ChannelWeb}
-	var f fields
-	f.text("title", in.Title, true, servicedesk.MaxTitle)
+	var f core.Fields
+	f.Text("title", in.Title, true, servicedesk.MaxTitle)
 	if r.Description != nil {
-		f.text("description", *r.Description, false, servicedesk.MaxDescription)
+		f.Text("description", *r.Description, false, servicedesk.MaxDescription)
 		in.Description = *r.Description
 	}
 	if r.SenderEmail != nil {
 		e := strings.TrimSpace(*r.SenderEmail)
-		f.email("senderEmail", e)
+		f.Email("senderEmail", e)
 		in.SenderEmail = &e
 	}
-	return in, f.err()
+	return in, f.Err()
 }
 
 // submitTicket is the PUBLIC ticket form; tickets counts WEB tickets.
@@ -282,7 +283,7 @@ func (s *Server) submitTicket(tickets *servicedesk.Metrics) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		m := meta(c)
+		m := core.Meta(c)
 		in.IP, in.UserAgent = m.IP, m.UserAgent
 		r, err := s.serviceDesk().Submit(c.UserContext(), c.Params("key"), in)
 		if err != nil {
@@ -295,11 +296,11 @@ func (s *Server) submitTicket(tickets *servicedesk.Metrics) fiber.Handler {
 }
 
 func (s *Server) listTickets(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	pr, err := parsePage(c, ticketListPageSize)
+	pr, err := core.ParsePage(c, ticketListPageSize)
 	if err != nil {
 		return err
 	}
@@ -309,16 +310,16 @@ func (s *Server) listTickets(c *fiber.Ctx) error {
 	}
 	out := make([]ticketItem, len(items))
 	for i, t := range items {
-		out[i] = ticketItem{issueResponse: toIssueResponse(t.View), Status: t.StatusName, SenderEmail: t.SenderEmail,
-			Channel: t.Channel, SLADueAt: instantPtr(t.SLADueAt), Breached: t.Breached}
+		out[i] = ticketItem{IssueResponse: core.ToIssueResponse(t.View), Status: t.StatusName, SenderEmail: t.SenderEmail,
+			Channel: t.Channel, SLADueAt: core.InstantPtr(t.SLADueAt), Breached: t.Breached}
 	}
 	return c.JSON(out)
 }
 
 // minutes checks a required whole number of minutes, 1 to servicedesk.MaxMinutes.
-func (f *fields) minutes(field string, v int) {
+func minutes(f *core.Fields, field string, v int) {
 	if v < 1 || v > servicedesk.MaxMinutes {
-		f.add(field, "RANGE", "field.RANGE", "min", "1", "max", strconv.Itoa(servicedesk.MaxMinutes))
+		f.Add(field, "RANGE", "field.RANGE", "min", "1", "max", strconv.Itoa(servicedesk.MaxMinutes))
 	}
 }
 
@@ -331,33 +332,33 @@ func parsePolicy(body []byte) (servicedesk.NewPolicy, error) {
 		ResponseMinutes   *int    `json:"responseMinutes"`
 		ResolutionMinutes *int    `json:"resolutionMinutes"`
 	}
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return servicedesk.NewPolicy{}, err
 	}
 	switch {
 	case r.Name == nil:
-		return servicedesk.NewPolicy{}, required("name")
+		return servicedesk.NewPolicy{}, core.Required("name")
 	case r.Priority == nil:
-		return servicedesk.NewPolicy{}, required("priority")
+		return servicedesk.NewPolicy{}, core.Required("priority")
 	case r.ResponseMinutes == nil:
-		return servicedesk.NewPolicy{}, required("responseMinutes")
+		return servicedesk.NewPolicy{}, core.Required("responseMinutes")
 	case r.ResolutionMinutes == nil:
-		return servicedesk.NewPolicy{}, required("resolutionMinutes")
+		return servicedesk.NewPolicy{}, core.Required("resolutionMinutes")
 	}
 	if !issue.Valid(issue.Priorities, *r.Priority) {
-		return servicedesk.NewPolicy{}, badRequest("INVALID_ENUM", "field", "priority", "values", strings.Join(issue.Priorities, ", "))
+		return servicedesk.NewPolicy{}, core.BadRequest("INVALID_ENUM", "field", "priority", "values", strings.Join(issue.Priorities, ", "))
 	}
 	in := servicedesk.NewPolicy{Name: strings.TrimSpace(*r.Name), Priority: *r.Priority,
 		ResponseMinutes: *r.ResponseMinutes, ResolutionMinutes: *r.ResolutionMinutes}
-	var f fields
-	f.text("name", in.Name, true, servicedesk.MaxPolicyName)
-	f.minutes("responseMinutes", in.ResponseMinutes)
-	f.minutes("resolutionMinutes", in.ResolutionMinutes)
-	return in, f.err()
+	var f core.Fields
+	f.Text("name", in.Name, true, servicedesk.MaxPolicyName)
+	minutes(&f, "responseMinutes", in.ResponseMinutes)
+	minutes(&f, "resolutionMinutes", in.ResolutionMinutes)
+	return in, f.Err()
 }
 
 func (s *Server) createSLAPolicy(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
+	a, err := s.env.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -365,7 +366,7 @@ func (s *Server) createSLAPolicy(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.serviceDesk().CreatePolicy(c.UserContext(), auditActor(c), deskProject(a), in)
+	p, err := s.serviceDesk().CreatePolicy(c.UserContext(), core.AuditActor(c), deskProject(a), in)
 	if err != nil {
 		return err
 	}
@@ -373,7 +374,7 @@ func (s *Server) createSLAPolicy(c *fiber.Ctx) error {
 }
 
 func (s *Server) listSLAPolicies(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -389,15 +390,15 @@ func (s *Server) listSLAPolicies(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteSLAPolicy(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
+	a, err := s.env.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.serviceDesk().DeletePolicy(c.UserContext(), auditActor(c), deskProject(a), id); err != nil {
+	if err := s.serviceDesk().DeletePolicy(c.UserContext(), core.AuditActor(c), deskProject(a), id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -411,35 +412,35 @@ func parseEscalationRule(body []byte) (servicedesk.NewRule, error) {
 		AssigneeID           *string  `json:"assigneeId"`
 		NotifyUserIDs        []string `json:"notifyUserIds"`
 	}
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return servicedesk.NewRule{}, err
 	}
 	if r.EscalateAfterMinutes == nil {
-		return servicedesk.NewRule{}, required("escalateAfterMinutes")
+		return servicedesk.NewRule{}, core.Required("escalateAfterMinutes")
 	}
 	in := servicedesk.NewRule{EscalateAfterMinutes: *r.EscalateAfterMinutes}
 	var err error
-	if in.AssigneeID, err = optionalID("assigneeId", r.AssigneeID); err != nil {
+	if in.AssigneeID, err = core.OptionalID("assigneeId", r.AssigneeID); err != nil {
 		return in, err
 	}
-	if in.NotifyUserIDs, err = parseIDs("notifyUserIds", r.NotifyUserIDs); err != nil {
+	if in.NotifyUserIDs, err = core.ParseIDs("notifyUserIds", r.NotifyUserIDs); err != nil {
 		return in, err
 	}
 	in.NotifyUserIDs = uniqueIDs(in.NotifyUserIDs)
-	var f fields
-	f.minutes("escalateAfterMinutes", in.EscalateAfterMinutes)
+	var f core.Fields
+	minutes(&f, "escalateAfterMinutes", in.EscalateAfterMinutes)
 	if len(in.NotifyUserIDs) > servicedesk.MaxNotifyUsers {
-		f.add("notifyUserIds", "SIZE", "field.TOO_MANY", "max", strconv.Itoa(servicedesk.MaxNotifyUsers))
+		f.Add("notifyUserIds", "SIZE", "field.TOO_MANY", "max", strconv.Itoa(servicedesk.MaxNotifyUsers))
 	}
-	return in, f.err()
+	return in, f.Err()
 }
 
 func (s *Server) createEscalationRule(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
+	a, err := s.env.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -447,7 +448,7 @@ func (s *Server) createEscalationRule(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	r, err := s.serviceDesk().AddEscalationRule(c.UserContext(), auditActor(c), deskProject(a), id, in)
+	r, err := s.serviceDesk().AddEscalationRule(c.UserContext(), core.AuditActor(c), deskProject(a), id, in)
 	if err != nil {
 		return err
 	}

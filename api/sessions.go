@@ -2,14 +2,15 @@ package api
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/taskweave/taskweave/api/core"
 )
 
 // signOutEverywhere ends every login session of the caller (POST
 // /me/sign-out-everywhere): their refresh tokens, the access tokens they issued, this
 // request's included, and their live STOMP sessions on every replica.
 func (s *Server) signOutEverywhere(c *fiber.Ctx) error {
-	p := principal(c)
-	if err := s.auth.SignOutEverywhere(c.UserContext(), p, p.UserID, meta(c)); err != nil {
+	p := core.Principal(c)
+	if err := s.auth.SignOutEverywhere(c.UserContext(), p, p.UserID, core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -18,11 +19,11 @@ func (s *Server) signOutEverywhere(c *fiber.Ctx) error {
 // signOutUser is a system ADMIN's "sign out everywhere" for a user (POST
 // /admin/users/{id}/sign-out).
 func (s *Server) signOutUser(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.auth.SignOutEverywhere(c.UserContext(), principal(c), id, meta(c)); err != nil {
+	if err := s.auth.SignOutEverywhere(c.UserContext(), core.Principal(c), id, core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"github.com/taskweave/taskweave/api/core"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -47,7 +48,7 @@ func (s *Server) closeWhileDraining(c *fiber.Ctx) {
 }
 
 // errShuttingDown answers a request cut off by the end of the shutdown's grace.
-var errShuttingDown = newError(http.StatusServiceUnavailable, "UNAVAILABLE", "SHUTTING_DOWN")
+var errShuttingDown = core.NewError(http.StatusServiceUnavailable, "UNAVAILABLE", "SHUTTING_DOWN")
 
 // hardStopWait bounds how long Shutdown waits, after the grace, for cancelled
 // requests to clean up (remove a partial upload, answer 503).

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/taskweave/taskweave/api/core"
 	"strings"
 	"time"
 
@@ -32,7 +33,7 @@ type sprintResponse struct {
 func toSprintResponse(sp *store.Sprint) sprintResponse {
 	return sprintResponse{ID: sp.ID, Name: sp.Name, Goal: sp.Goal, Status: sp.Status, StartDate: sprintDate(sp.StartDate),
 		EndDate: sprintDate(sp.EndDate), PlannedPoints: sp.PlannedPoints, CompletedPoints: sp.CompletedPoints,
-		ProjectID: sp.ProjectID, CreatedAt: instant(sp.CreatedAt)}
+		ProjectID: sp.ProjectID, CreatedAt: core.Instant(sp.CreatedAt)}
 }
 
 // sprintDate renders a plain date, null when empty.
@@ -63,31 +64,31 @@ type sprintRequest struct {
 // are trimmed. A request's own pair of dates must not end before it starts.
 func parseSprint(body []byte, create bool) (sprint.Change, error) {
 	var r sprintRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return sprint.Change{}, err
 	}
 	if create && r.Name == nil {
-		return sprint.Change{}, required("name")
+		return sprint.Change{}, core.Required("name")
 	}
-	var f fields
+	var f core.Fields
 	if r.Name != nil {
-		f.text("name", *r.Name, true, sprint.MaxName)
+		f.Text("name", *r.Name, true, sprint.MaxName)
 		name := strings.TrimSpace(*r.Name)
 		r.Name = &name
 	}
-	out := sprint.Change{Name: r.Name, Goal: r.Goal, StartDate: f.issueDate("startDate", r.StartDate),
-		EndDate: f.issueDate("endDate", r.EndDate)}
+	out := sprint.Change{Name: r.Name, Goal: r.Goal, StartDate: issueDate(&f, "startDate", r.StartDate),
+		EndDate: issueDate(&f, "endDate", r.EndDate)}
 	if out.StartDate != nil && out.EndDate != nil && out.EndDate.Before(*out.StartDate) {
-		f.add("endDate", "DATE_ORDER", "field.SPRINT_DATE_ORDER")
+		f.Add("endDate", "DATE_ORDER", "field.SPRINT_DATE_ORDER")
 	}
-	return out, f.err()
+	return out, f.Err()
 }
 
 // sprints is the sprint service over the server's database and event bus.
 func (s *Server) sprints() *sprint.Service { return sprint.NewService(s.db, s.bus) }
 
 func (s *Server) listSprints(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func (s *Server) listSprints(c *fiber.Ctx) error {
 }
 
 func (s *Server) createSprint(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
+	a, err := s.env.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func (s *Server) createSprint(c *fiber.Ctx) error {
 }
 
 func (s *Server) patchSprint(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "sprintId")
+	a, id, err := s.env.ProjectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func (s *Server) patchSprint(c *fiber.Ctx) error {
 }
 
 func (s *Server) startSprint(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "sprintId")
+	a, id, err := s.env.ProjectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func (s *Server) startSprint(c *fiber.Ctx) error {
 }
 
 func (s *Server) completeSprint(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "sprintId")
+	a, id, err := s.env.ProjectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}
@@ -163,7 +164,7 @@ func (s *Server) completeSprint(c *fiber.Ctx) error {
 func sprintIssueRef(c *fiber.Ctx) (issue.Ref, error) {
 	ref, ok := issue.ParseRef(c.Params("issueId"))
 	if !ok {
-		return ref, badRequest("INVALID_ISSUE_REF")
+		return ref, core.BadRequest("INVALID_ISSUE_REF")
 	}
 	return ref, nil
 }
@@ -178,7 +179,7 @@ func (s *Server) removeSprintIssue(c *fiber.Ctx) error {
 
 // sprintIssue runs one of the sprint membership changes and answers 204.
 func (s *Server) sprintIssue(c *fiber.Ctx, change func(*sprint.Service, context.Context, issue.Project, issue.Actor, uuid.UUID, issue.Ref) error) error {
-	a, id, err := s.projectItem(c, project.Member, "sprintId")
+	a, id, err := s.env.ProjectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"strconv"
 	"strings"
 
@@ -29,7 +30,7 @@ type ssoConfigResponse struct {
 func toSSOConfigResponse(c sso.Config) ssoConfigResponse {
 	return ssoConfigResponse{ID: c.ID.String(), Name: c.Name, IssuerURL: c.IssuerURL, ClientID: c.ClientID,
 		Enabled: c.Enabled, AutoProvision: c.AutoProvision, AllowedDomains: c.AllowedDomains, HasSecret: c.HasSecret,
-		CreatedAt: instant(c.CreatedAt), UpdatedAt: instant(c.UpdatedAt)}
+		CreatedAt: core.Instant(c.CreatedAt), UpdatedAt: core.Instant(c.UpdatedAt)}
 }
 
 // ssoPublicProvider is one login button: {id, name}.
@@ -57,42 +58,42 @@ type ssoConfigRequest struct {
 // (SSO_ISSUER_REJECTED).
 func parseSSOConfig(body []byte, create bool) (sso.ConfigChange, error) {
 	var r ssoConfigRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return sso.ConfigChange{}, err
 	}
 	if create {
 		switch {
 		case r.Name == nil:
-			return sso.ConfigChange{}, required("name")
+			return sso.ConfigChange{}, core.Required("name")
 		case r.IssuerURL == nil:
-			return sso.ConfigChange{}, required("issuerUrl")
+			return sso.ConfigChange{}, core.Required("issuerUrl")
 		case r.ClientID == nil:
-			return sso.ConfigChange{}, required("clientId")
+			return sso.ConfigChange{}, core.Required("clientId")
 		case r.ClientSecret == nil:
-			return sso.ConfigChange{}, required("clientSecret")
+			return sso.ConfigChange{}, core.Required("clientSecret")
 		}
 	}
-	var f fields
+	var f core.Fields
 	if r.Name != nil {
-		f.text("name", *r.Name, true, sso.MaxNameLength)
+		f.Text("name", *r.Name, true, sso.MaxNameLength)
 	}
 	if r.IssuerURL != nil {
 		u := strings.TrimSpace(*r.IssuerURL)
 		before := len(f)
-		f.text("issuerUrl", u, true, sso.MaxIssuerLength)
+		f.Text("issuerUrl", u, true, sso.MaxIssuerLength)
 		if len(f) == before && !sso.ValidIssuer(u) {
-			f.add("issuerUrl", "URL", "field.ISSUER_URL")
+			f.Add("issuerUrl", "URL", "field.ISSUER_URL")
 		}
 		r.IssuerURL = &u
 	}
 	if r.ClientID != nil {
-		f.text("clientId", *r.ClientID, true, sso.MaxClientIDLength)
+		f.Text("clientId", *r.ClientID, true, sso.MaxClientIDLength)
 	}
 	if r.ClientSecret != nil {
-		f.text("clientSecret", *r.ClientSecret, true, sso.MaxSecretLength)
+		f.Text("clientSecret", *r.ClientSecret, true, sso.MaxSecretLength)
 	}
 	domains := parseAllowedDomains(&f, r.AllowedDomains)
-	if err := f.err(); err != nil {
+	if err := f.Err(); err != nil {
 		return sso.ConfigChange{}, err
 	}
 	return sso.ConfigChange{Name: r.Name, IssuerURL: r.IssuerURL, ClientID: r.ClientID, ClientSecret: r.ClientSecret,
@@ -101,12 +102,12 @@ func parseSSOConfig(body []byte, create bool) (sso.ConfigChange, error) {
 
 // parseAllowedDomains normalizes allowedDomains (lower case, duplicates dropped); nil
 // stays nil (absent: unchanged on update, none on create).
-func parseAllowedDomains(f *fields, in []string) []string {
+func parseAllowedDomains(f *core.Fields, in []string) []string {
 	if in == nil {
 		return nil
 	}
 	if len(in) > sso.MaxAllowedDomains {
-		f.add("allowedDomains", "SIZE", "field.ALLOWED_DOMAINS_COUNT", "max", strconv.Itoa(sso.MaxAllowedDomains))
+		f.Add("allowedDomains", "SIZE", "field.ALLOWED_DOMAINS_COUNT", "max", strconv.Itoa(sso.MaxAllowedDomains))
 		return nil
 	}
 	out := make([]string, 0, len(in))
@@ -114,7 +115,7 @@ func parseAllowedDomains(f *fields, in []string) []string {
 	for _, d := range in {
 		n, ok := sso.NormalizeDomain(d)
 		if !ok {
-			f.add("allowedDomains", "DOMAIN", "field.EMAIL_DOMAIN")
+			f.Add("allowedDomains", "DOMAIN", "field.EMAIL_DOMAIN")
 			return nil
 		}
 		if !seen[n] {
@@ -150,7 +151,7 @@ func (s *Server) listSSOConfigs(c *fiber.Ctx) error {
 }
 
 func (s *Server) getSSOConfig(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func (s *Server) createSSOConfig(c *fiber.Ctx) error {
 }
 
 func (s *Server) updateSSOConfig(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -199,7 +200,7 @@ func (s *Server) updateSSOConfig(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteSSOConfig(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -223,13 +224,13 @@ type ssoLinkStartResponse struct {
 
 // listSSOLinks is GET /api/v1/me/sso.
 func (s *Server) listSSOLinks(c *fiber.Ctx) error {
-	links, err := s.deps.SSO.Links(c.UserContext(), principal(c).UserID)
+	links, err := s.deps.SSO.Links(c.UserContext(), core.Principal(c).UserID)
 	if err != nil {
 		return err
 	}
 	out := make([]ssoLinkResponse, 0, len(links))
 	for _, l := range links {
-		out = append(out, ssoLinkResponse{RegistrationID: l.Registration, Name: l.Name, LinkedAt: instant(l.LinkedAt)})
+		out = append(out, ssoLinkResponse{RegistrationID: l.Registration, Name: l.Name, LinkedAt: core.Instant(l.LinkedAt)})
 	}
 	return c.JSON(out)
 }
@@ -247,7 +248,7 @@ type ssoLinkRequest struct {
 func (s *Server) linkSSO(c *fiber.Ctx) error {
 	var r ssoLinkRequest
 	if len(c.Body()) > 0 {
-		if err := decodeJSON(c.Body(), &r); err != nil {
+		if err := core.DecodeJSON(c.Body(), &r); err != nil {
 			return err
 		}
 	}
@@ -255,7 +256,7 @@ func (s *Server) linkSSO(c *fiber.Ctx) error {
 	if r.CurrentPassword != nil {
 		current = *r.CurrentPassword
 	}
-	start, err := s.deps.SSO.BeginLink(c.UserContext(), *principal(c), c.Params("registrationId"), current)
+	start, err := s.deps.SSO.BeginLink(c.UserContext(), *core.Principal(c), c.Params("registrationId"), current)
 	if err != nil {
 		return err
 	}
@@ -266,7 +267,7 @@ func (s *Server) linkSSO(c *fiber.Ctx) error {
 
 // unlinkSSO is DELETE /api/v1/me/sso/{registrationId}.
 func (s *Server) unlinkSSO(c *fiber.Ctx) error {
-	if err := s.deps.SSO.Unlink(c.UserContext(), *principal(c), c.Params("registrationId"), meta(c)); err != nil {
+	if err := s.deps.SSO.Unlink(c.UserContext(), *core.Principal(c), c.Params("registrationId"), core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

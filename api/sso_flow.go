@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"net/url"
 	"strings"
 	"time"
@@ -41,7 +42,7 @@ func (s *Server) ssoCallback(c *fiber.Ctx) error {
 	cb := sso.Callback{Code: c.Query("code"), State: c.Query("state"), Error: c.Query("error"), Binding: c.Cookies(ssoStateCookie)}
 	c.Cookie(&fiber.Cookie{Name: ssoStateCookie, Value: "", Path: ssoCallbackPath, MaxAge: -1, Expires: time.Unix(0, 0),
 		HTTPOnly: true, Secure: s.httpsBase(), SameSite: fiber.CookieSameSiteLaxMode})
-	res, err := s.deps.SSO.Finish(c.UserContext(), c.Params("registrationId"), cb, meta(c))
+	res, err := s.deps.SSO.Finish(c.UserContext(), c.Params("registrationId"), cb, core.Meta(c))
 	if err != nil {
 		return s.ssoFailed(c, err)
 	}
@@ -83,13 +84,13 @@ type ssoExchangeRequest struct {
 // pair.
 func (s *Server) exchangeSSO(c *fiber.Ctx) error {
 	var r ssoExchangeRequest
-	if err := decodeJSON(c.Body(), &r); err != nil {
+	if err := core.DecodeJSON(c.Body(), &r); err != nil {
 		return err
 	}
 	if r.Code == nil {
-		return required("code")
+		return core.Required("code")
 	}
-	pair, err := s.deps.SSO.Exchange(c.UserContext(), *r.Code, meta(c))
+	pair, err := s.deps.SSO.Exchange(c.UserContext(), *r.Code, core.Meta(c))
 	if err != nil {
 		return err
 	}

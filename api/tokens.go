@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -26,7 +27,7 @@ type tokenCreatedResponse struct {
 
 func toTokenResponse(t *store.PersonalAccessToken) tokenResponse {
 	return tokenResponse{ID: t.ID.String(), Name: t.Name, TokenPrefix: t.TokenPrefix, Scope: t.Scope,
-		LastUsedAt: instantPtr(t.LastUsedAt), ExpiresAt: instantPtr(t.ExpiresAt), CreatedAt: instant(t.CreatedAt)}
+		LastUsedAt: core.InstantPtr(t.LastUsedAt), ExpiresAt: core.InstantPtr(t.ExpiresAt), CreatedAt: core.Instant(t.CreatedAt)}
 }
 
 type createTokenRequest struct {
@@ -37,29 +38,29 @@ type createTokenRequest struct {
 
 func parseCreateToken(body []byte, now time.Time) (auth.NewToken, error) {
 	var r createTokenRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return auth.NewToken{}, err
 	}
 	if r.Name == nil {
-		return auth.NewToken{}, required("name")
+		return auth.NewToken{}, core.Required("name")
 	}
 	scope := auth.ScopeReadWrite
 	if r.Scope != nil {
 		if *r.Scope != auth.ScopeReadOnly && *r.Scope != auth.ScopeReadWrite {
-			return auth.NewToken{}, badRequest("", "field", "scope")
+			return auth.NewToken{}, core.BadRequest("", "field", "scope")
 		}
 		scope = *r.Scope
 	}
-	var f fields
-	f.text("name", *r.Name, true, 255)
+	var f core.Fields
+	f.Text("name", *r.Name, true, 255)
 	if r.ExpiresAt != nil && !r.ExpiresAt.After(now) {
-		f.add("expiresAt", "PAST", "field.PAST")
+		f.Add("expiresAt", "PAST", "field.PAST")
 	}
-	return auth.NewToken{Name: *r.Name, Scope: scope, ExpiresAt: r.ExpiresAt}, f.err()
+	return auth.NewToken{Name: *r.Name, Scope: scope, ExpiresAt: r.ExpiresAt}, f.Err()
 }
 
 func (s *Server) listTokens(c *fiber.Ctx) error {
-	ts, err := s.auth.ListPATs(c.UserContext(), principal(c))
+	ts, err := s.auth.ListPATs(c.UserContext(), core.Principal(c))
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func (s *Server) createToken(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	t, plain, err := s.auth.CreatePAT(c.UserContext(), principal(c), in, meta(c))
+	t, plain, err := s.auth.CreatePAT(c.UserContext(), core.Principal(c), in, core.Meta(c))
 	if err != nil {
 		return err
 	}
@@ -83,11 +84,11 @@ func (s *Server) createToken(c *fiber.Ctx) error {
 }
 
 func (s *Server) revokeToken(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "id")
+	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.auth.RevokePAT(c.UserContext(), principal(c), id, meta(c)); err != nil {
+	if err := s.auth.RevokePAT(c.UserContext(), core.Principal(c), id, core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/user"
 )
@@ -14,7 +15,7 @@ type userSearchResult struct {
 }
 
 func (s *Server) searchUsers(c *fiber.Ctx) error {
-	us, err := user.Search(c.UserContext(), s.db.Bun, principal(c), c.Query("q"))
+	us, err := user.Search(c.UserContext(), s.db.Bun, core.Principal(c), c.Query("q"))
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/domain/version"
@@ -15,23 +16,23 @@ type versionRequest struct {
 // parseVersion decodes {name}: required, not blank, at most 50 characters.
 func parseVersion(body []byte) (string, error) {
 	var r versionRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return "", err
 	}
 	if r.Name == nil {
-		return "", required("name")
+		return "", core.Required("name")
 	}
-	var f fields
-	f.issueText("name", r.Name, true, version.MaxName)
-	return *r.Name, f.err()
+	var f core.Fields
+	issueText(&f, "name", r.Name, true, version.MaxName)
+	return *r.Name, f.Err()
 }
 
-func toVersionResponse(v *store.Version) versionResponse {
-	return versionResponse{ID: v.ID, Name: v.Name}
+func toVersionResponse(v *store.Version) core.VersionResponse {
+	return core.VersionResponse{ID: v.ID, Name: v.Name}
 }
 
 func (s *Server) listVersions(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -39,7 +40,7 @@ func (s *Server) listVersions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]versionResponse, len(vs))
+	out := make([]core.VersionResponse, len(vs))
 	for i := range vs {
 		out[i] = toVersionResponse(&vs[i])
 	}
@@ -47,7 +48,7 @@ func (s *Server) listVersions(c *fiber.Ctx) error {
 }
 
 func (s *Server) createVersion(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Member)
+	a, err := s.env.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func (s *Server) createVersion(c *fiber.Ctx) error {
 }
 
 func (s *Server) renameVersion(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "id")
+	a, id, err := s.env.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func (s *Server) renameVersion(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteVersion(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Member, "id")
+	a, id, err := s.env.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}

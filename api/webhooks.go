@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/taskweave/taskweave/api/core"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -34,7 +35,7 @@ func toWebhookResponse(w *store.Webhook) webhookResponse {
 		events = []string{}
 	}
 	return webhookResponse{ID: w.ID.String(), ProjectID: w.ProjectID.String(), URL: w.URL, Events: events,
-		Enabled: w.Enabled, CreatedAt: instant(w.CreatedAt), UpdatedAt: instant(w.UpdatedAt)}
+		Enabled: w.Enabled, CreatedAt: core.Instant(w.CreatedAt), UpdatedAt: core.Instant(w.UpdatedAt)}
 }
 
 // webhookRequest is the create and update body; on update every member is optional.
@@ -51,38 +52,38 @@ type webhookRequest struct {
 // address are the domain's check (WEBHOOK_URL_REJECTED). Repeated events count once.
 func parseWebhook(body []byte, create bool) (webhookRequest, error) {
 	var r webhookRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return r, err
 	}
 	if create {
 		switch {
 		case r.URL == nil:
-			return r, required("url")
+			return r, core.Required("url")
 		case r.Events == nil:
-			return r, required("events")
+			return r, core.Required("events")
 		}
 	}
 	for _, e := range r.Events {
 		if !webhook.ValidEvent(e) {
-			return r, badRequest("UNKNOWN_EVENT", "event", e, "values", strings.Join(webhook.EventTypes, ", "))
+			return r, core.BadRequest("UNKNOWN_EVENT", "event", e, "values", strings.Join(webhook.EventTypes, ", "))
 		}
 	}
-	var f fields
+	var f core.Fields
 	if r.URL != nil {
 		u := strings.TrimSpace(*r.URL)
-		f.text("url", u, true, webhook.MaxURLLength)
+		f.Text("url", u, true, webhook.MaxURLLength)
 		r.URL = &u
 	}
 	if r.Events != nil {
 		if len(r.Events) == 0 {
-			f.add("events", "SIZE", "field.WEBHOOK_EVENTS")
+			f.Add("events", "SIZE", "field.WEBHOOK_EVENTS")
 		}
 		r.Events = uniqueStrings(r.Events)
 	}
 	if r.Secret != nil {
-		f.text("secret", *r.Secret, false, webhook.MaxSecretLength)
+		f.Text("secret", *r.Secret, false, webhook.MaxSecretLength)
 	}
-	return r, f.err()
+	return r, f.Err()
 }
 
 // uniqueStrings keeps the first occurrence of each value, in order.
@@ -108,7 +109,7 @@ func webhookProject(a *project.Access) webhook.Project {
 }
 
 func (s *Server) listWebhooks(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -124,7 +125,7 @@ func (s *Server) listWebhooks(c *fiber.Ctx) error {
 }
 
 func (s *Server) createWebhook(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Admin)
+	a, err := s.env.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (s *Server) createWebhook(c *fiber.Ctx) error {
 	if r.Enabled != nil {
 		in.Enabled = *r.Enabled
 	}
-	w, err := s.webhooks().Create(c.UserContext(), auditActor(c), webhookProject(a), in)
+	w, err := s.webhooks().Create(c.UserContext(), core.AuditActor(c), webhookProject(a), in)
 	if err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ func (s *Server) createWebhook(c *fiber.Ctx) error {
 }
 
 func (s *Server) updateWebhook(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Admin, "webhookId")
+	a, id, err := s.env.ProjectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}
@@ -163,11 +164,11 @@ func (s *Server) updateWebhook(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteWebhook(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Admin, "webhookId")
+	a, id, err := s.env.ProjectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}
-	if err := s.webhooks().Delete(c.UserContext(), auditActor(c), webhookProject(a), id); err != nil {
+	if err := s.webhooks().Delete(c.UserContext(), core.AuditActor(c), webhookProject(a), id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

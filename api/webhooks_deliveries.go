@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/store"
@@ -30,16 +31,16 @@ type webhookDeliveryResponse struct {
 func toWebhookDeliveryResponse(d *store.WebhookDelivery) webhookDeliveryResponse {
 	return webhookDeliveryResponse{ID: d.ID.String(), WebhookID: d.WebhookID.String(), EventType: d.EventType,
 		Payload: d.Payload, ResponseStatus: d.ResponseStatus, ResponseBody: d.ResponseBody, AttemptCount: d.AttemptCount,
-		DeliveredAt: instantPtr(d.DeliveredAt), CreatedAt: instant(d.CreatedAt), NextRetryAt: instantPtr(d.NextRetryAt),
+		DeliveredAt: core.InstantPtr(d.DeliveredAt), CreatedAt: core.Instant(d.CreatedAt), NextRetryAt: core.InstantPtr(d.NextRetryAt),
 		LastError: d.LastError}
 }
 
 func (s *Server) listWebhookDeliveries(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Viewer, "webhookId")
+	a, id, err := s.env.ProjectItem(c, project.Viewer, "webhookId")
 	if err != nil {
 		return err
 	}
-	pr, err := parsePage(c, webhookDeliveryPageSize)
+	pr, err := core.ParsePage(c, webhookDeliveryPageSize)
 	if err != nil {
 		return err
 	}
@@ -55,13 +56,13 @@ func (s *Server) listWebhookDeliveries(c *fiber.Ctx) error {
 }
 
 func (s *Server) pingWebhook(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Admin, "webhookId")
+	a, id, err := s.env.ProjectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}
 	// The body is optional and has no members; a malformed one is still refused.
 	var none struct{}
-	if err := decodeOptionalJSON(c.Body(), &none); err != nil {
+	if err := core.DecodeOptionalJSON(c.Body(), &none); err != nil {
 		return err
 	}
 	d, err := s.webhooks().Ping(c.UserContext(), webhookProject(a), id)
@@ -72,11 +73,11 @@ func (s *Server) pingWebhook(c *fiber.Ctx) error {
 }
 
 func (s *Server) redeliverWebhook(c *fiber.Ctx) error {
-	a, id, err := s.projectItem(c, project.Admin, "webhookId")
+	a, id, err := s.env.ProjectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}
-	deliveryID, err := pathUUID(c, "deliveryId")
+	deliveryID, err := core.PathUUID(c, "deliveryId")
 	if err != nil {
 		return err
 	}

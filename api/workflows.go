@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/core"
 	"math"
 	"strconv"
 	"strings"
@@ -97,7 +98,7 @@ func toWorkflowJSON(wf *workflow.Workflow) workflowJSON {
 // assigned workflow, the one every /workflow call reads and edits; a project without
 // one is 404 WORKFLOW_NOT_FOUND.
 func (s *Server) projectWorkflow(c *fiber.Ctx, min project.Role) (uuid.UUID, error) {
-	a, err := s.projectAccess(c, min)
+	a, err := s.env.ProjectAccess(c, min)
 	if err != nil {
 		return uuid.Nil, err
 	}
@@ -113,14 +114,14 @@ func (s *Server) workflowItem(c *fiber.Ctx, param string) (wfID, id uuid.UUID, e
 	if wfID, err = s.projectWorkflow(c, project.Admin); err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	if id, err = pathUUID(c, param); err != nil {
+	if id, err = core.PathUUID(c, param); err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
 	return wfID, id, nil
 }
 
 func (s *Server) listWorkflows(c *fiber.Ctx) error {
-	a, err := s.projectAccess(c, project.Viewer)
+	a, err := s.env.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -160,30 +161,30 @@ type workflowStatusRequest struct {
 // stored trimmed.
 func (r *workflowStatusRequest) check() error {
 	if r.Category != nil && !workflow.IsCategory(*r.Category) {
-		return badRequest("INVALID_STATUS_CATEGORY")
+		return core.BadRequest("INVALID_STATUS_CATEGORY")
 	}
-	var f fields
+	var f core.Fields
 	if r.Name != nil {
 		name := strings.TrimSpace(*r.Name)
-		f.text("name", name, true, 100)
+		f.Text("name", name, true, 100)
 		r.Name = &name
 	}
 	if r.Color != nil && !workflow.IsColor(*r.Color) {
-		f.add("color", "PATTERN", "field.STATUS_COLOR")
+		f.Add("color", "PATTERN", "field.STATUS_COLOR")
 	}
-	return f.err()
+	return f.Err()
 }
 
 func parseNewWorkflowStatus(body []byte) (workflow.NewStatus, error) {
 	var r workflowStatusRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return workflow.NewStatus{}, err
 	}
 	if r.Name == nil {
-		return workflow.NewStatus{}, required("name")
+		return workflow.NewStatus{}, core.Required("name")
 	}
 	if r.Category == nil {
-		return workflow.NewStatus{}, required("category")
+		return workflow.NewStatus{}, core.Required("category")
 	}
 	if err := r.check(); err != nil {
 		return workflow.NewStatus{}, err
@@ -197,7 +198,7 @@ func parseNewWorkflowStatus(body []byte) (workflow.NewStatus, error) {
 
 func parseWorkflowStatusChange(body []byte) (workflow.StatusChange, error) {
 	var r workflowStatusRequest
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return workflow.StatusChange{}, err
 	}
 	if err := r.check(); err != nil {
@@ -258,17 +259,17 @@ func parseWorkflowTransition(body []byte) (from *uuid.UUID, to uuid.UUID, err er
 		FromStatusID *string `json:"fromStatusId"`
 		ToStatusID   *string `json:"toStatusId"`
 	}
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return nil, uuid.Nil, err
 	}
 	if r.ToStatusID == nil {
-		return nil, uuid.Nil, required("toStatusId")
+		return nil, uuid.Nil, core.Required("toStatusId")
 	}
-	if to, err = parseID("toStatusId", *r.ToStatusID); err != nil {
+	if to, err = core.ParseID("toStatusId", *r.ToStatusID); err != nil {
 		return nil, uuid.Nil, err
 	}
 	if r.FromStatusID != nil {
-		id, err := parseID("fromStatusId", *r.FromStatusID)
+		id, err := core.ParseID("fromStatusId", *r.FromStatusID)
 		if err != nil {
 			return nil, uuid.Nil, err
 		}
@@ -317,46 +318,46 @@ func parseWorkflowGuards(body []byte) ([]workflow.Guard, error) {
 	var r struct {
 		Guards *[]workflowGuardInput `json:"guards"`
 	}
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return nil, err
 	}
 	if r.Guards == nil {
-		return nil, required("guards")
+		return nil, core.Required("guards")
 	}
 	out := make([]workflow.Guard, 0, len(*r.Guards))
-	var f fields
+	var f core.Fields
 	for i, in := range *r.Guards {
 		at := "guards[" + strconv.Itoa(i) + "]."
 		if in.Type == nil {
-			return nil, required(at + "type")
+			return nil, core.Required(at + "type")
 		}
 		g := workflow.Guard{Type: *in.Type}
 		switch g.Type {
 		case workflow.GuardRequiredField:
 			if in.Field == nil {
-				return nil, required(at + "field")
+				return nil, core.Required(at + "field")
 			}
 			g.Field = *in.Field
 			if !workflow.IsGuardField(g.Field) {
-				f.add(at+"field", "ENUM", "field.GUARD_FIELD", "value", g.Field, "values", strings.Join(workflow.GuardFields, ", "))
+				f.Add(at+"field", "ENUM", "field.GUARD_FIELD", "value", g.Field, "values", strings.Join(workflow.GuardFields, ", "))
 			}
 		case workflow.GuardRoleRestriction:
 			if in.Roles == nil {
-				return nil, required(at + "roles")
+				return nil, core.Required(at + "roles")
 			}
 			g.Roles = make([]string, 0, len(*in.Roles))
 			for _, role := range *in.Roles {
 				if !workflow.IsGuardRole(role) {
-					return nil, badRequest("UNKNOWN_GUARD_ROLE", "role", role)
+					return nil, core.BadRequest("UNKNOWN_GUARD_ROLE", "role", role)
 				}
 				g.Roles = append(g.Roles, role)
 			}
 		default:
-			return nil, badRequest("UNKNOWN_GUARD_TYPE", "type", g.Type)
+			return nil, core.BadRequest("UNKNOWN_GUARD_TYPE", "type", g.Type)
 		}
 		out = append(out, g)
 	}
-	return out, f.err()
+	return out, f.Err()
 }
 
 func (s *Server) putWorkflowGuards(c *fiber.Ctx) error {
@@ -389,20 +390,20 @@ func parseWorkflowLayout(body []byte) ([]workflow.Position, error) {
 	var r struct {
 		Positions *[]workflowPositionInput `json:"positions"`
 	}
-	if err := decodeJSON(body, &r); err != nil {
+	if err := core.DecodeJSON(body, &r); err != nil {
 		return nil, err
 	}
 	if r.Positions == nil {
-		return nil, required("positions")
+		return nil, core.Required("positions")
 	}
 	out := make([]workflow.Position, 0, len(*r.Positions))
-	var f fields
+	var f core.Fields
 	coordinate := func(field string, v *int64) int {
 		if v == nil {
 			return 0
 		}
 		if *v < math.MinInt32 || *v > math.MaxInt32 {
-			f.add(field, "RANGE", "field.LAYOUT_COORDINATE",
+			f.Add(field, "RANGE", "field.LAYOUT_COORDINATE",
 				"min", strconv.Itoa(math.MinInt32), "max", strconv.Itoa(math.MaxInt32))
 			return 0
 		}
@@ -411,15 +412,15 @@ func parseWorkflowLayout(body []byte) ([]workflow.Position, error) {
 	for i, in := range *r.Positions {
 		at := "positions[" + strconv.Itoa(i) + "]."
 		if in.StatusID == nil {
-			return nil, required(at + "statusId")
+			return nil, core.Required(at + "statusId")
 		}
-		id, err := parseID(at+"statusId", *in.StatusID)
+		id, err := core.ParseID(at+"statusId", *in.StatusID)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, workflow.Position{StatusID: id, X: coordinate(at+"x", in.X), Y: coordinate(at+"y", in.Y)})
 	}
-	return out, f.err()
+	return out, f.Err()
 }
 
 func (s *Server) putWorkflowLayout(c *fiber.Ctx) error {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/taskweave/taskweave/api/core"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -21,7 +22,7 @@ func renderWorkflowError(t *testing.T, err error, acceptLanguage string) (int, m
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	app := fiber.New(fiber.Config{ErrorHandler: func(c *fiber.Ctx, err error) error {
-		writeError(c, newFailureLog(log), err)
+		core.NewErrors(errorTables()...).Write(c, core.NewFailureLog(log), err)
 		return nil
 	}})
 	app.Get("/", func(*fiber.Ctx) error { return err })

@@ -1,4 +1,4 @@
-package api
+package core
 
 import (
 	"bytes"
@@ -18,19 +18,19 @@ import (
 func TestUnavailableFailuresLoggedAtABoundedRate(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	f := newFailureLog(slog.New(slog.NewJSONHandler(&buf, nil)))
+	f := NewFailureLog(slog.New(slog.NewJSONHandler(&buf, nil)))
 	refused := &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}
 	for range 1000 {
-		f.failed(context.Background(), "GET", "/api/v1/projects", 503, refused)
+		f.Failed(context.Background(), "GET", "/api/v1/projects", 503, refused)
 	}
 	require.Equal(t, 1, strings.Count(buf.String(), "database unavailable"), "one line for the burst")
 	f.last = f.last.Add(-unavailableLogEvery) // the next window
-	f.failed(context.Background(), "GET", "/api/v1/projects", 503, refused)
+	f.Failed(context.Background(), "GET", "/api/v1/projects", 503, refused)
 	require.Equal(t, 2, strings.Count(buf.String(), "database unavailable"))
 	require.Contains(t, buf.String(), `"more_since_last_line":999`)
 
 	for range 3 {
-		f.failed(context.Background(), "GET", "/x", 500, errors.New("a bug"))
+		f.Failed(context.Background(), "GET", "/x", 500, errors.New("a bug"))
 	}
 	require.Equal(t, 3, strings.Count(buf.String(), `"msg":"request failed"`), "other failures are each logged")
 }

@@ -1,4 +1,4 @@
-package api
+package core
 
 import (
 	"bytes"
@@ -16,27 +16,27 @@ import (
 
 // decodeJSON reads a JSON object into dst. Malformed JSON, anything but an object, and a
 // member of the wrong type are BAD_REQUEST; unknown members are ignored.
-func decodeJSON(body []byte, dst any) error {
+func DecodeJSON(body []byte, dst any) error {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return badRequest("MALFORMED_JSON")
+		return BadRequest("MALFORMED_JSON")
 	}
 	if err := json.Unmarshal(trimmed, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return badRequest("WRONG_TYPE", "field", te.Field)
+			return BadRequest("WRONG_TYPE", "field", te.Field)
 		}
-		return badRequest("MALFORMED_JSON")
+		return BadRequest("MALFORMED_JSON")
 	}
 	// Postgres text cannot hold NUL: refuse it here, naming the member, rather than fail
 	// in SQL. Only bodies that spell the escape pay for the second decode.
 	if bytes.Contains(trimmed, []byte(`\u0000`)) {
 		var generic any
 		if err := json.Unmarshal(trimmed, &generic); err == nil {
-			var f fields
+			var f Fields
 			findNUL(generic, "", &f)
 			if len(f) > 0 {
-				e := f.err().(*Error)
+				e := f.Err().(*Error)
 				e.Reason = "NUL_CHARACTER"
 				return e
 			}
@@ -46,16 +46,16 @@ func decodeJSON(body []byte, dst any) error {
 }
 
 // findNUL records every string (or object key) holding a NUL character, by member path.
-func findNUL(v any, path string, f *fields) {
+func findNUL(v any, path string, f *Fields) {
 	switch x := v.(type) {
 	case string:
 		if strings.ContainsRune(x, 0) {
-			f.add(strings.TrimPrefix(path, "."), "NUL", "field.NUL")
+			f.Add(strings.TrimPrefix(path, "."), "NUL", "field.NUL")
 		}
 	case map[string]any:
 		for k, e := range x {
 			if strings.ContainsRune(k, 0) {
-				f.add(strings.TrimPrefix(path, "."), "NUL", "field.NUL")
+				f.Add(strings.TrimPrefix(path, "."), "NUL", "field.NUL")
 				continue
 			}
 			findNUL(e, path+"."+k, f)
@@ -68,73 +68,73 @@ func findNUL(v any, path string, f *fields) {
 }
 
 // decodeOptionalJSON accepts an empty body as "{}" for calls whose body is optional.
-func decodeOptionalJSON(body []byte, dst any) error {
+func DecodeOptionalJSON(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	return decodeJSON(body, dst)
+	return DecodeJSON(body, dst)
 }
 
 // required is the BAD_REQUEST for an absent (or null) required member.
-func required(field string) error { return badRequest("MISSING_FIELD", "field", field) }
+func Required(field string) error { return BadRequest("MISSING_FIELD", "field", field) }
 
 // fields collects constraint failures of present members into one VALIDATION_ERROR.
-type fields []FieldError
+type Fields []FieldError
 
-func (f *fields) add(field, code, key string, args ...string) {
+func (f *Fields) Add(field, code, key string, args ...string) {
 	*f = append(*f, FieldError{Field: field, Code: code, Key: key, Args: args})
 }
 
 // text checks a present string: not blank (when notBlank) and at most max characters
 // (max 0: no limit). NUL characters were already refused by decodeJSON.
-func (f *fields) text(field, v string, notBlank bool, max int) {
+func (f *Fields) Text(field, v string, notBlank bool, max int) {
 	switch {
 	case notBlank && strings.TrimSpace(v) == "":
-		f.add(field, "BLANK", "field.BLANK")
+		f.Add(field, "BLANK", "field.BLANK")
 	case max > 0 && utf8.RuneCountInString(v) > max:
-		f.add(field, "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(max))
+		f.Add(field, "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(max))
 	}
 }
 
 // link checks a present, non-empty link: an absolute http or https URL (weblink.Valid).
-func (f *fields) link(field, v string) {
+func (f *Fields) Link(field, v string) {
 	if !weblink.Valid(v) {
-		f.add(field, "URL", "field.HTTP_URL")
+		f.Add(field, "URL", "field.HTTP_URL")
 	}
 }
 
-func (f *fields) email(field, v string) {
+func (f *Fields) Email(field, v string) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		f.add(field, "BLANK", "field.BLANK")
+		f.Add(field, "BLANK", "field.BLANK")
 		return
 	}
 	if utf8.RuneCountInString(v) > 255 {
-		f.add(field, "LENGTH", "field.TOO_LONG", "max", "255")
+		f.Add(field, "LENGTH", "field.TOO_LONG", "max", "255")
 		return
 	}
 	a, err := mail.ParseAddress(v)
 	at := strings.LastIndexByte(v, '@')
 	if err != nil || a.Address != v || at < 1 || at == len(v)-1 {
-		f.add(field, "EMAIL", "field.EMAIL")
+		f.Add(field, "EMAIL", "field.EMAIL")
 	}
 }
 
 // password checks the register and password-change rule: 8–128 characters, not all
 // whitespace.
-func (f *fields) password(field, v string) {
+func (f *Fields) Password(field, v string) {
 	n := utf8.RuneCountInString(v)
 	switch {
 	case strings.TrimFunc(v, unicode.IsSpace) == "":
-		f.add(field, "WHITESPACE", "field.WHITESPACE")
+		f.Add(field, "WHITESPACE", "field.WHITESPACE")
 	case n < 8:
-		f.add(field, "LENGTH", "field.TOO_SHORT", "min", "8")
+		f.Add(field, "LENGTH", "field.TOO_SHORT", "min", "8")
 	case n > 128:
-		f.add(field, "LENGTH", "field.TOO_LONG", "max", "128")
+		f.Add(field, "LENGTH", "field.TOO_LONG", "max", "128")
 	}
 }
 
-func (f fields) err() error {
+func (f Fields) Err() error {
 	if len(f) == 0 {
 		return nil
 	}
@@ -142,12 +142,12 @@ func (f fields) err() error {
 }
 
 // instant formats a timestamp as RFC 3339 UTC with Z.
-func instant(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+func Instant(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func instantPtr(t *time.Time) *string {
+func InstantPtr(t *time.Time) *string {
 	if t == nil {
 		return nil
 	}
-	s := instant(*t)
+	s := Instant(*t)
 	return &s
 }

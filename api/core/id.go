@@ -1,4 +1,4 @@
-package api
+package core
 
 import (
 	"github.com/gofiber/fiber/v2"
@@ -10,25 +10,25 @@ import (
 // takes 32 bare hex digits, braces and a urn:uuid: prefix; every id goes through here so
 // an id is valid or not whatever part of the request carries it. A malformed one is
 // BAD_REQUEST INVALID_UUID naming field.
-func parseID(field, s string) (uuid.UUID, error) {
+func ParseID(field, s string) (uuid.UUID, error) {
 	if len(s) == 36 {
 		if id, err := uuid.Parse(s); err == nil {
 			return id, nil
 		}
 	}
-	return uuid.Nil, badRequest("INVALID_UUID", "field", field)
+	return uuid.Nil, BadRequest("INVALID_UUID", "field", field)
 }
 
 // pathUUID parses the id path parameter name.
-func pathUUID(c *fiber.Ctx, name string) (uuid.UUID, error) { return parseID(name, c.Params(name)) }
+func PathUUID(c *fiber.Ctx, name string) (uuid.UUID, error) { return ParseID(name, c.Params(name)) }
 
 // queryID parses the value v of the optional id query parameter name; absent (empty)
 // is nil.
-func queryID(name, v string) (*uuid.UUID, error) {
+func QueryID(name, v string) (*uuid.UUID, error) {
 	if v == "" {
 		return nil, nil
 	}
-	id, err := parseID(name, v)
+	id, err := ParseID(name, v)
 	if err != nil {
 		return nil, err
 	}
@@ -36,11 +36,11 @@ func queryID(name, v string) (*uuid.UUID, error) {
 }
 
 // optionalID parses an optional id body member; absent (or null) is nil.
-func optionalID(field string, s *string) (*uuid.UUID, error) {
+func OptionalID(field string, s *string) (*uuid.UUID, error) {
 	if s == nil {
 		return nil, nil
 	}
-	id, err := parseID(field, *s)
+	id, err := ParseID(field, *s)
 	if err != nil {
 		return nil, err
 	}
@@ -48,10 +48,10 @@ func optionalID(field string, s *string) (*uuid.UUID, error) {
 }
 
 // parseIDs parses a list of ids sent as the body member field.
-func parseIDs(field string, ss []string) ([]uuid.UUID, error) {
+func ParseIDs(field string, ss []string) ([]uuid.UUID, error) {
 	out := make([]uuid.UUID, 0, len(ss))
 	for _, s := range ss {
-		id, err := parseID(field, s)
+		id, err := ParseID(field, s)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package api
+package core
 
 import (
 	"errors"
@@ -11,22 +11,22 @@ import (
 	"github.com/taskweave/taskweave/domain/project"
 )
 
-// projectAccess loads the project named by the :key path parameter with the caller's
+// ProjectAccess loads the project named by the :key path parameter with the caller's
 // effective role and requires at least min: unknown key 404, not a member 403.
 // Every project endpoint goes through it.
-func (s *Server) projectAccess(c *fiber.Ctx, min project.Role) (*project.Access, error) {
-	return s.projectAccessWith(c, min, nil)
+func (s *Env) ProjectAccess(c *fiber.Ctx, min project.Role) (*project.Access, error) {
+	return s.ProjectAccessWith(c, min, nil)
 }
 
-// projectAccessWith is projectAccess reading extra in the same statement when the
+// ProjectAccessWith is projectAccess reading extra in the same statement when the
 // credential is checked with the project (extra.Scanned says whether it was).
-func (s *Server) projectAccessWith(c *fiber.Ctx, min project.Role, extra *project.Extra) (*project.Access, error) {
+func (s *Env) ProjectAccessWith(c *fiber.Ctx, min project.Role, extra *project.Extra) (*project.Access, error) {
 	a, err := s.loadAccess(c, extra)
 	if err != nil {
 		return nil, err
 	}
 	if a.Role == project.None {
-		return nil, forbidden("NOT_A_MEMBER")
+		return nil, Forbidden("NOT_A_MEMBER")
 	}
 	if err := a.Require(min); err != nil {
 		return nil, err
@@ -39,22 +39,22 @@ func (s *Server) projectAccessWith(c *fiber.Ctx, min project.Role, extra *projec
 // statement (with whether the token's login session lives): an unknown, inactive or
 // revoked user, or an ended session, is 401 as in authenticate, and then
 // the principal is set for the rest of the request.
-func (s *Server) loadAccess(c *fiber.Ctx, extra *project.Extra) (*project.Access, error) {
+func (s *Env) loadAccess(c *fiber.Ctx, extra *project.Extra) (*project.Access, error) {
 	ctx, key := c.UserContext(), c.Params("key")
-	claims, pending := c.Locals(pendingKey).(*auth.AccessClaims)
+	claims, pending := c.Locals(PendingKey).(*auth.AccessClaims)
 	if !pending {
-		return project.Load(ctx, s.db.Bun, key, principal(c))
+		return project.Load(ctx, s.DB.Bun, key, Principal(c))
 	}
-	c.Locals(pendingKey, nil)
-	a, u, live, err := project.LoadWithLogin(ctx, s.db.Pool, key, claims.UserID, claims.Family(), extra)
+	c.Locals(PendingKey, nil)
+	a, u, live, err := project.LoadWithLogin(ctx, s.DB.Pool, key, claims.UserID, claims.Family(), extra)
 	if errors.Is(err, project.ErrNotFound) {
 		// No project to read the user with: the credential is checked alone, so a bad
 		// one is still 401, not 404.
-		p, aerr := s.authn.AccessUser(ctx, claims)
+		p, aerr := s.Authn.AccessUser(ctx, claims)
 		if aerr != nil {
 			return nil, aerr
 		}
-		c.Locals(principalKey, p)
+		c.Locals(PrincipalKey, p)
 		return nil, err
 	}
 	if err != nil {
@@ -64,36 +64,45 @@ func (s *Server) loadAccess(c *fiber.Ctx, extra *project.Extra) (*project.Access
 	if err != nil {
 		return nil, err
 	}
-	c.Locals(principalKey, p)
+	c.Locals(PrincipalKey, p)
 	return a, nil
 }
 
-// issueAccess is projectAccess followed by the :issueKey path segment (a key or a UUID):
+// IssueAccess is projectAccess followed by the :issueKey path segment (a key or a UUID):
 // the preamble of every endpoint under /projects/:key/issues/:issueKey. The issue itself
 // is found by the domain call, in the project access returned.
-func (s *Server) issueAccess(c *fiber.Ctx, min project.Role) (*project.Access, issue.Ref, error) {
-	a, err := s.projectAccess(c, min)
+func (s *Env) IssueAccess(c *fiber.Ctx, min project.Role) (*project.Access, issue.Ref, error) {
+	a, err := s.ProjectAccess(c, min)
 	if err != nil {
 		return nil, issue.Ref{}, err
 	}
-	ref, err := issueRef(c)
+	ref, err := IssueRef(c)
 	if err != nil {
 		return nil, issue.Ref{}, err
 	}
 	return a, ref, nil
 }
 
-// projectItem is projectAccess followed by the UUID in path parameter param: the
+// ProjectItem is projectAccess followed by the UUID in path parameter param: the
 // preamble of the endpoints on one thing of a project (a sprint, label, webhook ...).
 // Whether the thing belongs to the project is the domain call's to check.
-func (s *Server) projectItem(c *fiber.Ctx, min project.Role, param string) (*project.Access, uuid.UUID, error) {
-	a, err := s.projectAccess(c, min)
+func (s *Env) ProjectItem(c *fiber.Ctx, min project.Role, param string) (*project.Access, uuid.UUID, error) {
+	a, err := s.ProjectAccess(c, min)
 	if err != nil {
 		return nil, uuid.Nil, err
 	}
-	id, err := pathUUID(c, param)
+	id, err := PathUUID(c, param)
 	if err != nil {
 		return nil, uuid.Nil, err
 	}
 	return a, id, nil
+}
+
+// IssueRef reads the :issueKey path segment, an issue key (ABC-12) or a UUID.
+func IssueRef(c *fiber.Ctx) (issue.Ref, error) {
+	ref, ok := issue.ParseRef(c.Params("issueKey"))
+	if !ok {
+		return ref, BadRequest("INVALID_ISSUE_REF")
+	}
+	return ref, nil
 }

@@ -1,4 +1,4 @@
-package api
+package core
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// failureLog writes the log line of a request that failed with a 5xx. One caused by an
+// FailureLog writes the log line of a request that failed with a 5xx. One caused by an
 // unavailable database (refusing connections, gone, restarting) is logged once per
 // unavailableLogEvery with how many more failed the same way in between, instead of
 // once per request: an outage under load once wrote 48,108 lines in 20 s
 // (docs/operations.md#a-refusing-database). Every other failure is logged as it
 // happens. Only the log depends on this process's memory; answers do not.
-type failureLog struct {
+type FailureLog struct {
 	log *slog.Logger
 
 	mu         sync.Mutex
@@ -27,9 +27,10 @@ type failureLog struct {
 // unavailableLogEvery is the least time between two log lines of unavailable failures.
 const unavailableLogEvery = 10 * time.Second
 
-func newFailureLog(log *slog.Logger) *failureLog { return &failureLog{log: log} }
+func NewFailureLog(log *slog.Logger) *FailureLog { return &FailureLog{log: log} }
 
-func (f *failureLog) failed(ctx context.Context, method, path string, status int, err error) {
+// Failed logs one failed request.
+func (f *FailureLog) Failed(ctx context.Context, method, path string, status int, err error) {
 	if !errors.Is(store.Translate(err), store.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
 		f.log.ErrorContext(ctx, "request failed", "method", method, "path", path, "status", status, "err", err)
 		return

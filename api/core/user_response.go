@@ -1,4 +1,4 @@
-package api
+package core
 
 import (
 	"github.com/gofiber/fiber/v2"
@@ -7,7 +7,7 @@ import (
 )
 
 // userResponse is UserResponse in api/openapi/00-core.yaml.
-type userResponse struct {
+type UserResponse struct {
 	ID          string  `json:"id"`
 	Email       string  `json:"email"`
 	DisplayName string  `json:"displayName"`
@@ -18,9 +18,9 @@ type userResponse struct {
 	CreatedAt   string  `json:"createdAt"`
 }
 
-func toUserResponse(u *store.User) userResponse {
-	r := userResponse{ID: u.ID.String(), Email: u.Email, DisplayName: u.DisplayName, AvatarURL: u.AvatarURL,
-		Role: u.SystemRole, Language: u.Language, CreatedAt: instant(u.CreatedAt)}
+func ToUserResponse(u *store.User) UserResponse {
+	r := UserResponse{ID: u.ID.String(), Email: u.Email, DisplayName: u.DisplayName, AvatarURL: u.AvatarURL,
+		Role: u.SystemRole, Language: u.Language, CreatedAt: Instant(u.CreatedAt)}
 	if u.OrgID != nil {
 		s := u.OrgID.String()
 		r.OrgID = &s
@@ -30,7 +30,7 @@ func toUserResponse(u *store.User) userResponse {
 
 // adminUserResponse is AdminUserResponse in api/openapi/00-core.yaml (systemRole, and
 // role too).
-type adminUserResponse struct {
+type AdminUserResponse struct {
 	ID          string  `json:"id"`
 	Email       string  `json:"email"`
 	DisplayName string  `json:"displayName"`
@@ -42,16 +42,16 @@ type adminUserResponse struct {
 	CreatedAt   string  `json:"createdAt"`
 }
 
-func toAdminUserResponse(u *store.User) adminUserResponse {
-	return adminUserResponse{ID: u.ID.String(), Email: u.Email, DisplayName: u.DisplayName, SystemRole: u.SystemRole,
-		Active: u.Active, AvatarURL: u.AvatarURL, Role: u.SystemRole, Language: u.Language, CreatedAt: instant(u.CreatedAt)}
+func ToAdminUserResponse(u *store.User) AdminUserResponse {
+	return AdminUserResponse{ID: u.ID.String(), Email: u.Email, DisplayName: u.DisplayName, SystemRole: u.SystemRole,
+		Active: u.Active, AvatarURL: u.AvatarURL, Role: u.SystemRole, Language: u.Language, CreatedAt: Instant(u.CreatedAt)}
 }
 
 // userResponseFor is the caller's own UserResponse: orgId is the organization its token
 // is scoped to (switch-org), else the stored one.
-func userResponseFor(c *fiber.Ctx, u *store.User) userResponse {
-	r := toUserResponse(u)
-	if p := principal(c); p != nil && p.OrgID != nil {
+func UserResponseFor(c *fiber.Ctx, u *store.User) UserResponse {
+	r := ToUserResponse(u)
+	if p := Principal(c); p != nil && p.OrgID != nil {
 		id := p.OrgID.String()
 		r.OrgID = &id
 	}
