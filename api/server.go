@@ -5,6 +5,7 @@ package api
 import (
 	"encoding/json"
 	"github.com/taskweave/taskweave/api/core"
+	reportapi "github.com/taskweave/taskweave/api/report"
 	"log/slog"
 	"time"
 
@@ -47,7 +48,7 @@ type Server struct {
 func errorTables() []core.ErrorTable {
 	return []core.ErrorTable{{Mappings: projectErrors}, {Mappings: workflowErrors, Mappers: []core.Mapper{guardError}},
 		{Mappings: issueErrors}, {Mappings: webhookErrors}, {Mappings: integrationErrors}, {Mappings: auditErrors},
-		{Mappings: jobErrors}, {Mappings: sprintErrors, Mappers: []core.Mapper{sprintDateOrder}}, {Mappings: reportErrors},
+		{Mappings: jobErrors}, {Mappings: sprintErrors, Mappers: []core.Mapper{sprintDateOrder}}, reportapi.Errors,
 		{Mappings: commentErrors, Mappers: []core.Mapper{commentEmpty}},
 		{Mappings: attachmentErrors, Mappers: []core.Mapper{attachmentTooLarge}}, {Mappings: notificationErrors},
 		{Mappings: ssoErrors}, {Mappings: automationErrors, Mappers: []core.Mapper{automationInvalid}},
@@ -151,7 +152,7 @@ func (s *Server) routes() {
 	s.webhookRoutes(v1)
 	s.integrationRoutes(v1)
 	s.sprintRoutes(v1)
-	s.reportRoutes(v1)
+	reportapi.Routes(v1, s.env)
 	s.commentRoutes(v1)
 	s.attachmentRoutes(v1)
 	s.notificationRoutes(v1)

@@ -1,4 +1,4 @@
-package api
+package report
 
 import (
 	"context"
@@ -75,7 +75,7 @@ func reportSprintID(c *fiber.Ctx, mandatory bool) (*uuid.UUID, error) {
 
 // reportViewed runs a report and records REPORT_VIEWED in one transaction. The audit
 // job is only inserted when the ALL level is on; a report that fails records nothing.
-func (s *Server) reportViewed(c *fiber.Ctx, a *project.Access, name string, sprintID *uuid.UUID,
+func (s *handlers) reportViewed(c *fiber.Ctx, a *project.Access, name string, sprintID *uuid.UUID,
 	run func(ctx context.Context, db bun.IDB) error) error {
 	projectID := a.Project.ID
 	entry := core.AuditActor(c).Entry(audit.ReportViewed, "PROJECT", projectID.String(), "")
@@ -90,16 +90,16 @@ func (s *Server) reportViewed(c *fiber.Ctx, a *project.Access, name string, spri
 		return err
 	}
 	entry.Details = string(raw)
-	return store.InTx(c.UserContext(), s.db.Bun, func(ctx context.Context, tx bun.Tx) error {
+	return store.InTx(c.UserContext(), s.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
 		if err := run(ctx, tx); err != nil {
 			return err
 		}
-		return s.audit.Record(ctx, tx, entry)
+		return s.Audit.Record(ctx, tx, entry)
 	})
 }
 
-func (s *Server) reportBurndown(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) reportBurndown(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -122,8 +122,8 @@ func (s *Server) reportBurndown(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) reportVelocity(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) reportVelocity(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -144,8 +144,8 @@ func (s *Server) reportVelocity(c *fiber.Ctx) error {
 }
 
 // reportCycleTime answers per issue with sprintId, else per CLOSED sprint.
-func (s *Server) reportCycleTime(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) reportCycleTime(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}

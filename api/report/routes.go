@@ -1,9 +1,16 @@
-package api
+package report
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/taskweave/taskweave/api/core"
+)
 
-// reportRoutes registers the reports and the dashboard under /projects/:key.
-func (s *Server) reportRoutes(r fiber.Router) {
+// handlers are the report and dashboard endpoints.
+type handlers struct{ *core.Env }
+
+// Routes registers the reports and the dashboard under /projects/:key.
+func Routes(r fiber.Router, env *core.Env) {
+	s := &handlers{env}
 	r.Get("/projects/:key/reports/burndown", s.reportBurndown)
 	r.Get("/projects/:key/reports/velocity", s.reportVelocity)
 	r.Get("/projects/:key/reports/cycle-time", s.reportCycleTime)

@@ -1,4 +1,4 @@
-package api
+package report
 
 import (
 	"bytes"
@@ -143,20 +143,20 @@ func parseLayout(body []byte) ([]dashboard.Placement, error) {
 }
 
 // dashboardGet returns the project's dashboard, creating it on the first read.
-func (s *Server) dashboardGet(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) dashboardGet(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	d, err := dashboard.Get(c.UserContext(), s.db.Bun, a.Project.ID)
+	d, err := dashboard.Get(c.UserContext(), s.DB.Bun, a.Project.ID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toDashboardResponse(d))
 }
 
-func (s *Server) dashboardPutLayout(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Admin)
+func (s *handlers) dashboardPutLayout(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -164,15 +164,15 @@ func (s *Server) dashboardPutLayout(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d, err := dashboard.SetLayout(c.UserContext(), s.db.Bun, a.Project.ID, items)
+	d, err := dashboard.SetLayout(c.UserContext(), s.DB.Bun, a.Project.ID, items)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toDashboardResponse(d))
 }
 
-func (s *Server) dashboardAddWidget(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Admin)
+func (s *handlers) dashboardAddWidget(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -180,19 +180,19 @@ func (s *Server) dashboardAddWidget(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	w, err := dashboard.AddWidget(c.UserContext(), s.db.Bun, a.Project.ID, in)
+	w, err := dashboard.AddWidget(c.UserContext(), s.DB.Bun, a.Project.ID, in)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toWidgetResponse(w))
 }
 
-func (s *Server) dashboardDeleteWidget(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Admin, "widgetId")
+func (s *handlers) dashboardDeleteWidget(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Admin, "widgetId")
 	if err != nil {
 		return err
 	}
-	if err := dashboard.DeleteWidget(c.UserContext(), s.db.Bun, a.Project.ID, id); err != nil {
+	if err := dashboard.DeleteWidget(c.UserContext(), s.DB.Bun, a.Project.ID, id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

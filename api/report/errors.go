@@ -1,4 +1,4 @@
-package api
+package report
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -6,11 +6,11 @@ import (
 	"github.com/taskweave/taskweave/domain/report"
 )
 
-// reportErrors maps the report and dashboard sentinels to docs/api-conventions.md#errors.
+// Errors maps the report and dashboard sentinels to docs/api-conventions.md#errors.
 // A sprint of another project is 403 as everywhere for sprints
 // (docs/api-conventions.md#roles, #reports).
-var reportErrors = []core.ErrorMapping{
+var Errors = core.ErrorTable{Mappings: []core.ErrorMapping{
 	{Err: report.ErrSprintNotFound, Status: 404, Code: "NOT_FOUND", Reason: "SPRINT_NOT_FOUND"},
 	{Err: report.ErrSprintNotInProject, Status: 403, Code: "FORBIDDEN", Reason: "SPRINT_NOT_IN_PROJECT"},
 	{Err: dashboard.ErrWidgetNotFound, Status: 404, Code: "NOT_FOUND", Reason: "WIDGET_NOT_FOUND"},
-}
+}}
