@@ -3,6 +3,7 @@
 package api
 
 import (
+	automationapi "github.com/taskweave/taskweave/api/automation"
 	"encoding/json"
 	"github.com/taskweave/taskweave/api/core"
 	reportapi "github.com/taskweave/taskweave/api/report"
@@ -51,7 +52,7 @@ func errorTables() []core.ErrorTable {
 		{Mappings: jobErrors}, {Mappings: sprintErrors, Mappers: []core.Mapper{sprintDateOrder}}, reportapi.Errors,
 		{Mappings: commentErrors, Mappers: []core.Mapper{commentEmpty}},
 		{Mappings: attachmentErrors, Mappers: []core.Mapper{attachmentTooLarge}}, {Mappings: notificationErrors},
-		{Mappings: ssoErrors}, {Mappings: automationErrors, Mappers: []core.Mapper{automationInvalid}},
+		{Mappings: ssoErrors}, automationapi.Errors,
 		{Mappings: serviceDeskErrors}, {Mappings: customFieldErrors, Mappers: []core.Mapper{customFieldValueError}}}
 }
 
@@ -167,7 +168,7 @@ func (s *Server) routes() {
 	s.ssoAdminRoutes(admin)
 	s.auditRoutes(v1, admin)
 	s.jobRoutes(admin)
-	s.automationRoutes(v1, admin)
+	automationapi.Routes(v1, admin, s.env)
 	s.serviceDeskAdminRoutes(admin)
 }
 

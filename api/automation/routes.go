@@ -1,11 +1,18 @@
-package api
+package automation
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/taskweave/taskweave/api/core"
+)
 
-// automationRoutes registers the automation rule endpoints: project rules under
+// handlers are the automation rule endpoints.
+type handlers struct{ *core.Env }
+
+// Routes registers the automation rule endpoints: project rules under
 // /projects/:key/automation/rules (reads any project role, writes project ADMIN) and
 // SYSTEM rules under /admin/automation/rules (the admin group's system ADMIN check).
-func (s *Server) automationRoutes(r fiber.Router, admin fiber.Router) {
+func Routes(r fiber.Router, admin fiber.Router, env *core.Env) {
+	s := &handlers{env}
 	for _, g := range []struct {
 		r     fiber.Router
 		path  string

@@ -1,4 +1,4 @@
-package api
+package automation
 
 import (
 	"encoding/json"
@@ -159,7 +159,7 @@ type executionResponse struct {
 	CreatedAt string     `json:"createdAt"`
 }
 
-func (s *Server) rules() *automation.Service { return automation.NewService(s.db.Bun, s.audit) }
+func (s *handlers) rules() *automation.Service { return automation.NewService(s.DB.Bun, s.Audit) }
 
 // projectRuleScope is the project of the path as a rule scope.
 func projectRuleScope(a *project.Access) automation.Scope {
@@ -174,8 +174,8 @@ var systemRuleScope = automation.Scope{}
 // least min, or SYSTEM under /admin.
 type ruleScope func(c *fiber.Ctx, min project.Role) (automation.Scope, error)
 
-func (s *Server) projectRules(c *fiber.Ctx, min project.Role) (automation.Scope, error) {
-	a, err := s.env.ProjectAccess(c, min)
+func (s *handlers) projectRules(c *fiber.Ctx, min project.Role) (automation.Scope, error) {
+	a, err := s.ProjectAccess(c, min)
 	if err != nil {
 		return automation.Scope{}, err
 	}
@@ -184,7 +184,7 @@ func (s *Server) projectRules(c *fiber.Ctx, min project.Role) (automation.Scope,
 
 func systemRules(*fiber.Ctx, project.Role) (automation.Scope, error) { return systemRuleScope, nil }
 
-func (s *Server) listRules(scope ruleScope) fiber.Handler {
+func (s *handlers) listRules(scope ruleScope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		sc, err := scope(c, project.Viewer)
 		if err != nil {
@@ -206,7 +206,7 @@ func (s *Server) listRules(scope ruleScope) fiber.Handler {
 	}
 }
 
-func (s *Server) createRule(scope ruleScope) fiber.Handler {
+func (s *handlers) createRule(scope ruleScope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		sc, err := scope(c, project.Admin)
 		if err != nil {
@@ -234,7 +234,7 @@ func ruleTarget(c *fiber.Ctx, scope ruleScope, min project.Role) (automation.Sco
 	return sc, id, err
 }
 
-func (s *Server) getRule(scope ruleScope) fiber.Handler {
+func (s *handlers) getRule(scope ruleScope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		sc, id, err := ruleTarget(c, scope, project.Viewer)
 		if err != nil {
@@ -249,7 +249,7 @@ func (s *Server) getRule(scope ruleScope) fiber.Handler {
 }
 
 // renameRule is PUT /{rid}: `{name}`, the only change a saved rule takes.
-func (s *Server) renameRule(scope ruleScope) fiber.Handler {
+func (s *handlers) renameRule(scope ruleScope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		sc, id, err := ruleTarget(c, scope, project.Admin)
 		if err != nil {
@@ -272,7 +272,7 @@ func (s *Server) renameRule(scope ruleScope) fiber.Handler {
 	}
 }
 
-func (s *Server) toggleRule(scope ruleScope) fiber.Handler {
+func (s *handlers) toggleRule(scope ruleScope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		sc, id, err := ruleTarget(c, scope, project.Admin)
 		if err != nil {
@@ -288,7 +288,7 @@ func (s *Server) toggleRule(scope ruleScope) fiber.Handler {
 
 // takeOverRule is POST /{rid}/take-over: the caller becomes the rule's creator and the
 // rule is enabled (the way back for a rule disabled because of its creator).
-func (s *Server) takeOverRule(scope ruleScope) fiber.Handler {
+func (s *handlers) takeOverRule(scope ruleScope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		sc, id, err := ruleTarget(c, scope, project.Admin)
 		if err != nil {
@@ -302,7 +302,7 @@ func (s *Server) takeOverRule(scope ruleScope) fiber.Handler {
 	}
 }
 
-func (s *Server) deleteRule(scope ruleScope) fiber.Handler {
+func (s *handlers) deleteRule(scope ruleScope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		sc, id, err := ruleTarget(c, scope, project.Admin)
 		if err != nil {
@@ -315,7 +315,7 @@ func (s *Server) deleteRule(scope ruleScope) fiber.Handler {
 	}
 }
 
-func (s *Server) listRuleExecutions(scope ruleScope) fiber.Handler {
+func (s *handlers) listRuleExecutions(scope ruleScope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		sc, id, err := ruleTarget(c, scope, project.Viewer)
 		if err != nil {

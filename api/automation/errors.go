@@ -1,4 +1,4 @@
-package api
+package automation
 
 import (
 	"errors"
@@ -7,12 +7,12 @@ import (
 	"github.com/taskweave/taskweave/domain/automation"
 )
 
-// automationErrors maps the automation sentinels to docs/api-conventions.md#errors;
+// Errors maps the automation sentinels to docs/api-conventions.md#errors;
 // a *automation.ValidationError is automationInvalid's.
-var automationErrors = []core.ErrorMapping{
+var Errors = core.ErrorTable{Mappers: []core.Mapper{automationInvalid}, Mappings: []core.ErrorMapping{
 	{Err: automation.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: "RULE_NOT_FOUND"},
 	{Err: automation.ErrCreatorIneligible, Status: 409, Code: "CONFLICT", Reason: "RULE_CREATOR_INELIGIBLE"},
-}
+}}
 
 // automationInvalid renders a rule's validation problems as one VALIDATION_ERROR naming
 // each member path (actions[1].params.statusId).
