@@ -3,6 +3,7 @@
 package api
 
 import (
+	servicedeskapi "github.com/taskweave/taskweave/api/servicedesk"
 	automationapi "github.com/taskweave/taskweave/api/automation"
 	"encoding/json"
 	"github.com/taskweave/taskweave/api/core"
@@ -53,7 +54,7 @@ func errorTables() []core.ErrorTable {
 		{Mappings: commentErrors, Mappers: []core.Mapper{commentEmpty}},
 		{Mappings: attachmentErrors, Mappers: []core.Mapper{attachmentTooLarge}}, {Mappings: notificationErrors},
 		{Mappings: ssoErrors}, automationapi.Errors,
-		{Mappings: serviceDeskErrors}, {Mappings: customFieldErrors, Mappers: []core.Mapper{customFieldValueError}}}
+		servicedeskapi.Errors, {Mappings: customFieldErrors, Mappers: []core.Mapper{customFieldValueError}}}
 }
 
 // New builds the app with every route registered.
@@ -129,7 +130,7 @@ func (s *Server) routes() {
 	v1.Post("/auth/refresh", s.refresh)
 	s.ssoPublicRoutes(v1)
 	s.incomingRoutes(v1)
-	s.serviceDeskPublicRoutes(v1)
+	servicedeskapi.PublicRoutes(v1, s.env)
 
 	v1.Use(s.requireUser)
 	v1.Post("/auth/logout", s.logout)
@@ -157,7 +158,7 @@ func (s *Server) routes() {
 	s.commentRoutes(v1)
 	s.attachmentRoutes(v1)
 	s.notificationRoutes(v1)
-	s.serviceDeskRoutes(v1)
+	servicedeskapi.Routes(v1, s.env)
 
 	admin := v1.Group("/admin", s.requireAdmin)
 	admin.Get("/users", s.listUsers)
@@ -169,7 +170,7 @@ func (s *Server) routes() {
 	s.auditRoutes(v1, admin)
 	s.jobRoutes(admin)
 	automationapi.Routes(v1, admin, s.env)
-	s.serviceDeskAdminRoutes(admin)
+	servicedeskapi.AdminRoutes(admin, s.env)
 }
 
 // Bus is the event bus the handlers emit on; the load generator emits on it directly.

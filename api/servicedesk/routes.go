@@ -1,21 +1,27 @@
-package api
+package servicedesk
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/taskweave/taskweave/domain/servicedesk"
 )
 
-// serviceDeskPublicRoutes registers the PUBLIC ticket form, rate limited per client
+// handlers are the service desk and incident endpoints.
+type handlers struct{ *core.Env }
+
+// PublicRoutes registers the PUBLIC ticket form, rate limited per client
 // address; it comes before requireUser.
-func (s *Server) serviceDeskPublicRoutes(r fiber.Router) {
-	m := servicedesk.NewMetrics(s.deps.Registry)
+func PublicRoutes(r fiber.Router, env *core.Env) {
+	s := &handlers{env}
+	m := servicedesk.NewMetrics(s.Registry)
 	r.Post("/projects/:key/service-desk/tickets", s.ticketRateLimited, s.submitTicket(m))
 }
 
-// serviceDeskRoutes registers the desk, its tickets, SLA policies and escalation rules
+// Routes registers the desk, its tickets, SLA policies and escalation rules
 // under /projects/:key/service-desk, and the incidents under /projects/:key/incidents.
-func (s *Server) serviceDeskRoutes(r fiber.Router) {
+func Routes(r fiber.Router, env *core.Env) {
+	s := &handlers{env}
 	r.Post("/projects/:key/service-desk/enable", s.enableServiceDesk)
 	r.Post("/projects/:key/service-desk/email/verify", s.verifyDeskEmail)
 	r.Post("/projects/:key/service-desk/email/resend", s.resendDeskEmail)
@@ -31,9 +37,10 @@ func (s *Server) serviceDeskRoutes(r fiber.Router) {
 	r.Patch("/projects/:key/incidents/:id", s.resolveIncident)
 }
 
-// serviceDeskAdminRoutes registers a system ADMIN's list and approval of desks' pending
+// AdminRoutes registers a system ADMIN's list and approval of desks' pending
 // addresses under /admin (the admin group's system ADMIN check).
-func (s *Server) serviceDeskAdminRoutes(admin fiber.Router) {
+func AdminRoutes(admin fiber.Router, env *core.Env) {
+	s := &handlers{env}
 	admin.Get("/service-desk/addresses", s.listPendingDeskEmails)
 	admin.Post("/service-desk/addresses/:projectKey/approve", s.approveDeskEmail)
 }

@@ -1,13 +1,13 @@
-package api
+package servicedesk
 
 import (
 	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/servicedesk"
 )
 
-// serviceDeskErrors maps the service desk and incident sentinels to
+// Errors maps the service desk and incident sentinels to
 // docs/api-conventions.md#errors.
-var serviceDeskErrors = []core.ErrorMapping{
+var Errors = core.ErrorTable{Mappings: []core.ErrorMapping{
 	{Err: servicedesk.ErrDeskNotFound, Status: 404, Code: "NOT_FOUND", Reason: "SERVICE_DESK_NOT_FOUND"},
 	{Err: servicedesk.ErrEmailTaken, Status: 409, Code: "CONFLICT", Reason: "DESK_EMAIL_TAKEN"},
 	{Err: servicedesk.ErrEmailReserved, Status: 409, Code: "CONFLICT", Reason: "DESK_EMAIL_RESERVED"},
@@ -21,4 +21,4 @@ var serviceDeskErrors = []core.ErrorMapping{
 	{Err: servicedesk.ErrUserNotMember, Status: 404, Code: "NOT_FOUND", Reason: "USER_NOT_MEMBER"},
 	{Err: servicedesk.ErrIncidentNotFound, Status: 404, Code: "NOT_FOUND", Reason: "INCIDENT_NOT_FOUND"},
 	{Err: servicedesk.ErrIncidentResolved, Status: 409, Code: "CONFLICT", Reason: "INCIDENT_RESOLVED"},
-}
+}}

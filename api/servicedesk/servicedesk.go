@@ -1,4 +1,4 @@
-package api
+package servicedesk
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -19,8 +19,8 @@ import (
 const ticketListPageSize = 50
 
 // serviceDesk is the desk service over the server's database, bus and audit log.
-func (s *Server) serviceDesk() *servicedesk.Service {
-	return servicedesk.NewService(s.db, s.bus, s.audit).WithMailbox(s.cfg.MailboxAddresses)
+func (s *handlers) serviceDesk() *servicedesk.Service {
+	return servicedesk.NewService(s.DB, s.Bus, s.Audit).WithMailbox(s.Cfg.MailboxAddresses)
 }
 
 func deskProject(a *project.Access) servicedesk.Project {
@@ -105,15 +105,15 @@ func toSLAPolicyResponse(p *servicedesk.Policy) slaPolicyResponse {
 // ticketRateLimited limits public ticket submissions per client address, with the
 // login limit's size and window (TW_AUTH_RATE_LIMIT, TW_AUTH_RATE_WINDOW) but a bucket
 // of its own, so a busy form never locks a client out of logging in.
-func (s *Server) ticketRateLimited(c *fiber.Ctx) error {
-	if err := s.limiter.Hit(c.UserContext(), "ticket:"+c.IP()); err != nil {
+func (s *handlers) ticketRateLimited(c *fiber.Ctx) error {
+	if err := s.Limiter.Hit(c.UserContext(), "ticket:"+c.IP()); err != nil {
 		return err
 	}
 	return c.Next()
 }
 
-func (s *Server) enableServiceDesk(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Admin)
+func (s *handlers) enableServiceDesk(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -143,8 +143,8 @@ func (s *Server) enableServiceDesk(c *fiber.Ctx) error {
 const maxCodeLength = 64
 
 // verifyDeskEmail proves the desk's pending address with the code mailed to it.
-func (s *Server) verifyDeskEmail(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Admin)
+func (s *handlers) verifyDeskEmail(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -170,8 +170,8 @@ func (s *Server) verifyDeskEmail(c *fiber.Ctx) error {
 }
 
 // resendDeskEmail queues a new verification mail for the desk's pending address.
-func (s *Server) resendDeskEmail(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Admin)
+func (s *handlers) resendDeskEmail(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (s *Server) resendDeskEmail(c *fiber.Ctx) error {
 }
 
 // approveDeskEmail is a system ADMIN's proof of a desk's address (the admin group).
-func (s *Server) approveDeskEmail(c *fiber.Ctx) error {
+func (s *handlers) approveDeskEmail(c *fiber.Ctx) error {
 	var body struct {
 		EmailAddress *string `json:"emailAddress"`
 	}
@@ -217,7 +217,7 @@ type pendingAddressResponse struct {
 }
 
 // listPendingDeskEmails lists the desks' pending addresses for a system ADMIN.
-func (s *Server) listPendingDeskEmails(c *fiber.Ctx) error {
+func (s *handlers) listPendingDeskEmails(c *fiber.Ctx) error {
 	pr, err := core.ParsePage(c, ticketListPageSize)
 	if err != nil {
 		return err
@@ -234,8 +234,8 @@ func (s *Server) listPendingDeskEmails(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) getServiceDesk(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) getServiceDesk(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func parseTicket(body []byte) (servicedesk.NewTicket, error) {
 }
 
 // submitTicket is the PUBLIC ticket form; tickets counts WEB tickets.
-func (s *Server) submitTicket(tickets *servicedesk.Metrics) fiber.Handler {
+func (s *handlers) submitTicket(tickets *servicedesk.Metrics) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		in, err := parseTicket(c.Body())
 		if err != nil {
@@ -295,8 +295,8 @@ func (s *Server) submitTicket(tickets *servicedesk.Metrics) fiber.Handler {
 	}
 }
 
-func (s *Server) listTickets(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listTickets(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -357,8 +357,8 @@ func parsePolicy(body []byte) (servicedesk.NewPolicy, error) {
 	return in, f.Err()
 }
 
-func (s *Server) createSLAPolicy(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Admin)
+func (s *handlers) createSLAPolicy(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -373,8 +373,8 @@ func (s *Server) createSLAPolicy(c *fiber.Ctx) error {
 	return c.JSON(toSLAPolicyResponse(p))
 }
 
-func (s *Server) listSLAPolicies(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listSLAPolicies(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -389,8 +389,8 @@ func (s *Server) listSLAPolicies(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) deleteSLAPolicy(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Admin)
+func (s *handlers) deleteSLAPolicy(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -435,8 +435,8 @@ func parseEscalationRule(body []byte) (servicedesk.NewRule, error) {
 	return in, f.Err()
 }
 
-func (s *Server) createEscalationRule(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Admin)
+func (s *handlers) createEscalationRule(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package api
+package servicedesk
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -74,8 +74,8 @@ func parseIncident(body []byte) (servicedesk.NewIncident, error) {
 	return in, nil
 }
 
-func (s *Server) createIncident(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Member)
+func (s *handlers) createIncident(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -90,8 +90,8 @@ func (s *Server) createIncident(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(toIncidentResponse(v))
 }
 
-func (s *Server) listIncidents(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listIncidents(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -108,8 +108,8 @@ func (s *Server) listIncidents(c *fiber.Ctx) error {
 
 // resolveIncident takes {postmortemBody: string|null} (an empty body is null): a
 // postmortem must not be blank and is at most servicedesk.MaxPostmortem characters.
-func (s *Server) resolveIncident(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Member)
+func (s *handlers) resolveIncident(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
