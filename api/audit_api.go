@@ -151,7 +151,7 @@ func (s *Server) listAuditEvents(c *fiber.Ctx) error {
 // listProjectAuditEvents shows one project's events to a system ADMIN (member or not)
 // or to the project's effective ADMIN (explicit, owner or organization inherited).
 func (s *Server) listProjectAuditEvents(c *fiber.Ctx) error {
-	a, err := s.projectAuditAccess(c)
+	a, err := s.env.ProjectAccessOrAdmin(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -165,15 +165,6 @@ func (s *Server) listProjectAuditEvents(c *fiber.Ctx) error {
 	}
 	f.ProjectID = &a.Project.ID
 	return s.sendAuditPage(c, f, pr)
-}
-
-// projectAuditAccess is projectAccess(Admin) with one exception: a system ADMIN passes
-// without being a member (api/openapi/60-audit.yaml). Unknown key 404, else 403.
-func (s *Server) projectAuditAccess(c *fiber.Ctx) (*project.Access, error) {
-	if p := core.Principal(c); p.IsAdmin() {
-		return project.Load(c.UserContext(), s.db.Bun, c.Params("key"), p)
-	}
-	return s.env.ProjectAccess(c, project.Admin)
 }
 
 // auditSettingJSON is one level's toggle on the wire.

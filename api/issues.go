@@ -96,7 +96,7 @@ func (s *Server) getIssue(c *fiber.Ctx) error {
 		return err
 	}
 	r := core.ToIssueResponse(v)
-	if r.Refs, err = s.issueRefsOf(c, v.ID); err != nil {
+	if r.Refs, err = s.env.IssueRefs(c, v.ID); err != nil {
 		return err
 	}
 	if v.ViewAudited {
@@ -121,7 +121,7 @@ func (s *Server) patchIssue(c *fiber.Ctx) error {
 	// Refs come with the change's reply too (one query); a created issue has none yet,
 	// since keys are never reused and refs go with a deleted issue.
 	r := core.ToIssueResponse(v)
-	if r.Refs, err = s.issueRefsOf(c, v.ID); err != nil {
+	if r.Refs, err = s.env.IssueRefs(c, v.ID); err != nil {
 		return err
 	}
 	return c.JSON(r)

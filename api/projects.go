@@ -49,15 +49,6 @@ func projectUUIDString(id *uuid.UUID) *string {
 // projects is the project service over the server's database and audit recorder.
 func (s *Server) projects() *project.Service { return project.NewService(s.db.Bun, s.audit) }
 
-// projectAccessOrAdmin is projectAccess for the calls a system ADMIN may make on any
-// project: the ADMIN passes with whatever role it has (possibly none).
-func (s *Server) projectAccessOrAdmin(c *fiber.Ctx, min project.Role) (*project.Access, error) {
-	if !core.Principal(c).IsAdmin() {
-		return s.env.ProjectAccess(c, min)
-	}
-	return project.Load(c.UserContext(), s.db.Bun, c.Params("key"), core.Principal(c))
-}
-
 // projectHasNoUpdate answers 404 to PUT, PATCH and DELETE /projects/{key}: there is no
 // project update or archive endpoint (docs/api-conventions.md#deliberate-choices), and
 // Fiber would otherwise say 405 because GET exists on the path.
@@ -156,7 +147,7 @@ func parseProjectOrganization(body []byte) (*uuid.UUID, error) {
 }
 
 func (s *Server) setProjectOrganization(c *fiber.Ctx) error {
-	a, err := s.projectAccessOrAdmin(c, project.Admin)
+	a, err := s.env.ProjectAccessOrAdmin(c, project.Admin)
 	if err != nil {
 		return err
 	}

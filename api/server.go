@@ -3,11 +3,12 @@
 package api
 
 import (
-	servicedeskapi "github.com/taskweave/taskweave/api/servicedesk"
-	automationapi "github.com/taskweave/taskweave/api/automation"
 	"encoding/json"
+	automationapi "github.com/taskweave/taskweave/api/automation"
 	"github.com/taskweave/taskweave/api/core"
+	integrationapi "github.com/taskweave/taskweave/api/integration"
 	reportapi "github.com/taskweave/taskweave/api/report"
+	servicedeskapi "github.com/taskweave/taskweave/api/servicedesk"
 	"log/slog"
 	"time"
 
@@ -49,7 +50,7 @@ type Server struct {
 // errorTables are every area's error table, consulted in this order after core.Table.
 func errorTables() []core.ErrorTable {
 	return []core.ErrorTable{{Mappings: projectErrors}, {Mappings: workflowErrors, Mappers: []core.Mapper{guardError}},
-		{Mappings: issueErrors}, {Mappings: webhookErrors}, {Mappings: integrationErrors}, {Mappings: auditErrors},
+		{Mappings: issueErrors}, integrationapi.Errors, {Mappings: auditErrors},
 		{Mappings: jobErrors}, {Mappings: sprintErrors, Mappers: []core.Mapper{sprintDateOrder}}, reportapi.Errors,
 		{Mappings: commentErrors, Mappers: []core.Mapper{commentEmpty}},
 		{Mappings: attachmentErrors, Mappers: []core.Mapper{attachmentTooLarge}}, {Mappings: notificationErrors},
@@ -129,7 +130,7 @@ func (s *Server) routes() {
 	v1.Post("/auth/login", s.rateLimited, s.login)
 	v1.Post("/auth/refresh", s.refresh)
 	s.ssoPublicRoutes(v1)
-	s.incomingRoutes(v1)
+	integrationapi.PublicRoutes(v1, s.env)
 	servicedeskapi.PublicRoutes(v1, s.env)
 
 	v1.Use(s.requireUser)
@@ -151,8 +152,7 @@ func (s *Server) routes() {
 	s.workflowRoutes(v1)
 	s.issueRoutes(v1)
 	s.customFieldRoutes(v1)
-	s.webhookRoutes(v1)
-	s.integrationRoutes(v1)
+	integrationapi.Routes(v1, s.env)
 	s.sprintRoutes(v1)
 	reportapi.Routes(v1, s.env)
 	s.commentRoutes(v1)

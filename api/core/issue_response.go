@@ -2,7 +2,9 @@ package core
 
 import (
 	"encoding/json"
+	"github.com/gofiber/fiber/v2"
 	"github.com/taskweave/taskweave/domain/customfield"
+	"github.com/taskweave/taskweave/domain/integration"
 	"github.com/taskweave/taskweave/store"
 	"time"
 
@@ -141,4 +143,13 @@ func ToIssueRefResponses(rows []store.IssueRef) []IssueRefResponse {
 			URL: r.URL, Title: r.Title, CreatedAt: Instant(r.CreatedAt)}
 	}
 	return out
+}
+
+// IssueRefs loads an issue's references for the single-issue replies: one query.
+func (s *Env) IssueRefs(c *fiber.Ctx, issueID uuid.UUID) ([]IssueRefResponse, error) {
+	rows, err := integration.Refs(c.UserContext(), s.DB.Bun, issueID)
+	if err != nil {
+		return nil, err
+	}
+	return ToIssueRefResponses(rows), nil
 }

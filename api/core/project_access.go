@@ -83,6 +83,16 @@ func (s *Env) IssueAccess(c *fiber.Ctx, min project.Role) (*project.Access, issu
 	return a, ref, nil
 }
 
+// ProjectAccessOrAdmin is ProjectAccess for the calls a system ADMIN may make on any
+// project (a project's audit, its deletion): the ADMIN passes with whatever role it has
+// in it, possibly none. Unknown key 404, else as ProjectAccess.
+func (s *Env) ProjectAccessOrAdmin(c *fiber.Ctx, min project.Role) (*project.Access, error) {
+	if p := Principal(c); p.IsAdmin() {
+		return project.Load(c.UserContext(), s.DB.Bun, c.Params("key"), p)
+	}
+	return s.ProjectAccess(c, min)
+}
+
 // ProjectItem is projectAccess followed by the UUID in path parameter param: the
 // preamble of the endpoints on one thing of a project (a sprint, label, webhook ...).
 // Whether the thing belongs to the project is the domain call's to check.

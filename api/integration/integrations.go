@@ -1,4 +1,4 @@
-package api
+package integration
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -38,13 +38,13 @@ type createIntegrationRequest struct {
 }
 
 // integrations is the integration service over the server's database, bus and audit.
-func (s *Server) integrations() *integration.Service {
-	return integration.NewService(s.db.Bun, s.bus, s.audit)
+func (s *handlers) integrations() *integration.Service {
+	return integration.NewService(s.DB.Bun, s.Bus, s.Audit)
 }
 
 // integrationWebhookURL is where the provider posts the project's events.
-func (s *Server) integrationWebhookURL(p integration.Provider, projectKey string) string {
-	return strings.TrimRight(s.cfg.BaseURL, "/") + "/api/v1/integrations/" + p.PathSegment() + "/" + projectKey + "/webhook"
+func (s *handlers) integrationWebhookURL(p integration.Provider, projectKey string) string {
+	return strings.TrimRight(s.Cfg.BaseURL, "/") + "/api/v1/integrations/" + p.PathSegment() + "/" + projectKey + "/webhook"
 }
 
 // parseCreateIntegration decodes a create body: provider in any letter case, repoUrl
@@ -73,18 +73,18 @@ func parseCreateIntegration(body []byte) (integration.NewIntegration, error) {
 	return in, f.Err()
 }
 
-func (s *Server) toIntegrationResponse(row *store.ProjectIntegration, projectKey string) integrationResponse {
+func (s *handlers) toIntegrationResponse(row *store.ProjectIntegration, projectKey string) integrationResponse {
 	p := integration.Provider(row.Provider)
 	return integrationResponse{ID: row.ID, Provider: row.Provider, RepoURL: row.RepoURL, CreatedAt: core.Instant(row.CreatedAt),
 		WebhookURL: s.integrationWebhookURL(p, projectKey)}
 }
 
-func (s *Server) listIntegrations(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listIntegrations(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	rows, err := integration.List(c.UserContext(), s.db.Bun, a.Project.ID)
+	rows, err := integration.List(c.UserContext(), s.DB.Bun, a.Project.ID)
 	if err != nil {
 		return err
 	}
@@ -95,8 +95,8 @@ func (s *Server) listIntegrations(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) createIntegration(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Admin)
+func (s *handlers) createIntegration(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -114,8 +114,8 @@ func (s *Server) createIntegration(c *fiber.Ctx) error {
 	})
 }
 
-func (s *Server) deleteIntegration(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Admin, "integrationId")
+func (s *handlers) deleteIntegration(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Admin, "integrationId")
 	if err != nil {
 		return err
 	}

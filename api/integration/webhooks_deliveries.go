@@ -1,4 +1,4 @@
-package api
+package integration
 
 import (
 	"github.com/gofiber/fiber/v2"
@@ -35,8 +35,8 @@ func toWebhookDeliveryResponse(d *store.WebhookDelivery) webhookDeliveryResponse
 		LastError: d.LastError}
 }
 
-func (s *Server) listWebhookDeliveries(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Viewer, "webhookId")
+func (s *handlers) listWebhookDeliveries(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Viewer, "webhookId")
 	if err != nil {
 		return err
 	}
@@ -55,8 +55,8 @@ func (s *Server) listWebhookDeliveries(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) pingWebhook(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Admin, "webhookId")
+func (s *handlers) pingWebhook(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}
@@ -72,8 +72,8 @@ func (s *Server) pingWebhook(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(toWebhookDeliveryResponse(d))
 }
 
-func (s *Server) redeliverWebhook(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Admin, "webhookId")
+func (s *handlers) redeliverWebhook(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package api
+package integration
 
 import (
 	"errors"
@@ -14,11 +14,11 @@ import (
 // (docs/api-conventions.md#incoming-provider-events).
 var incomingOK = fiber.Map{"status": "ok"}
 
-func (s *Server) incomingGitHub(c *fiber.Ctx) error {
+func (s *handlers) incomingGitHub(c *fiber.Ctx) error {
 	return s.receiveIncoming(c, integration.GitHub, c.Get("X-Hub-Signature-256"), c.Get("X-GitHub-Event"), "incoming.INVALID_SIGNATURE")
 }
 
-func (s *Server) incomingGitLab(c *fiber.Ctx) error {
+func (s *handlers) incomingGitLab(c *fiber.Ctx) error {
 	return s.receiveIncoming(c, integration.GitLab, c.Get("X-Gitlab-Token"), c.Get("X-Gitlab-Event"), "incoming.INVALID_TOKEN")
 }
 
@@ -28,7 +28,7 @@ func (s *Server) incomingGitLab(c *fiber.Ctx) error {
 // (docs/api-conventions.md#incoming-provider-events), 400 with the usual error body for a
 // signed body that is not JSON. The body and headers are used only within the request, so
 // Fiber's reused buffers need no copy.
-func (s *Server) receiveIncoming(c *fiber.Ctx, p integration.Provider, credential, eventName, refusal string) error {
+func (s *handlers) receiveIncoming(c *fiber.Ctx, p integration.Provider, credential, eventName, refusal string) error {
 	_, err := s.integrations().Receive(c.UserContext(), integration.Incoming{
 		Provider: p, ProjectKey: c.Params("projectKey"), Credential: credential, EventName: eventName, Body: c.Body(),
 	})

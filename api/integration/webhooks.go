@@ -1,4 +1,4 @@
-package api
+package integration
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -100,16 +100,16 @@ func uniqueStrings(in []string) []string {
 }
 
 // webhooks is the webhook service over the server's database, bus and audit log.
-func (s *Server) webhooks() *webhook.Service {
-	return webhook.NewService(s.db.Bun, s.bus, s.audit, s.deps.Webhook)
+func (s *handlers) webhooks() *webhook.Service {
+	return webhook.NewService(s.DB.Bun, s.Bus, s.Audit, s.Webhook)
 }
 
 func webhookProject(a *project.Access) webhook.Project {
 	return webhook.Project{ID: a.Project.ID, Key: a.Project.Key}
 }
 
-func (s *Server) listWebhooks(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listWebhooks(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -124,8 +124,8 @@ func (s *Server) listWebhooks(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) createWebhook(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Admin)
+func (s *handlers) createWebhook(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -147,8 +147,8 @@ func (s *Server) createWebhook(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(webhookCreatedResponse{Webhook: toWebhookResponse(w), PlaintextSecret: w.Secret})
 }
 
-func (s *Server) updateWebhook(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Admin, "webhookId")
+func (s *handlers) updateWebhook(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}
@@ -163,8 +163,8 @@ func (s *Server) updateWebhook(c *fiber.Ctx) error {
 	return c.JSON(toWebhookResponse(w))
 }
 
-func (s *Server) deleteWebhook(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Admin, "webhookId")
+func (s *handlers) deleteWebhook(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Admin, "webhookId")
 	if err != nil {
 		return err
 	}
