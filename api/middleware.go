@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/taskweave/taskweave/api/core"
 	"net/http"
@@ -54,7 +53,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 			switch {
 			case err == nil:
 				c.Locals(core.PendingKey, claims)
-			case !isUnauthenticated(err):
+			case !core.IsUnauthenticated(err):
 				return err
 			default:
 				c.Locals(authErrKey, err)
@@ -65,7 +64,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		switch {
 		case err == nil:
 			c.Locals(core.PrincipalKey, p)
-		case !isUnauthenticated(err):
+		case !core.IsUnauthenticated(err):
 			return err
 		default:
 			c.Locals(authErrKey, err)
@@ -73,8 +72,6 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	}
 	return c.Next()
 }
-
-func isUnauthenticated(err error) bool { return err != nil && errors.Is(err, auth.ErrUnauthenticated) }
 
 // deferredAuth picks the requests whose access token's user row is read with the
 // project of the path, in the statement projectAccess makes anyway: the issue list and

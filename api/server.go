@@ -4,6 +4,7 @@ package api
 
 import (
 	"encoding/json"
+	adminapi "github.com/taskweave/taskweave/api/admin"
 	automationapi "github.com/taskweave/taskweave/api/automation"
 	"github.com/taskweave/taskweave/api/core"
 	integrationapi "github.com/taskweave/taskweave/api/integration"
@@ -50,8 +51,7 @@ type Server struct {
 // errorTables are every area's error table, consulted in this order after core.Table.
 func errorTables() []core.ErrorTable {
 	return []core.ErrorTable{{Mappings: projectErrors}, {Mappings: workflowErrors, Mappers: []core.Mapper{guardError}},
-		{Mappings: issueErrors}, integrationapi.Errors, {Mappings: auditErrors},
-		{Mappings: jobErrors}, {Mappings: sprintErrors, Mappers: []core.Mapper{sprintDateOrder}}, reportapi.Errors,
+		{Mappings: issueErrors}, integrationapi.Errors, adminapi.Errors, {Mappings: sprintErrors, Mappers: []core.Mapper{sprintDateOrder}}, reportapi.Errors,
 		{Mappings: commentErrors, Mappers: []core.Mapper{commentEmpty}},
 		{Mappings: attachmentErrors, Mappers: []core.Mapper{attachmentTooLarge}}, {Mappings: notificationErrors},
 		{Mappings: ssoErrors}, automationapi.Errors,
@@ -121,8 +121,7 @@ func (s *Server) routes() {
 	app.Use(s.bodyGuard)
 	s.operationalRoutes(app)
 	s.docsRoutes(app)
-	s.opsRoutes(app)
-	s.riverUIRoutes(app)
+	adminapi.PageRoutes(app, s.env)
 	s.stompRoutes(app)
 
 	v1 := app.Group("/api/v1", s.authenticate)
@@ -161,14 +160,8 @@ func (s *Server) routes() {
 	servicedeskapi.Routes(v1, s.env)
 
 	admin := v1.Group("/admin", s.requireAdmin)
-	admin.Get("/users", s.listUsers)
-	admin.Post("/users/:id/deactivate", s.deactivateUser)
-	admin.Post("/users/:id/activate", s.activateUser)
-	admin.Delete("/users/:id", s.deleteUser)
-	admin.Post("/users/:id/sign-out", s.signOutUser)
+	adminapi.Routes(v1, admin, s.env)
 	s.ssoAdminRoutes(admin)
-	s.auditRoutes(v1, admin)
-	s.jobRoutes(admin)
 	automationapi.Routes(v1, admin, s.env)
 	servicedeskapi.AdminRoutes(admin, s.env)
 }

@@ -15,16 +15,3 @@ func (s *Server) signOutEverywhere(c *fiber.Ctx) error {
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
-
-// signOutUser is a system ADMIN's "sign out everywhere" for a user (POST
-// /admin/users/{id}/sign-out).
-func (s *Server) signOutUser(c *fiber.Ctx) error {
-	id, err := core.PathUUID(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := s.auth.SignOutEverywhere(c.UserContext(), core.Principal(c), id, core.Meta(c)); err != nil {
-		return err
-	}
-	return c.SendStatus(fiber.StatusNoContent)
-}

@@ -3,6 +3,7 @@ package api
 import (
 	"database/sql"
 	"fmt"
+	adminapi "github.com/taskweave/taskweave/api/admin"
 	"log/slog"
 	"time"
 
@@ -76,7 +77,7 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 		}
 		files = local
 	}
-	ui, err := NewRiverUI(db, log)
+	ui, err := adminapi.NewRiverUI(db, log)
 	if err != nil {
 		return nil, err
 	}

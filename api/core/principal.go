@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/taskweave/taskweave/domain/audit"
@@ -40,3 +41,6 @@ func AuditActor(c *fiber.Ctx) audit.Actor {
 	p, m := Principal(c), Meta(c)
 	return audit.Actor{UserID: p.UserID, Email: p.Email, IP: m.IP, UserAgent: m.UserAgent}
 }
+
+// IsUnauthenticated is whether err is the refusal of a missing or bad credential.
+func IsUnauthenticated(err error) bool { return err != nil && errors.Is(err, auth.ErrUnauthenticated) }

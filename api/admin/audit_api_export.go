@@ -1,4 +1,4 @@
-package api
+package admin
 
 import (
 	"bufio"
@@ -35,7 +35,7 @@ var auditCSVHeader = []string{"id", "timestamp", "userEmail", "action", "level",
 // CSV. Rows go from the database cursor to the client as they come, through a pipe
 // whose writer blocks while the client is slow, so memory stays constant whatever the
 // log's size.
-func (s *Server) exportAuditEvents(c *fiber.Ctx) error {
+func (s *handlers) exportAuditEvents(c *fiber.Ctx) error {
 	// A constant, not c.Query's buffer: the export outlives the handler.
 	format := "json"
 	switch c.Query("format") {
@@ -51,13 +51,13 @@ func (s *Server) exportAuditEvents(c *fiber.Ctx) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.UserContext()), auditExportTimeout)
 	// The first row is read here: a failing query is still an ordinary error reply.
-	cur, err := audit.OpenCursor(ctx, s.db.Pool, f)
+	cur, err := audit.OpenCursor(ctx, s.DB.Pool, f)
 	if err != nil {
 		cancel()
 		return err
 	}
 	pr, pw := io.Pipe()
-	go streamAuditExport(ctx, cancel, cur, format, pw, s.log)
+	go streamAuditExport(ctx, cancel, cur, format, pw, s.Log)
 	if format == "csv" {
 		c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
 		c.Set(fiber.HeaderContentDisposition, "attachment; filename=audit.csv")

@@ -1,4 +1,4 @@
-package api
+package admin
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -123,8 +123,8 @@ func auditPageRequest(c *fiber.Ctx) (core.PageRequest, error) {
 }
 
 // sendAuditPage answers one page of f: a count query and a page query.
-func (s *Server) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr core.PageRequest) error {
-	events, total, err := audit.List(c.UserContext(), s.db.Pool, f, pr.Offset(), pr.Size)
+func (s *handlers) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr core.PageRequest) error {
+	events, total, err := audit.List(c.UserContext(), s.DB.Pool, f, pr.Offset(), pr.Size)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (s *Server) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr core.PageRequest
 }
 
 // listAuditEvents is the system ADMIN's view of every audit event.
-func (s *Server) listAuditEvents(c *fiber.Ctx) error {
+func (s *handlers) listAuditEvents(c *fiber.Ctx) error {
 	pr, err := auditPageRequest(c)
 	if err != nil {
 		return err
@@ -150,8 +150,8 @@ func (s *Server) listAuditEvents(c *fiber.Ctx) error {
 
 // listProjectAuditEvents shows one project's events to a system ADMIN (member or not)
 // or to the project's effective ADMIN (explicit, owner or organization inherited).
-func (s *Server) listProjectAuditEvents(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccessOrAdmin(c, project.Admin)
+func (s *handlers) listProjectAuditEvents(c *fiber.Ctx) error {
+	a, err := s.ProjectAccessOrAdmin(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -174,8 +174,8 @@ type auditSettingJSON struct {
 }
 
 // getAuditConfig lists the toggles in SECURITY, WRITE, ALL order.
-func (s *Server) getAuditConfig(c *fiber.Ctx) error {
-	settings, err := audit.Settings(c.UserContext(), s.db.Bun)
+func (s *handlers) getAuditConfig(c *fiber.Ctx) error {
+	settings, err := audit.Settings(c.UserContext(), s.DB.Bun)
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ type auditSettingRequest struct {
 
 // putAuditConfig sets one level's toggle; 200 with an empty body
 // (docs/api-conventions.md#wire-format).
-func (s *Server) putAuditConfig(c *fiber.Ctx) error {
+func (s *handlers) putAuditConfig(c *fiber.Ctx) error {
 	var r auditSettingRequest
 	if err := core.DecodeJSON(c.Body(), &r); err != nil {
 		return err
@@ -208,7 +208,7 @@ func (s *Server) putAuditConfig(c *fiber.Ctx) error {
 	if !ok {
 		return unknownAuditLevel(*r.Level)
 	}
-	if err := audit.SetEnabled(c.UserContext(), s.db.Bun, s.audit, level, *r.Enabled, core.AuditActor(c)); err != nil {
+	if err := audit.SetEnabled(c.UserContext(), s.DB.Bun, s.Audit, level, *r.Enabled, core.AuditActor(c)); err != nil {
 		return err
 	}
 	c.Status(fiber.StatusOK)

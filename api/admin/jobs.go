@@ -1,4 +1,4 @@
-package api
+package admin
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ import (
 const jobListPageSize = 20
 
 // jobOps builds the job service; it holds no state, so one per request costs nothing.
-func (s *Server) jobOps() *queue.Service { return queue.NewService(s.db.Bun, s.deps.River, s.audit) }
+func (s *handlers) jobOps() *queue.Service { return queue.NewService(s.DB.Bun, s.River, s.Audit) }
 
 // jobErrorResponse is one failed attempt, as River records it.
 type jobErrorResponse struct {
@@ -143,7 +143,7 @@ func parseJobID(c *fiber.Ctx) (int64, error) {
 // parseJobPage parses page and size of the job list.
 func parseJobPage(c *fiber.Ctx) (core.PageRequest, error) { return core.ParsePage(c, jobListPageSize) }
 
-func (s *Server) listJobs(c *fiber.Ctx) error {
+func (s *handlers) listJobs(c *fiber.Ctx) error {
 	pr, err := parseJobPage(c)
 	if err != nil {
 		return err
@@ -163,7 +163,7 @@ func (s *Server) listJobs(c *fiber.Ctx) error {
 	return c.JSON(core.NewPage(content, pr, total))
 }
 
-func (s *Server) getJob(c *fiber.Ctx) error {
+func (s *handlers) getJob(c *fiber.Ctx) error {
 	id, err := parseJobID(c)
 	if err != nil {
 		return err
@@ -178,7 +178,7 @@ func (s *Server) getJob(c *fiber.Ctx) error {
 // jobActor is the audit identity of a retry or cancel.
 func jobActor(c *fiber.Ctx) queue.Actor { return queue.Actor{Actor: core.AuditActor(c)} }
 
-func (s *Server) retryJob(c *fiber.Ctx) error {
+func (s *handlers) retryJob(c *fiber.Ctx) error {
 	id, err := parseJobID(c)
 	if err != nil {
 		return err
@@ -190,7 +190,7 @@ func (s *Server) retryJob(c *fiber.Ctx) error {
 	return c.JSON(toJobResponse(j))
 }
 
-func (s *Server) cancelJob(c *fiber.Ctx) error {
+func (s *handlers) cancelJob(c *fiber.Ctx) error {
 	id, err := parseJobID(c)
 	if err != nil {
 		return err
@@ -223,7 +223,7 @@ func toQueueResponse(q queue.QueueStats) queueResponse {
 		Cancelled: q.Cancelled, OldestAvailableAgeSeconds: q.OldestAvailableAgeSeconds, Paused: q.Paused}
 }
 
-func (s *Server) listQueues(c *fiber.Ctx) error {
+func (s *handlers) listQueues(c *fiber.Ctx) error {
 	qs, err := s.jobOps().Queues(c.UserContext())
 	if err != nil {
 		return err

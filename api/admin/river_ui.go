@@ -1,4 +1,4 @@
-package api
+package admin
 
 import (
 	"context"
@@ -67,8 +67,8 @@ func NewRiverUI(db *store.DB, log *slog.Logger) (http.Handler, error) {
 
 // riverUIServe runs River UI's net/http handler under the request's deadline (the
 // adaptor would otherwise hand it the connection's context, which has none).
-func (s *Server) riverUIServe(h http.Handler) fiber.Handler {
-	timeout := s.cfg.RequestTimeout
+func (s *handlers) riverUIServe(h http.Handler) fiber.Handler {
+	timeout := s.Cfg.RequestTimeout
 	return adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
@@ -96,7 +96,7 @@ func riverUIMutating(method string) bool {
 // session cookie's; without one a page request is sent to the ops login form and an API
 // request gets 401; a project API key, a user who is not a system ADMIN, or a read-only
 // token that would change something gets 403 (an HTML page for a browser's page request).
-func (s *Server) riverUIGate(c *fiber.Ctx) error {
+func (s *handlers) riverUIGate(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentSecurityPolicy, riverUICSP)
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	c.Set(fiber.HeaderXFrameOptions, "DENY")
@@ -150,7 +150,7 @@ func (s *Server) riverUIGate(c *fiber.Ctx) error {
 // riverUIPrincipal is the caller: the bearer token's when an Authorization header is
 // sent (a bad one is 401, never a fall-back to the cookie), else the ops session's, or
 // nil.
-func (s *Server) riverUIPrincipal(c *fiber.Ctx, bearer bool) (*auth.Principal, error) {
+func (s *handlers) riverUIPrincipal(c *fiber.Ctx, bearer bool) (*auth.Principal, error) {
 	if !bearer {
 		return s.opsSession(c)
 	}
@@ -158,8 +158,8 @@ func (s *Server) riverUIPrincipal(c *fiber.Ctx, bearer bool) (*auth.Principal, e
 	if len(h) <= 7 || !strings.EqualFold(h[:7], "bearer ") {
 		return nil, core.ErrUnauthorized
 	}
-	p, err := s.authn.Authenticate(c.UserContext(), strings.TrimSpace(h[7:]))
-	if isUnauthenticated(err) {
+	p, err := s.Authn.Authenticate(c.UserContext(), strings.TrimSpace(h[7:]))
+	if core.IsUnauthenticated(err) {
 		return nil, core.ErrUnauthorized
 	}
 	return p, err

@@ -1,4 +1,4 @@
-package api
+package admin
 
 import (
 	"bytes"
@@ -78,7 +78,7 @@ func riverUIActor(c *fiber.Ctx) queue.Actor {
 // riverUIJobOp is a batch operation of the job service, as a method expression.
 type riverUIJobOp func(*queue.Service, context.Context, queue.Actor, []int64) error
 
-func (s *Server) riverUIJobsDo(c *fiber.Ctx, op riverUIJobOp) error {
+func (s *handlers) riverUIJobsDo(c *fiber.Ctx, op riverUIJobOp) error {
 	ids, err := parseRiverUIJobIDs(c.Body())
 	if err != nil {
 		return err
@@ -89,26 +89,26 @@ func (s *Server) riverUIJobsDo(c *fiber.Ctx, op riverUIJobOp) error {
 	return c.JSON(riverUIOK)
 }
 
-func (s *Server) riverUICancelJobs(c *fiber.Ctx) error {
+func (s *handlers) riverUICancelJobs(c *fiber.Ctx) error {
 	return s.riverUIJobsDo(c, (*queue.Service).CancelMany)
 }
 
-func (s *Server) riverUIRetryJobs(c *fiber.Ctx) error {
+func (s *handlers) riverUIRetryJobs(c *fiber.Ctx) error {
 	return s.riverUIJobsDo(c, (*queue.Service).RetryMany)
 }
 
-func (s *Server) riverUIDeleteJobs(c *fiber.Ctx) error {
+func (s *handlers) riverUIDeleteJobs(c *fiber.Ctx) error {
 	return s.riverUIJobsDo(c, (*queue.Service).DeleteMany)
 }
 
-func (s *Server) riverUIPauseQueue(c *fiber.Ctx) error {
+func (s *handlers) riverUIPauseQueue(c *fiber.Ctx) error {
 	if err := s.jobOps().PauseQueue(c.UserContext(), riverUIActor(c), c.Params("name")); err != nil {
 		return err
 	}
 	return c.JSON(riverUIOK)
 }
 
-func (s *Server) riverUIResumeQueue(c *fiber.Ctx) error {
+func (s *handlers) riverUIResumeQueue(c *fiber.Ctx) error {
 	if err := s.jobOps().ResumeQueue(c.UserContext(), riverUIActor(c), c.Params("name")); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package api
+package admin
 
 import (
 	"bytes"
@@ -113,7 +113,7 @@ type opsJobView struct {
 }
 
 // opsHeaders sets the security headers of every ops response, errors included.
-func (s *Server) opsHeaders(c *fiber.Ctx) error {
+func (s *handlers) opsHeaders(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentSecurityPolicy, opsCSP)
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	c.Set(fiber.HeaderXFrameOptions, "DENY")
@@ -126,15 +126,15 @@ func (s *Server) opsHeaders(c *fiber.Ctx) error {
 
 // opsPage turns a handler's error into an HTML page with the status, message and
 // headers the JSON API would give, so a browser never sees a JSON problem body.
-func (s *Server) opsPage(h fiber.Handler) fiber.Handler {
+func (s *handlers) opsPage(h fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		err := h(c)
 		if err == nil {
 			return nil
 		}
-		e := s.env.Errors.ToAPI(err)
+		e := s.Errors.ToAPI(err)
 		if e.Status >= 500 {
-			s.log.ErrorContext(c.UserContext(), "ops page failed", "method", c.Method(), "path", c.Path(), "status", e.Status, "err", err)
+			s.Log.ErrorContext(c.UserContext(), "ops page failed", "method", c.Method(), "path", c.Path(), "status", e.Status, "err", err)
 		}
 		if e.RetryAfter > 0 {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(e.RetryAfter))
@@ -144,7 +144,7 @@ func (s *Server) opsPage(h fiber.Handler) fiber.Handler {
 	}
 }
 
-func (s *Server) opsRender(c *fiber.Ctx, status int, name string, d opsData) error {
+func (s *handlers) opsRender(c *fiber.Ctx, status int, name string, d opsData) error {
 	d.CSS = template.CSS(opsCSS)
 	var buf bytes.Buffer
 	if err := opsTemplates[name].ExecuteTemplate(&buf, "layout", d); err != nil {
@@ -155,13 +155,13 @@ func (s *Server) opsRender(c *fiber.Ctx, status int, name string, d opsData) err
 }
 
 // opsSession is the caller of an ops page: nil without a valid session cookie.
-func (s *Server) opsSession(c *fiber.Ctx) (*auth.Principal, error) {
+func (s *handlers) opsSession(c *fiber.Ctx) (*auth.Principal, error) {
 	tok := c.Cookies(opsCookie)
 	if tok == "" {
 		return nil, nil
 	}
-	p, err := s.authn.AccessToken(c.UserContext(), tok, 0)
-	if isUnauthenticated(err) {
+	p, err := s.Authn.AccessToken(c.UserContext(), tok, 0)
+	if core.IsUnauthenticated(err) {
 		return nil, nil
 	}
 	return p, err
@@ -169,7 +169,7 @@ func (s *Server) opsSession(c *fiber.Ctx) (*auth.Principal, error) {
 
 // opsAdmin renders the login form (no session) or the 403 page (not a system ADMIN) and
 // returns nil; the caller goes on only with a principal.
-func (s *Server) opsAdmin(c *fiber.Ctx) (*auth.Principal, error) {
+func (s *handlers) opsAdmin(c *fiber.Ctx) (*auth.Principal, error) {
 	p, err := s.opsSession(c)
 	if err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func (s *Server) opsAdmin(c *fiber.Ctx) (*auth.Principal, error) {
 // logout, and this keeps another site from logging a browser in (login CSRF). Browsers
 // say where a request comes from in Sec-Fetch-Site (a header pages cannot set); older
 // ones only in Origin. A request with neither is no browser's cross-site post.
-func (s *Server) opsSameOrigin(c *fiber.Ctx) bool {
+func (s *handlers) opsSameOrigin(c *fiber.Ctx) bool {
 	if site := c.Get("Sec-Fetch-Site"); site != "" {
 		return site == "same-origin"
 	}
@@ -196,15 +196,15 @@ func (s *Server) opsSameOrigin(c *fiber.Ctx) bool {
 	if origin == "" {
 		return true
 	}
-	return origin == c.BaseURL() || origin == strings.TrimRight(s.cfg.BaseURL, "/")
+	return origin == c.BaseURL() || origin == strings.TrimRight(s.Cfg.BaseURL, "/")
 }
 
-func (s *Server) opsLogin(c *fiber.Ctx) error {
+func (s *handlers) opsLogin(c *fiber.Ctx) error {
 	if !s.opsSameOrigin(c) {
 		return s.opsRender(c, fiber.StatusForbidden, "error", opsData{Title: "Forbidden", Message: "Cross-site form posts are refused."})
 	}
 	// The same bucket as POST /auth/login: one limit per address, whichever form is used.
-	if err := s.limiter.Hit(c.UserContext(), "auth:"+c.IP()); err != nil {
+	if err := s.Limiter.Hit(c.UserContext(), "auth:"+c.IP()); err != nil {
 		return err
 	}
 	email, password := strings.TrimSpace(c.FormValue("email")), c.FormValue("password")
@@ -212,7 +212,7 @@ func (s *Server) opsLogin(c *fiber.Ctx) error {
 		return s.opsRender(c, fiber.StatusBadRequest, "login", opsData{Title: "Sign in", Email: email,
 			Message: "Enter your email and password."})
 	}
-	u, pair, err := s.auth.Login(c.UserContext(), email, password, core.Meta(c))
+	u, pair, err := s.Auth.Login(c.UserContext(), email, password, core.Meta(c))
 	if errors.Is(err, auth.ErrInvalidCredentials) {
 		return s.opsRender(c, fiber.StatusForbidden, "login", opsData{Title: "Sign in", Email: email,
 			Message: locale.T(core.Language(c), "reason.INVALID_CREDENTIALS")})
@@ -229,18 +229,18 @@ func (s *Server) opsLogin(c *fiber.Ctx) error {
 	c.Cookie(&fiber.Cookie{
 		Name: opsCookie, Value: pair.AccessToken, Path: opsCookiePath,
 		MaxAge: int(pair.ExpiresIn.Seconds()), Expires: time.Now().Add(pair.ExpiresIn),
-		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: strings.HasPrefix(s.cfg.BaseURL, "https://"),
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: strings.HasPrefix(s.Cfg.BaseURL, "https://"),
 	})
 	return c.Redirect("/admin/ops/", fiber.StatusSeeOther)
 }
 
-func (s *Server) opsLogout(c *fiber.Ctx) error {
+func (s *handlers) opsLogout(c *fiber.Ctx) error {
 	if !s.opsSameOrigin(c) {
 		return s.opsRender(c, fiber.StatusForbidden, "error", opsData{Title: "Forbidden", Message: "Cross-site form posts are refused."})
 	}
 	c.Cookie(&fiber.Cookie{
 		Name: opsCookie, Value: "", Path: opsCookiePath, MaxAge: -1, Expires: time.Unix(0, 0),
-		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: strings.HasPrefix(s.cfg.BaseURL, "https://"),
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: strings.HasPrefix(s.Cfg.BaseURL, "https://"),
 	})
 	return c.Redirect("/admin/ops/", fiber.StatusSeeOther)
 }
@@ -248,7 +248,7 @@ func (s *Server) opsLogout(c *fiber.Ctx) error {
 // opsFilterKeys are the query parameters the overview carries from link to link.
 var opsFilterKeys = []string{"state", "kind", "queue", "projectId", "issueId", "projectKey", "issueKey"}
 
-func (s *Server) opsIndex(c *fiber.Ctx) error {
+func (s *handlers) opsIndex(c *fiber.Ctx) error {
 	p, err := s.opsAdmin(c)
 	if p == nil {
 		return err
@@ -336,7 +336,7 @@ func (s *Server) opsIndex(c *fiber.Ctx) error {
 	return s.opsRender(c, fiber.StatusOK, "index", d)
 }
 
-func (s *Server) opsJob(c *fiber.Ctx) error {
+func (s *handlers) opsJob(c *fiber.Ctx) error {
 	p, err := s.opsAdmin(c)
 	if p == nil {
 		return err
