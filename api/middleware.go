@@ -124,19 +124,3 @@ func apiKeyMayUse(p *auth.Principal, path string) bool {
 	base := "/api/v1/projects/" + p.ProjectKey
 	return path == base || strings.HasPrefix(path, base+"/")
 }
-
-// requireAdmin allows system ADMINs only.
-func (s *Server) requireAdmin(c *fiber.Ctx) error {
-	if p := core.Principal(c); p == nil || !p.IsAdmin() {
-		return core.Forbidden("ADMIN_ONLY")
-	}
-	return c.Next()
-}
-
-// rateLimited applies the shared login/register limit per client address.
-func (s *Server) rateLimited(c *fiber.Ctx) error {
-	if err := s.limiter.Hit(c.UserContext(), "auth:"+c.IP()); err != nil {
-		return err
-	}
-	return c.Next()
-}

@@ -1,6 +1,9 @@
 package api
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/taskweave/taskweave/api/core"
+)
 
 // projectRoutes registers the project endpoints on the authenticated /api/v1 router:
 // projects, members, API keys, labels, organizations, switch-org and user search.
@@ -25,8 +28,8 @@ func (s *Server) projectRoutes(r fiber.Router) {
 	r.Put("/projects/:key/labels/:id", s.updateLabel)
 	r.Delete("/projects/:key/labels/:id", s.deleteLabel)
 
-	r.Get("/organizations", s.requireAdmin, s.listOrganizations)
-	r.Post("/organizations", s.requireAdmin, s.createOrganization)
+	r.Get("/organizations", core.RequireAdmin, s.listOrganizations)
+	r.Post("/organizations", core.RequireAdmin, s.createOrganization)
 	r.Get("/organizations/mine", s.myOrganizations)
 	r.Get("/organizations/:id", s.getOrganization)
 	r.Get("/organizations/:id/members", s.listOrgMembers)

@@ -7,7 +7,7 @@ import "github.com/gofiber/fiber/v2"
 // outside /api/v1, where the web client links and providers send the browser back.
 func (s *Server) ssoPublicRoutes(v1 fiber.Router) {
 	v1.Get("/admin/sso/public", s.publicSSOProviders)
-	v1.Post("/auth/sso/exchange", s.rateLimited, s.exchangeSSO)
+	v1.Post("/auth/sso/exchange", s.env.RateLimited, s.exchangeSSO)
 	s.App.Get("/oauth2/authorization/:registrationId", s.startSSO)
 	s.App.Get("/login/oauth2/authorization/:registrationId", s.startSSO)
 	s.App.Get("/login/oauth2/code/:registrationId", s.ssoCallback)

@@ -125,8 +125,8 @@ func (s *Server) routes() {
 	s.stompRoutes(app)
 
 	v1 := app.Group("/api/v1", s.authenticate)
-	v1.Post("/auth/register", s.rateLimited, s.register)
-	v1.Post("/auth/login", s.rateLimited, s.login)
+	v1.Post("/auth/register", s.env.RateLimited, s.register)
+	v1.Post("/auth/login", s.env.RateLimited, s.login)
 	v1.Post("/auth/refresh", s.refresh)
 	s.ssoPublicRoutes(v1)
 	integrationapi.PublicRoutes(v1, s.env)
@@ -159,7 +159,7 @@ func (s *Server) routes() {
 	s.notificationRoutes(v1)
 	servicedeskapi.Routes(v1, s.env)
 
-	admin := v1.Group("/admin", s.requireAdmin)
+	admin := v1.Group("/admin", core.RequireAdmin)
 	adminapi.Routes(v1, admin, s.env)
 	s.ssoAdminRoutes(admin)
 	automationapi.Routes(v1, admin, s.env)
