@@ -6,7 +6,7 @@ import (
 )
 
 // projectRoutes registers the project endpoints on the authenticated /api/v1 router:
-// projects, members, API keys, labels, organizations, switch-org and user search.
+// projects, members, API keys, labels, organizations and switch-org.
 func (s *Server) projectRoutes(r fiber.Router) {
 	r.Get("/projects", s.listProjects)
 	r.Post("/projects", s.createProject)
@@ -38,5 +38,4 @@ func (s *Server) projectRoutes(r fiber.Router) {
 	r.Delete("/organizations/:id/members/:userId", s.removeOrgMember)
 
 	r.Post("/auth/switch-org/:orgId", s.switchOrg)
-	r.Get("/users/search", s.searchUsers)
 }

@@ -4,6 +4,7 @@ package api
 
 import (
 	"encoding/json"
+	accountapi "github.com/taskweave/taskweave/api/account"
 	adminapi "github.com/taskweave/taskweave/api/admin"
 	automationapi "github.com/taskweave/taskweave/api/automation"
 	"github.com/taskweave/taskweave/api/core"
@@ -53,8 +54,7 @@ func errorTables() []core.ErrorTable {
 	return []core.ErrorTable{{Mappings: projectErrors}, {Mappings: workflowErrors, Mappers: []core.Mapper{guardError}},
 		{Mappings: issueErrors}, integrationapi.Errors, adminapi.Errors, {Mappings: sprintErrors, Mappers: []core.Mapper{sprintDateOrder}}, reportapi.Errors,
 		{Mappings: commentErrors, Mappers: []core.Mapper{commentEmpty}},
-		{Mappings: attachmentErrors, Mappers: []core.Mapper{attachmentTooLarge}}, {Mappings: notificationErrors},
-		{Mappings: ssoErrors}, automationapi.Errors,
+		{Mappings: attachmentErrors, Mappers: []core.Mapper{attachmentTooLarge}}, accountapi.Errors, automationapi.Errors,
 		servicedeskapi.Errors, {Mappings: customFieldErrors, Mappers: []core.Mapper{customFieldValueError}}}
 }
 
@@ -125,27 +125,12 @@ func (s *Server) routes() {
 	s.stompRoutes(app)
 
 	v1 := app.Group("/api/v1", s.authenticate)
-	v1.Post("/auth/register", s.env.RateLimited, s.register)
-	v1.Post("/auth/login", s.env.RateLimited, s.login)
-	v1.Post("/auth/refresh", s.refresh)
-	s.ssoPublicRoutes(v1)
+	accountapi.PublicRoutes(app, v1, s.env)
 	integrationapi.PublicRoutes(v1, s.env)
 	servicedeskapi.PublicRoutes(v1, s.env)
 
 	v1.Use(s.requireUser)
-	v1.Post("/auth/logout", s.logout)
-	v1.Get("/auth/me", s.me)
-	v1.Patch("/me", s.updateMe)
-	v1.Delete("/me", s.deleteMe)
-	v1.Post("/me/password", s.changePassword)
-	v1.Post("/me/sign-out-everywhere", s.signOutEverywhere)
-	v1.Patch("/me/language", s.setLanguage)
-	v1.Get("/me/notification-preferences", s.getPreferences)
-	v1.Put("/me/notification-preferences", s.putPreferences)
-	v1.Get("/me/tokens", s.listTokens)
-	v1.Post("/me/tokens", s.createToken)
-	v1.Delete("/me/tokens/:id", s.revokeToken)
-	s.ssoMeRoutes(v1)
+	accountapi.Routes(v1, s.env)
 
 	s.projectRoutes(v1)
 	s.workflowRoutes(v1)
@@ -156,12 +141,11 @@ func (s *Server) routes() {
 	reportapi.Routes(v1, s.env)
 	s.commentRoutes(v1)
 	s.attachmentRoutes(v1)
-	s.notificationRoutes(v1)
 	servicedeskapi.Routes(v1, s.env)
 
 	admin := v1.Group("/admin", core.RequireAdmin)
 	adminapi.Routes(v1, admin, s.env)
-	s.ssoAdminRoutes(admin)
+	accountapi.AdminRoutes(admin, s.env)
 	automationapi.Routes(v1, admin, s.env)
 	servicedeskapi.AdminRoutes(admin, s.env)
 }

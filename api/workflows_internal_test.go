@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/taskweave/taskweave/api/core"
+	"github.com/taskweave/taskweave/api/core/coretest"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -102,13 +103,13 @@ func FuzzWorkflowBodies(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		_, err := parseNewWorkflowStatus(body)
-		checkDecodeResult(t, err)
+		coretest.CheckDecodeResult(t, err)
 		_, err = parseWorkflowStatusChange(body)
-		checkDecodeResult(t, err)
+		coretest.CheckDecodeResult(t, err)
 		_, _, err = parseWorkflowTransition(body)
-		checkDecodeResult(t, err)
+		coretest.CheckDecodeResult(t, err)
 		guards, err := parseWorkflowGuards(body)
-		checkDecodeResult(t, err)
+		coretest.CheckDecodeResult(t, err)
 		if err == nil {
 			for _, g := range guards {
 				require.True(t, workflow.IsGuardType(g.Type))
@@ -123,7 +124,7 @@ func FuzzWorkflowBodies(f *testing.F) {
 			require.NoError(t, err)
 		}
 		_, err = parseWorkflowLayout(body)
-		checkDecodeResult(t, err)
+		coretest.CheckDecodeResult(t, err)
 		in, err := parseNewWorkflowStatus(body)
 		if err == nil {
 			require.True(t, workflow.IsCategory(in.Category))

@@ -1,4 +1,4 @@
-package api
+package account
 
 import (
 	"github.com/gofiber/fiber/v2"
@@ -14,8 +14,8 @@ type userSearchResult struct {
 	DisplayName string `json:"displayName"`
 }
 
-func (s *Server) searchUsers(c *fiber.Ctx) error {
-	us, err := user.Search(c.UserContext(), s.db.Bun, core.Principal(c), c.Query("q"))
+func (s *handlers) searchUsers(c *fiber.Ctx) error {
+	us, err := user.Search(c.UserContext(), s.DB.Bun, core.Principal(c), c.Query("q"))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package api
+package account
 
 import (
 	"github.com/gofiber/fiber/v2"
@@ -33,21 +33,21 @@ func parseUpdateMe(body []byte) (auth.ProfileChange, error) {
 	return auth.ProfileChange{DisplayName: r.DisplayName, AvatarURL: r.AvatarURL}, f.Err()
 }
 
-func (s *Server) updateMe(c *fiber.Ctx) error {
+func (s *handlers) updateMe(c *fiber.Ctx) error {
 	in, err := parseUpdateMe(c.Body())
 	if err != nil {
 		return err
 	}
-	u, err := s.auth.UpdateProfile(c.UserContext(), core.Principal(c), in, core.Meta(c))
+	u, err := s.Auth.UpdateProfile(c.UserContext(), core.Principal(c), in, core.Meta(c))
 	if err != nil {
 		return err
 	}
 	return c.JSON(core.UserResponseFor(c, u))
 }
 
-func (s *Server) deleteMe(c *fiber.Ctx) error {
+func (s *handlers) deleteMe(c *fiber.Ctx) error {
 	p := core.Principal(c)
-	if err := s.auth.Delete(c.UserContext(), p, p.UserID, core.Meta(c)); err != nil {
+	if err := s.Auth.Delete(c.UserContext(), p, p.UserID, core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -74,12 +74,12 @@ func parsePasswordChange(body []byte) (current, next string, err error) {
 	return *r.CurrentPassword, *r.NewPassword, f.Err()
 }
 
-func (s *Server) changePassword(c *fiber.Ctx) error {
+func (s *handlers) changePassword(c *fiber.Ctx) error {
 	current, next, err := parsePasswordChange(c.Body())
 	if err != nil {
 		return err
 	}
-	if err := s.auth.ChangePassword(c.UserContext(), core.Principal(c), current, next, core.Meta(c)); err != nil {
+	if err := s.Auth.ChangePassword(c.UserContext(), core.Principal(c), current, next, core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -89,7 +89,7 @@ type languageRequest struct {
 	Language *string `json:"language"`
 }
 
-func (s *Server) setLanguage(c *fiber.Ctx) error {
+func (s *handlers) setLanguage(c *fiber.Ctx) error {
 	var r languageRequest
 	if err := core.DecodeJSON(c.Body(), &r); err != nil {
 		return err
@@ -97,7 +97,7 @@ func (s *Server) setLanguage(c *fiber.Ctx) error {
 	if r.Language == nil || !locale.Supported(*r.Language) {
 		return core.BadRequest("UNSUPPORTED_LANGUAGE")
 	}
-	u, err := s.auth.SetLanguage(c.UserContext(), core.Principal(c), *r.Language)
+	u, err := s.Auth.SetLanguage(c.UserContext(), core.Principal(c), *r.Language)
 	if err != nil {
 		return err
 	}
@@ -122,8 +122,8 @@ func toPreferencesJSON(ps []notify.Preference) preferencesJSON {
 	return out
 }
 
-func (s *Server) getPreferences(c *fiber.Ctx) error {
-	ps, err := notify.Preferences(c.UserContext(), s.db.Bun, core.Principal(c).UserID)
+func (s *handlers) getPreferences(c *fiber.Ctx) error {
+	ps, err := notify.Preferences(c.UserContext(), s.DB.Bun, core.Principal(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -180,9 +180,9 @@ func parsePreferences(body []byte, current []notify.Preference) ([]notify.Prefer
 	return out, nil
 }
 
-func (s *Server) putPreferences(c *fiber.Ctx) error {
+func (s *handlers) putPreferences(c *fiber.Ctx) error {
 	uid := core.Principal(c).UserID
-	current, err := notify.Preferences(c.UserContext(), s.db.Bun, uid)
+	current, err := notify.Preferences(c.UserContext(), s.DB.Bun, uid)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func (s *Server) putPreferences(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ps, err := notify.SetPreferences(c.UserContext(), s.db.Bun, uid, in)
+	ps, err := notify.SetPreferences(c.UserContext(), s.DB.Bun, uid, in)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package api
+package account
 
 import (
 	"github.com/gofiber/fiber/v2"
@@ -84,52 +84,52 @@ func toAuthResponse(p auth.TokenPair) authResponse {
 	return authResponse{AccessToken: p.AccessToken, RefreshToken: p.RefreshToken, TokenType: "Bearer", ExpiresIn: int64(p.ExpiresIn.Seconds())}
 }
 
-func (s *Server) register(c *fiber.Ctx) error {
+func (s *handlers) register(c *fiber.Ctx) error {
 	in, err := parseRegister(c.Body())
 	if err != nil {
 		return err
 	}
-	_, pair, err := s.auth.Register(c.UserContext(), in, core.Meta(c))
+	_, pair, err := s.Auth.Register(c.UserContext(), in, core.Meta(c))
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toAuthResponse(pair))
 }
 
-func (s *Server) login(c *fiber.Ctx) error {
+func (s *handlers) login(c *fiber.Ctx) error {
 	email, password, err := parseLogin(c.Body())
 	if err != nil {
 		return err
 	}
-	_, pair, err := s.auth.Login(c.UserContext(), email, password, core.Meta(c))
+	_, pair, err := s.Auth.Login(c.UserContext(), email, password, core.Meta(c))
 	if err != nil {
 		return err
 	}
 	return c.JSON(toAuthResponse(pair))
 }
 
-func (s *Server) refresh(c *fiber.Ctx) error {
+func (s *handlers) refresh(c *fiber.Ctx) error {
 	token, err := parseRefresh(c.Body())
 	if err != nil {
 		return err
 	}
-	pair, err := s.auth.Refresh(c.UserContext(), token, core.Meta(c))
+	pair, err := s.Auth.Refresh(c.UserContext(), token, core.Meta(c))
 	if err != nil {
 		return err
 	}
 	return c.JSON(toAuthResponse(pair))
 }
 
-func (s *Server) logout(c *fiber.Ctx) error {
-	if err := s.auth.Logout(c.UserContext(), core.Principal(c), core.Meta(c)); err != nil {
+func (s *handlers) logout(c *fiber.Ctx) error {
+	if err := s.Auth.Logout(c.UserContext(), core.Principal(c), core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-func (s *Server) me(c *fiber.Ctx) error {
+func (s *handlers) me(c *fiber.Ctx) error {
 	p := core.Principal(c)
-	u, err := s.auth.User(c.UserContext(), p.UserID)
+	u, err := s.Auth.User(c.UserContext(), p.UserID)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package api
+package account
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -19,8 +19,8 @@ const ssoCallbackPath = "/login/oauth2/code/"
 
 // startSSO is GET /oauth2/authorization/{registrationId} (and the /login/... alias):
 // a 302 to the provider, or to the web client with error=<reason>.
-func (s *Server) startSSO(c *fiber.Ctx) error {
-	start, err := s.deps.SSO.Begin(c.UserContext(), c.Params("registrationId"))
+func (s *handlers) startSSO(c *fiber.Ctx) error {
+	start, err := s.SSO.Begin(c.UserContext(), c.Params("registrationId"))
 	if err != nil {
 		return s.ssoFailed(c, err)
 	}
@@ -29,7 +29,7 @@ func (s *Server) startSSO(c *fiber.Ctx) error {
 }
 
 // setSSOStateCookie binds a begun flow to this browser.
-func (s *Server) setSSOStateCookie(c *fiber.Ctx, start sso.Start) {
+func (s *handlers) setSSOStateCookie(c *fiber.Ctx, start sso.Start) {
 	c.Cookie(&fiber.Cookie{Name: ssoStateCookie, Value: start.Binding, Path: ssoCallbackPath, MaxAge: int(sso.StateTTL / time.Second),
 		HTTPOnly: true, Secure: s.httpsBase(), SameSite: fiber.CookieSameSiteLaxMode})
 }
@@ -38,32 +38,32 @@ func (s *Server) setSSOStateCookie(c *fiber.Ctx, start sso.Start) {
 // browser back: a 302 to the web client with a one-time code (a login), with
 // linked=<registrationId> (a link flow), or with error=<reason>. It never answers with
 // an error page.
-func (s *Server) ssoCallback(c *fiber.Ctx) error {
+func (s *handlers) ssoCallback(c *fiber.Ctx) error {
 	cb := sso.Callback{Code: c.Query("code"), State: c.Query("state"), Error: c.Query("error"), Binding: c.Cookies(ssoStateCookie)}
 	c.Cookie(&fiber.Cookie{Name: ssoStateCookie, Value: "", Path: ssoCallbackPath, MaxAge: -1, Expires: time.Unix(0, 0),
 		HTTPOnly: true, Secure: s.httpsBase(), SameSite: fiber.CookieSameSiteLaxMode})
-	res, err := s.deps.SSO.Finish(c.UserContext(), c.Params("registrationId"), cb, core.Meta(c))
+	res, err := s.SSO.Finish(c.UserContext(), c.Params("registrationId"), cb, core.Meta(c))
 	if err != nil {
 		return s.ssoFailed(c, err)
 	}
-	return s.ssoRedirect(c, s.deps.SSO.ResultURL(res, nil))
+	return s.ssoRedirect(c, s.SSO.ResultURL(res, nil))
 }
 
 // ssoFailed ends a flow at the web client with the reason; the cause goes to the log
 // (a warning for the provider's or the client's fault, an error for ours).
-func (s *Server) ssoFailed(c *fiber.Ctx, err error) error {
+func (s *handlers) ssoFailed(c *fiber.Ctx, err error) error {
 	reason := sso.ReasonOf(err)
 	if reason == sso.ReasonServerError {
-		s.log.ErrorContext(c.UserContext(), "sso flow failed", "path", c.Path(), "err", err)
+		s.Log.ErrorContext(c.UserContext(), "sso flow failed", "path", c.Path(), "err", err)
 	} else {
-		s.log.WarnContext(c.UserContext(), "sso flow refused", "path", c.Path(), "reason", reason, "err", err)
+		s.Log.WarnContext(c.UserContext(), "sso flow refused", "path", c.Path(), "reason", reason, "err", err)
 	}
-	return s.ssoRedirect(c, s.deps.SSO.ResultURL(sso.Result{}, err))
+	return s.ssoRedirect(c, s.SSO.ResultURL(sso.Result{}, err))
 }
 
 // ssoRedirect answers 302 without caching, and without a Referer for the next page
 // (the callback's own URL holds the provider's code).
-func (s *Server) ssoRedirect(c *fiber.Ctx, to string) error {
+func (s *handlers) ssoRedirect(c *fiber.Ctx, to string) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
 	return c.Redirect(to, fiber.StatusFound)
@@ -71,8 +71,8 @@ func (s *Server) ssoRedirect(c *fiber.Ctx, to string) error {
 
 // httpsBase reports whether the public address is https: the state cookie is then
 // Secure.
-func (s *Server) httpsBase() bool {
-	u, err := url.Parse(s.cfg.BaseURL)
+func (s *handlers) httpsBase() bool {
+	u, err := url.Parse(s.Cfg.BaseURL)
 	return err == nil && strings.EqualFold(u.Scheme, "https")
 }
 
@@ -82,7 +82,7 @@ type ssoExchangeRequest struct {
 
 // exchangeSSO is POST /api/v1/auth/sso/exchange: the one-time code for the login token
 // pair.
-func (s *Server) exchangeSSO(c *fiber.Ctx) error {
+func (s *handlers) exchangeSSO(c *fiber.Ctx) error {
 	var r ssoExchangeRequest
 	if err := core.DecodeJSON(c.Body(), &r); err != nil {
 		return err
@@ -90,7 +90,7 @@ func (s *Server) exchangeSSO(c *fiber.Ctx) error {
 	if r.Code == nil {
 		return core.Required("code")
 	}
-	pair, err := s.deps.SSO.Exchange(c.UserContext(), *r.Code, core.Meta(c))
+	pair, err := s.SSO.Exchange(c.UserContext(), *r.Code, core.Meta(c))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package api
+package account
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -126,8 +126,8 @@ func parseAllowedDomains(f *core.Fields, in []string) []string {
 	return out
 }
 
-func (s *Server) publicSSOProviders(c *fiber.Ctx) error {
-	list, err := s.deps.SSO.PublicProviders(c.UserContext())
+func (s *handlers) publicSSOProviders(c *fiber.Ctx) error {
+	list, err := s.SSO.PublicProviders(c.UserContext())
 	if err != nil {
 		return err
 	}
@@ -138,8 +138,8 @@ func (s *Server) publicSSOProviders(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) listSSOConfigs(c *fiber.Ctx) error {
-	list, err := s.deps.SSO.Configs(c.UserContext())
+func (s *handlers) listSSOConfigs(c *fiber.Ctx) error {
+	list, err := s.SSO.Configs(c.UserContext())
 	if err != nil {
 		return err
 	}
@@ -150,19 +150,19 @@ func (s *Server) listSSOConfigs(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) getSSOConfig(c *fiber.Ctx) error {
+func (s *handlers) getSSOConfig(c *fiber.Ctx) error {
 	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	cfg, err := s.deps.SSO.ConfigByID(c.UserContext(), id)
+	cfg, err := s.SSO.ConfigByID(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toSSOConfigResponse(cfg))
 }
 
-func (s *Server) createSSOConfig(c *fiber.Ctx) error {
+func (s *handlers) createSSOConfig(c *fiber.Ctx) error {
 	in, err := parseSSOConfig(c.Body(), true)
 	if err != nil {
 		return err
@@ -174,7 +174,7 @@ func (s *Server) createSSOConfig(c *fiber.Ctx) error {
 	if in.AutoProvision != nil {
 		provision = *in.AutoProvision
 	}
-	cfg, err := s.deps.SSO.CreateConfig(c.UserContext(), sso.NewConfig{Name: *in.Name, IssuerURL: *in.IssuerURL,
+	cfg, err := s.SSO.CreateConfig(c.UserContext(), sso.NewConfig{Name: *in.Name, IssuerURL: *in.IssuerURL,
 		ClientID: *in.ClientID, ClientSecret: *in.ClientSecret, Enabled: enabled, AutoProvision: provision,
 		AllowedDomains: in.AllowedDomains})
 	if err != nil {
@@ -183,7 +183,7 @@ func (s *Server) createSSOConfig(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(toSSOConfigResponse(cfg))
 }
 
-func (s *Server) updateSSOConfig(c *fiber.Ctx) error {
+func (s *handlers) updateSSOConfig(c *fiber.Ctx) error {
 	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
@@ -192,19 +192,19 @@ func (s *Server) updateSSOConfig(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := s.deps.SSO.UpdateConfig(c.UserContext(), id, in)
+	cfg, err := s.SSO.UpdateConfig(c.UserContext(), id, in)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toSSOConfigResponse(cfg))
 }
 
-func (s *Server) deleteSSOConfig(c *fiber.Ctx) error {
+func (s *handlers) deleteSSOConfig(c *fiber.Ctx) error {
 	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.deps.SSO.DeleteConfig(c.UserContext(), id); err != nil {
+	if err := s.SSO.DeleteConfig(c.UserContext(), id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -223,8 +223,8 @@ type ssoLinkStartResponse struct {
 }
 
 // listSSOLinks is GET /api/v1/me/sso.
-func (s *Server) listSSOLinks(c *fiber.Ctx) error {
-	links, err := s.deps.SSO.Links(c.UserContext(), core.Principal(c).UserID)
+func (s *handlers) listSSOLinks(c *fiber.Ctx) error {
+	links, err := s.SSO.Links(c.UserContext(), core.Principal(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ type ssoLinkRequest struct {
 // with the state cookie (as a login start does) and answers the provider's
 // authorization URL for the browser to open. The callback then links instead of
 // signing in and ends at the web client with linked=<registrationId>.
-func (s *Server) linkSSO(c *fiber.Ctx) error {
+func (s *handlers) linkSSO(c *fiber.Ctx) error {
 	var r ssoLinkRequest
 	if len(c.Body()) > 0 {
 		if err := core.DecodeJSON(c.Body(), &r); err != nil {
@@ -256,7 +256,7 @@ func (s *Server) linkSSO(c *fiber.Ctx) error {
 	if r.CurrentPassword != nil {
 		current = *r.CurrentPassword
 	}
-	start, err := s.deps.SSO.BeginLink(c.UserContext(), *core.Principal(c), c.Params("registrationId"), current)
+	start, err := s.SSO.BeginLink(c.UserContext(), *core.Principal(c), c.Params("registrationId"), current)
 	if err != nil {
 		return err
 	}
@@ -266,8 +266,8 @@ func (s *Server) linkSSO(c *fiber.Ctx) error {
 }
 
 // unlinkSSO is DELETE /api/v1/me/sso/{registrationId}.
-func (s *Server) unlinkSSO(c *fiber.Ctx) error {
-	if err := s.deps.SSO.Unlink(c.UserContext(), *core.Principal(c), c.Params("registrationId"), core.Meta(c)); err != nil {
+func (s *handlers) unlinkSSO(c *fiber.Ctx) error {
+	if err := s.SSO.Unlink(c.UserContext(), *core.Principal(c), c.Params("registrationId"), core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -1,33 +1,13 @@
-package api
+package account
 
 import (
-	"errors"
-	"github.com/taskweave/taskweave/api/core"
+	"github.com/taskweave/taskweave/api/core/coretest"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
 	"unicode/utf8"
 )
-
-// checkDecodeResult asserts the one promise of every auth body parser: either a value
-// that satisfies the rules, or a 400 error with a known code.
-func checkDecodeResult(t *testing.T, err error) {
-	t.Helper()
-	if err == nil {
-		return
-	}
-	var ae *core.Error
-	if !errors.As(err, &ae) {
-		t.Fatalf("non-API error %T: %v", err, err)
-	}
-	if ae.Status != 400 || (ae.Code != "BAD_REQUEST" && ae.Code != "VALIDATION_ERROR") {
-		t.Fatalf("unexpected error %d %s", ae.Status, ae.Code)
-	}
-	if ae.Code == "VALIDATION_ERROR" && len(ae.Fields) == 0 {
-		t.Fatal("validation error without fields")
-	}
-}
 
 func FuzzAuthBodies(f *testing.F) {
 	for _, seed := range []string{
@@ -40,7 +20,7 @@ func FuzzAuthBodies(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		reg, err := parseRegister(body)
-		checkDecodeResult(t, err)
+		coretest.CheckDecodeResult(t, err)
 		if err == nil {
 			if !strings.Contains(reg.Email, "@") || strings.TrimSpace(reg.DisplayName) == "" {
 				t.Fatalf("accepted bad registration %+v", reg)
@@ -51,20 +31,20 @@ func FuzzAuthBodies(f *testing.F) {
 			}
 		}
 		_, _, err = parseLogin(body)
-		checkDecodeResult(t, err)
+		coretest.CheckDecodeResult(t, err)
 		_, err = parseRefresh(body)
-		checkDecodeResult(t, err)
+		coretest.CheckDecodeResult(t, err)
 		_, next, err := parsePasswordChange(body)
-		checkDecodeResult(t, err)
+		coretest.CheckDecodeResult(t, err)
 		if err == nil && (utf8.RuneCountInString(next) < 8 || strings.TrimFunc(next, unicode.IsSpace) == "") {
 			t.Fatalf("accepted bad new password %q", next)
 		}
 		tok, err := parseCreateToken(body, time.Now())
-		checkDecodeResult(t, err)
+		coretest.CheckDecodeResult(t, err)
 		if err == nil && (strings.TrimSpace(tok.Name) == "" || (tok.Scope != "READ_ONLY" && tok.Scope != "READ_WRITE")) {
 			t.Fatalf("accepted bad token %+v", tok)
 		}
 		_, err = parseUpdateMe(body)
-		checkDecodeResult(t, err)
+		coretest.CheckDecodeResult(t, err)
 	})
 }

@@ -1,4 +1,4 @@
-package api
+package account
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -59,8 +59,8 @@ func parseCreateToken(body []byte, now time.Time) (auth.NewToken, error) {
 	return auth.NewToken{Name: *r.Name, Scope: scope, ExpiresAt: r.ExpiresAt}, f.Err()
 }
 
-func (s *Server) listTokens(c *fiber.Ctx) error {
-	ts, err := s.auth.ListPATs(c.UserContext(), core.Principal(c))
+func (s *handlers) listTokens(c *fiber.Ctx) error {
+	ts, err := s.Auth.ListPATs(c.UserContext(), core.Principal(c))
 	if err != nil {
 		return err
 	}
@@ -71,24 +71,24 @@ func (s *Server) listTokens(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) createToken(c *fiber.Ctx) error {
+func (s *handlers) createToken(c *fiber.Ctx) error {
 	in, err := parseCreateToken(c.Body(), time.Now())
 	if err != nil {
 		return err
 	}
-	t, plain, err := s.auth.CreatePAT(c.UserContext(), core.Principal(c), in, core.Meta(c))
+	t, plain, err := s.Auth.CreatePAT(c.UserContext(), core.Principal(c), in, core.Meta(c))
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(tokenCreatedResponse{tokenResponse: toTokenResponse(t), Plaintext: plain})
 }
 
-func (s *Server) revokeToken(c *fiber.Ctx) error {
+func (s *handlers) revokeToken(c *fiber.Ctx) error {
 	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.auth.RevokePAT(c.UserContext(), core.Principal(c), id, core.Meta(c)); err != nil {
+	if err := s.Auth.RevokePAT(c.UserContext(), core.Principal(c), id, core.Meta(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -1,4 +1,4 @@
-package api
+package account
 
 import (
 	"github.com/gofiber/fiber/v2"
@@ -12,7 +12,7 @@ const notificationPageSize = 20
 
 // listNotifications is the caller's notifications, newest first; unread=true keeps the
 // unread ones.
-func (s *Server) listNotifications(c *fiber.Ctx) error {
+func (s *handlers) listNotifications(c *fiber.Ctx) error {
 	pr, err := core.ParsePage(c, notificationPageSize)
 	if err != nil {
 		return err
@@ -25,7 +25,7 @@ func (s *Server) listNotifications(c *fiber.Ctx) error {
 	default:
 		return core.BadRequest("INVALID_QUERY", "field", "unread")
 	}
-	rows, total, err := notify.List(c.UserContext(), s.db.Bun, core.Principal(c).UserID, unread, pr.Offset(), pr.Size)
+	rows, total, err := notify.List(c.UserContext(), s.DB.Bun, core.Principal(c).UserID, unread, pr.Offset(), pr.Size)
 	if err != nil {
 		return err
 	}
@@ -40,8 +40,8 @@ type unreadCountResponse struct {
 	Count int `json:"count"`
 }
 
-func (s *Server) unreadNotificationCount(c *fiber.Ctx) error {
-	n, err := notify.UnreadCount(c.UserContext(), s.db.Bun, core.Principal(c).UserID)
+func (s *handlers) unreadNotificationCount(c *fiber.Ctx) error {
+	n, err := notify.UnreadCount(c.UserContext(), s.DB.Bun, core.Principal(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -50,20 +50,20 @@ func (s *Server) unreadNotificationCount(c *fiber.Ctx) error {
 
 // readNotification marks one of the caller's notifications read; another user's is
 // not found (404), like an unknown id.
-func (s *Server) readNotification(c *fiber.Ctx) error {
+func (s *handlers) readNotification(c *fiber.Ctx) error {
 	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	n, err := notify.MarkRead(c.UserContext(), s.db.Bun, core.Principal(c).UserID, id)
+	n, err := notify.MarkRead(c.UserContext(), s.DB.Bun, core.Principal(c).UserID, id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(notify.ViewOf(n))
 }
 
-func (s *Server) readAllNotifications(c *fiber.Ctx) error {
-	if err := notify.MarkAllRead(c.UserContext(), s.db.Bun, core.Principal(c).UserID); err != nil {
+func (s *handlers) readAllNotifications(c *fiber.Ctx) error {
+	if err := notify.MarkAllRead(c.UserContext(), s.DB.Bun, core.Principal(c).UserID); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
