@@ -9,6 +9,7 @@ import (
 	automationapi "github.com/taskweave/taskweave/api/automation"
 	"github.com/taskweave/taskweave/api/core"
 	integrationapi "github.com/taskweave/taskweave/api/integration"
+	projectapi "github.com/taskweave/taskweave/api/project"
 	reportapi "github.com/taskweave/taskweave/api/report"
 	servicedeskapi "github.com/taskweave/taskweave/api/servicedesk"
 	"log/slog"
@@ -51,7 +52,7 @@ type Server struct {
 
 // errorTables are every area's error table, consulted in this order after core.Table.
 func errorTables() []core.ErrorTable {
-	return []core.ErrorTable{{Mappings: projectErrors}, {Mappings: workflowErrors, Mappers: []core.Mapper{guardError}},
+	return []core.ErrorTable{projectapi.Errors,
 		{Mappings: issueErrors}, integrationapi.Errors, adminapi.Errors, {Mappings: sprintErrors, Mappers: []core.Mapper{sprintDateOrder}}, reportapi.Errors,
 		{Mappings: commentErrors, Mappers: []core.Mapper{commentEmpty}},
 		{Mappings: attachmentErrors, Mappers: []core.Mapper{attachmentTooLarge}}, accountapi.Errors, automationapi.Errors,
@@ -132,8 +133,7 @@ func (s *Server) routes() {
 	v1.Use(s.requireUser)
 	accountapi.Routes(v1, s.env)
 
-	s.projectRoutes(v1)
-	s.workflowRoutes(v1)
+	projectapi.Routes(v1, s.env)
 	s.issueRoutes(v1)
 	s.customFieldRoutes(v1)
 	integrationapi.Routes(v1, s.env)

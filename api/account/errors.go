@@ -4,6 +4,7 @@ import (
 	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/notify"
 	"github.com/taskweave/taskweave/domain/sso"
+	"github.com/taskweave/taskweave/domain/user"
 )
 
 // Errors maps the notification and SSO sentinels to docs/api-conventions.md#errors (the
@@ -11,6 +12,7 @@ import (
 // never get here: they end at the web client (sso_flow.go).
 var Errors = core.ErrorTable{Mappings: []core.ErrorMapping{
 	{Err: notify.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: "NOTIFICATION_NOT_FOUND"},
+	{Err: user.ErrSearchForbidden, Status: 403, Code: "FORBIDDEN", Reason: "USER_SEARCH_FORBIDDEN"},
 
 	{Err: sso.ErrConfigNotFound, Status: 404, Code: "NOT_FOUND", Reason: "SSO_CONFIG_NOT_FOUND"},
 	{Err: sso.ErrInvalidCode, Status: 403, Code: "FORBIDDEN", Reason: "INVALID_SSO_CODE"},

@@ -1,4 +1,4 @@
-package api
+package project
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -55,20 +55,20 @@ func parseLabel(body []byte, create bool) (label.Change, error) {
 	return label.Change{Name: r.Name, Color: r.Color}, f.Err()
 }
 
-func (s *Server) listLabels(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listLabels(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	ls, err := label.List(c.UserContext(), s.db.Bun, a.Project.ID)
+	ls, err := label.List(c.UserContext(), s.DB.Bun, a.Project.ID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(lo.Map(ls, func(l store.Label, _ int) labelResponse { return toLabelResponse(&l) }))
 }
 
-func (s *Server) createLabel(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Member)
+func (s *handlers) createLabel(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -76,15 +76,15 @@ func (s *Server) createLabel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	l, err := label.Create(c.UserContext(), s.db.Bun, a.Project.ID, *in.Name, *in.Color)
+	l, err := label.Create(c.UserContext(), s.DB.Bun, a.Project.ID, *in.Name, *in.Color)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toLabelResponse(l))
 }
 
-func (s *Server) updateLabel(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "id")
+func (s *handlers) updateLabel(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -92,19 +92,19 @@ func (s *Server) updateLabel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	l, err := label.Update(c.UserContext(), s.db.Bun, a.Project.ID, id, in)
+	l, err := label.Update(c.UserContext(), s.DB.Bun, a.Project.ID, id, in)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toLabelResponse(l))
 }
 
-func (s *Server) deleteLabel(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "id")
+func (s *handlers) deleteLabel(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
-	if err := label.Delete(c.UserContext(), s.db.Bun, a.Project.ID, id); err != nil {
+	if err := label.Delete(c.UserContext(), s.DB.Bun, a.Project.ID, id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -1,4 +1,4 @@
-package api
+package project
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -56,12 +56,12 @@ func parseCreateAPIKey(body []byte, now time.Time) (project.NewAPIKey, error) {
 	return project.NewAPIKey{Name: *r.Name, ExpiresAt: r.ExpiresAt}, f.Err()
 }
 
-func (s *Server) listAPIKeys(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listAPIKeys(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	ks, err := project.APIKeys(c.UserContext(), s.db.Bun, a.Project.ID)
+	ks, err := project.APIKeys(c.UserContext(), s.DB.Bun, a.Project.ID)
 	if err != nil {
 		return err
 	}
@@ -72,8 +72,8 @@ func (s *Server) listAPIKeys(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) createAPIKey(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Member)
+func (s *handlers) createAPIKey(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -89,8 +89,8 @@ func (s *Server) createAPIKey(c *fiber.Ctx) error {
 		Plaintext: plain, ExpiresAt: core.InstantPtr(k.ExpiresAt), CreatedAt: core.Instant(k.CreatedAt)})
 }
 
-func (s *Server) deleteAPIKey(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Admin, "keyId")
+func (s *handlers) deleteAPIKey(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Admin, "keyId")
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package api
+package project
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -89,52 +89,52 @@ func parseAddOrgMember(body []byte) (uuid.UUID, organization.Role, error) {
 	return id, role, err
 }
 
-func (s *Server) listOrganizations(c *fiber.Ctx) error {
-	os, err := organization.List(c.UserContext(), s.db.Bun)
+func (s *handlers) listOrganizations(c *fiber.Ctx) error {
+	os, err := organization.List(c.UserContext(), s.DB.Bun)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toOrganizationResponses(os))
 }
 
-func (s *Server) myOrganizations(c *fiber.Ctx) error {
-	os, err := organization.Mine(c.UserContext(), s.db.Bun, core.Principal(c).UserID)
+func (s *handlers) myOrganizations(c *fiber.Ctx) error {
+	os, err := organization.Mine(c.UserContext(), s.DB.Bun, core.Principal(c).UserID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toOrganizationResponses(os))
 }
 
-func (s *Server) createOrganization(c *fiber.Ctx) error {
+func (s *handlers) createOrganization(c *fiber.Ctx) error {
 	name, slug, err := parseCreateOrganization(c.Body())
 	if err != nil {
 		return err
 	}
-	o, err := organization.Create(c.UserContext(), s.db.Bun, core.Principal(c).UserID, name, slug)
+	o, err := organization.Create(c.UserContext(), s.DB.Bun, core.Principal(c).UserID, name, slug)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toOrganizationResponse(o))
 }
 
-func (s *Server) getOrganization(c *fiber.Ctx) error {
+func (s *handlers) getOrganization(c *fiber.Ctx) error {
 	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	o, err := organization.Get(c.UserContext(), s.db.Bun, id, core.Principal(c))
+	o, err := organization.Get(c.UserContext(), s.DB.Bun, id, core.Principal(c))
 	if err != nil {
 		return err
 	}
 	return c.JSON(toOrganizationResponse(o))
 }
 
-func (s *Server) listOrgMembers(c *fiber.Ctx) error {
+func (s *handlers) listOrgMembers(c *fiber.Ctx) error {
 	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
 	}
-	ms, err := organization.Members(c.UserContext(), s.db.Bun, id, core.Principal(c))
+	ms, err := organization.Members(c.UserContext(), s.DB.Bun, id, core.Principal(c))
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (s *Server) listOrgMembers(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) addOrgMember(c *fiber.Ctx) error {
+func (s *handlers) addOrgMember(c *fiber.Ctx) error {
 	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
@@ -154,14 +154,14 @@ func (s *Server) addOrgMember(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	m, err := organization.AddMember(c.UserContext(), s.db.Bun, id, core.Principal(c), userID, role)
+	m, err := organization.AddMember(c.UserContext(), s.DB.Bun, id, core.Principal(c), userID, role)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toOrgMemberResponse(m))
 }
 
-func (s *Server) changeOrgMemberRole(c *fiber.Ctx) error {
+func (s *handlers) changeOrgMemberRole(c *fiber.Ctx) error {
 	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
@@ -181,14 +181,14 @@ func (s *Server) changeOrgMemberRole(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	m, err := organization.ChangeRole(c.UserContext(), s.db.Bun, id, core.Principal(c), userID, role)
+	m, err := organization.ChangeRole(c.UserContext(), s.DB.Bun, id, core.Principal(c), userID, role)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toOrgMemberResponse(m))
 }
 
-func (s *Server) removeOrgMember(c *fiber.Ctx) error {
+func (s *handlers) removeOrgMember(c *fiber.Ctx) error {
 	id, err := core.PathUUID(c, "id")
 	if err != nil {
 		return err
@@ -197,7 +197,7 @@ func (s *Server) removeOrgMember(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := organization.RemoveMember(c.UserContext(), s.db.Bun, id, core.Principal(c), userID); err != nil {
+	if err := organization.RemoveMember(c.UserContext(), s.DB.Bun, id, core.Principal(c), userID); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -210,18 +210,18 @@ type switchOrgResponse struct {
 	ExpiresIn   int64  `json:"expiresIn"`
 }
 
-func (s *Server) switchOrg(c *fiber.Ctx) error {
+func (s *handlers) switchOrg(c *fiber.Ctx) error {
 	id, err := core.PathUUID(c, "orgId")
 	if err != nil {
 		return err
 	}
 	p := core.Principal(c)
-	if err := organization.RequireMember(c.UserContext(), s.db.Bun, id, p.UserID); err != nil {
+	if err := organization.RequireMember(c.UserContext(), s.DB.Bun, id, p.UserID); err != nil {
 		return err
 	}
-	token, err := s.auth.SwitchOrg(p, id)
+	token, err := s.Auth.SwitchOrg(p, id)
 	if err != nil {
 		return err
 	}
-	return c.JSON(switchOrgResponse{AccessToken: token, TokenType: "Bearer", ExpiresIn: int64(s.auth.Tokens().AccessTTL().Seconds())})
+	return c.JSON(switchOrgResponse{AccessToken: token, TokenType: "Bearer", ExpiresIn: int64(s.Auth.Tokens().AccessTTL().Seconds())})
 }

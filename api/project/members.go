@@ -1,4 +1,4 @@
-package api
+package project
 
 import (
 	"github.com/taskweave/taskweave/api/core"
@@ -66,20 +66,20 @@ type memberRoleRequest struct {
 	Role *string `json:"role"`
 }
 
-func (s *Server) listMembers(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listMembers(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	ms, err := project.Members(c.UserContext(), s.db.Bun, &a.Project)
+	ms, err := project.Members(c.UserContext(), s.DB.Bun, &a.Project)
 	if err != nil {
 		return err
 	}
 	return c.JSON(lo.Map(ms, func(m project.MemberView, _ int) memberResponse { return toMemberResponse(&m) }))
 }
 
-func (s *Server) addMember(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Admin)
+func (s *handlers) addMember(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Admin)
 	if err != nil {
 		return err
 	}
@@ -94,8 +94,8 @@ func (s *Server) addMember(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(toMemberResponse(m))
 }
 
-func (s *Server) changeMemberRole(c *fiber.Ctx) error {
-	a, userID, err := s.env.ProjectItem(c, project.Admin, "userId")
+func (s *handlers) changeMemberRole(c *fiber.Ctx) error {
+	a, userID, err := s.ProjectItem(c, project.Admin, "userId")
 	if err != nil {
 		return err
 	}
@@ -114,8 +114,8 @@ func (s *Server) changeMemberRole(c *fiber.Ctx) error {
 	return c.JSON(toMemberResponse(m))
 }
 
-func (s *Server) removeMember(c *fiber.Ctx) error {
-	a, userID, err := s.env.ProjectItem(c, project.Admin, "userId")
+func (s *handlers) removeMember(c *fiber.Ctx) error {
+	a, userID, err := s.ProjectItem(c, project.Admin, "userId")
 	if err != nil {
 		return err
 	}

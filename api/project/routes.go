@@ -1,13 +1,18 @@
-package api
+package project
 
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/taskweave/taskweave/api/core"
 )
 
-// projectRoutes registers the project endpoints on the authenticated /api/v1 router:
-// projects, members, API keys, labels, organizations and switch-org.
-func (s *Server) projectRoutes(r fiber.Router) {
+// handlers are the project endpoints: projects, members, API keys, labels,
+// organizations and workflows.
+type handlers struct{ *core.Env }
+
+// Routes registers the project endpoints on the authenticated /api/v1 router:
+// projects, members, API keys, labels, organizations and switch-org, then the workflows.
+func Routes(r fiber.Router, env *core.Env) {
+	s := &handlers{env}
 	r.Get("/projects", s.listProjects)
 	r.Post("/projects", s.createProject)
 	r.Use("/projects/:key", projectHasNoUpdate)
@@ -38,4 +43,19 @@ func (s *Server) projectRoutes(r fiber.Router) {
 	r.Delete("/organizations/:id/members/:userId", s.removeOrgMember)
 
 	r.Post("/auth/switch-org/:orgId", s.switchOrg)
+	s.workflowRoutes(r)
+}
+
+// workflowRoutes registers the workflow endpoints on the authenticated /api/v1 router.
+// Reads need project role VIEWER or better; every edit needs PROJECT_ADMIN.
+func (s *handlers) workflowRoutes(r fiber.Router) {
+	r.Get("/projects/:key/workflows", s.listWorkflows)
+	r.Get("/projects/:key/workflow", s.getWorkflow)
+	r.Post("/projects/:key/workflow/statuses", s.createWorkflowStatus)
+	r.Put("/projects/:key/workflow/statuses/:sid", s.updateWorkflowStatus)
+	r.Delete("/projects/:key/workflow/statuses/:sid", s.deleteWorkflowStatus)
+	r.Post("/projects/:key/workflow/transitions", s.createWorkflowTransition)
+	r.Delete("/projects/:key/workflow/transitions/:tid", s.deleteWorkflowTransition)
+	r.Put("/projects/:key/workflow/transitions/:tid/guards", s.putWorkflowGuards)
+	r.Put("/projects/:key/workflow/layout", s.putWorkflowLayout)
 }

@@ -1,4 +1,4 @@
-package api
+package project
 
 import (
 	"encoding/json"
@@ -47,7 +47,7 @@ func projectUUIDString(id *uuid.UUID) *string {
 }
 
 // projects is the project service over the server's database and audit recorder.
-func (s *Server) projects() *project.Service { return project.NewService(s.db.Bun, s.audit) }
+func (s *handlers) projects() *project.Service { return project.NewService(s.DB.Bun, s.Audit) }
 
 // projectHasNoUpdate answers 404 to PUT, PATCH and DELETE /projects/{key}: there is no
 // project update or archive endpoint (docs/api-conventions.md#deliberate-choices), and
@@ -92,7 +92,7 @@ func parseCreateProject(body []byte) (project.NewProject, error) {
 	return project.NewProject{Key: *r.Key, Name: strings.TrimSpace(*r.Name), Description: r.Description}, f.Err()
 }
 
-func (s *Server) createProject(c *fiber.Ctx) error {
+func (s *handlers) createProject(c *fiber.Ctx) error {
 	in, err := parseCreateProject(c.Body())
 	if err != nil {
 		return err
@@ -104,8 +104,8 @@ func (s *Server) createProject(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(toProjectResponse(a))
 }
 
-func (s *Server) listProjects(c *fiber.Ctx) error {
-	as, err := project.ListFor(c.UserContext(), s.db.Bun, core.Principal(c).UserID)
+func (s *handlers) listProjects(c *fiber.Ctx) error {
+	as, err := project.ListFor(c.UserContext(), s.DB.Bun, core.Principal(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -116,8 +116,8 @@ func (s *Server) listProjects(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) getProject(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) getProject(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -146,8 +146,8 @@ func parseProjectOrganization(body []byte) (*uuid.UUID, error) {
 	return core.OptionalID("orgId", &raw)
 }
 
-func (s *Server) setProjectOrganization(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccessOrAdmin(c, project.Admin)
+func (s *handlers) setProjectOrganization(c *fiber.Ctx) error {
+	a, err := s.ProjectAccessOrAdmin(c, project.Admin)
 	if err != nil {
 		return err
 	}

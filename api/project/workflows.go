@@ -1,4 +1,4 @@
-package api
+package project
 
 import (
 	"bytes"
@@ -97,8 +97,8 @@ func toWorkflowJSON(wf *workflow.Workflow) workflowJSON {
 // projectWorkflow checks the caller's project role and returns the id of the project's
 // assigned workflow, the one every /workflow call reads and edits; a project without
 // one is 404 WORKFLOW_NOT_FOUND.
-func (s *Server) projectWorkflow(c *fiber.Ctx, min project.Role) (uuid.UUID, error) {
-	a, err := s.env.ProjectAccess(c, min)
+func (s *handlers) projectWorkflow(c *fiber.Ctx, min project.Role) (uuid.UUID, error) {
+	a, err := s.ProjectAccess(c, min)
 	if err != nil {
 		return uuid.Nil, err
 	}
@@ -110,7 +110,7 @@ func (s *Server) projectWorkflow(c *fiber.Ctx, min project.Role) (uuid.UUID, err
 
 // workflowItem is the preamble of the admin endpoints on one status or transition of
 // the project's workflow: the workflow, then the item's UUID from path parameter param.
-func (s *Server) workflowItem(c *fiber.Ctx, param string) (wfID, id uuid.UUID, err error) {
+func (s *handlers) workflowItem(c *fiber.Ctx, param string) (wfID, id uuid.UUID, err error) {
 	if wfID, err = s.projectWorkflow(c, project.Admin); err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
@@ -120,12 +120,12 @@ func (s *Server) workflowItem(c *fiber.Ctx, param string) (wfID, id uuid.UUID, e
 	return wfID, id, nil
 }
 
-func (s *Server) listWorkflows(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listWorkflows(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	wfs, err := workflow.List(c.UserContext(), s.db.Bun, a.Project.ID)
+	wfs, err := workflow.List(c.UserContext(), s.DB.Bun, a.Project.ID)
 	if err != nil {
 		return err
 	}
@@ -136,12 +136,12 @@ func (s *Server) listWorkflows(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) getWorkflow(c *fiber.Ctx) error {
+func (s *handlers) getWorkflow(c *fiber.Ctx) error {
 	id, err := s.projectWorkflow(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	wf, err := workflow.Load(c.UserContext(), s.db.Bun, id)
+	wf, err := workflow.Load(c.UserContext(), s.DB.Bun, id)
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func parseWorkflowStatusChange(body []byte) (workflow.StatusChange, error) {
 	return workflow.StatusChange{Name: r.Name, Category: r.Category, Color: r.Color}, nil
 }
 
-func (s *Server) createWorkflowStatus(c *fiber.Ctx) error {
+func (s *handlers) createWorkflowStatus(c *fiber.Ctx) error {
 	wfID, err := s.projectWorkflow(c, project.Admin)
 	if err != nil {
 		return err
@@ -216,14 +216,14 @@ func (s *Server) createWorkflowStatus(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := workflow.AddStatus(c.UserContext(), s.db.Bun, wfID, in)
+	st, err := workflow.AddStatus(c.UserContext(), s.DB.Bun, wfID, in)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toWorkflowStatusJSON(*st))
 }
 
-func (s *Server) updateWorkflowStatus(c *fiber.Ctx) error {
+func (s *handlers) updateWorkflowStatus(c *fiber.Ctx) error {
 	wfID, sid, err := s.workflowItem(c, "sid")
 	if err != nil {
 		return err
@@ -232,19 +232,19 @@ func (s *Server) updateWorkflowStatus(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := workflow.UpdateStatus(c.UserContext(), s.db.Bun, wfID, sid, ch)
+	st, err := workflow.UpdateStatus(c.UserContext(), s.DB.Bun, wfID, sid, ch)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toWorkflowStatusJSON(*st))
 }
 
-func (s *Server) deleteWorkflowStatus(c *fiber.Ctx) error {
+func (s *handlers) deleteWorkflowStatus(c *fiber.Ctx) error {
 	wfID, sid, err := s.workflowItem(c, "sid")
 	if err != nil {
 		return err
 	}
-	if err := workflow.DeleteStatus(c.UserContext(), s.db.Bun, wfID, sid); err != nil {
+	if err := workflow.DeleteStatus(c.UserContext(), s.DB.Bun, wfID, sid); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -278,7 +278,7 @@ func parseWorkflowTransition(body []byte) (from *uuid.UUID, to uuid.UUID, err er
 	return from, to, nil
 }
 
-func (s *Server) createWorkflowTransition(c *fiber.Ctx) error {
+func (s *handlers) createWorkflowTransition(c *fiber.Ctx) error {
 	wfID, err := s.projectWorkflow(c, project.Admin)
 	if err != nil {
 		return err
@@ -287,19 +287,19 @@ func (s *Server) createWorkflowTransition(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	t, err := workflow.AddTransition(c.UserContext(), s.db.Bun, wfID, from, to)
+	t, err := workflow.AddTransition(c.UserContext(), s.DB.Bun, wfID, from, to)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toWorkflowTransitionJSON(*t))
 }
 
-func (s *Server) deleteWorkflowTransition(c *fiber.Ctx) error {
+func (s *handlers) deleteWorkflowTransition(c *fiber.Ctx) error {
 	wfID, tid, err := s.workflowItem(c, "tid")
 	if err != nil {
 		return err
 	}
-	if err := workflow.DeleteTransition(c.UserContext(), s.db.Bun, wfID, tid); err != nil {
+	if err := workflow.DeleteTransition(c.UserContext(), s.DB.Bun, wfID, tid); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -360,7 +360,7 @@ func parseWorkflowGuards(body []byte) ([]workflow.Guard, error) {
 	return out, f.Err()
 }
 
-func (s *Server) putWorkflowGuards(c *fiber.Ctx) error {
+func (s *handlers) putWorkflowGuards(c *fiber.Ctx) error {
 	wfID, tid, err := s.workflowItem(c, "tid")
 	if err != nil {
 		return err
@@ -369,7 +369,7 @@ func (s *Server) putWorkflowGuards(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	t, err := workflow.SetGuards(c.UserContext(), s.db.Bun, wfID, tid, guards)
+	t, err := workflow.SetGuards(c.UserContext(), s.DB.Bun, wfID, tid, guards)
 	if err != nil {
 		return err
 	}
@@ -423,7 +423,7 @@ func parseWorkflowLayout(body []byte) ([]workflow.Position, error) {
 	return out, f.Err()
 }
 
-func (s *Server) putWorkflowLayout(c *fiber.Ctx) error {
+func (s *handlers) putWorkflowLayout(c *fiber.Ctx) error {
 	wfID, err := s.projectWorkflow(c, project.Admin)
 	if err != nil {
 		return err
@@ -432,7 +432,7 @@ func (s *Server) putWorkflowLayout(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := workflow.ReplaceLayout(c.UserContext(), s.db.Bun, wfID, positions); err != nil {
+	if err := workflow.ReplaceLayout(c.UserContext(), s.DB.Bun, wfID, positions); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -1,4 +1,4 @@
-package api
+package project
 
 import (
 	"encoding/json"
@@ -23,7 +23,7 @@ func renderWorkflowError(t *testing.T, err error, acceptLanguage string) (int, m
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	app := fiber.New(fiber.Config{ErrorHandler: func(c *fiber.Ctx, err error) error {
-		core.NewErrors(errorTables()...).Write(c, core.NewFailureLog(log), err)
+		core.NewErrors(Errors).Write(c, core.NewFailureLog(log), err)
 		return nil
 	}})
 	app.Get("/", func(*fiber.Ctx) error { return err })
