@@ -24,11 +24,11 @@ import (
 const uploadOverhead = 1 << 20
 
 // uploadPath matches the upload route as the router does (case-insensitive, optional
-// trailing slash); bodyGuard leaves its body streaming. A path it misses is buffered
+// trailing slash); core.BodyGuard leaves its body streaming. A path it misses is buffered
 // under BodyLimit: safe, only smaller.
 var uploadPath = regexp.MustCompile(`(?i)^/api/v1/projects/[^/]+/issues/[^/]+/attachments/?$`)
 
-func isUploadRoute(c *fiber.Ctx) bool {
+func IsUploadRoute(c *fiber.Ctx) bool {
 	return c.Method() == fiber.MethodPost && uploadPath.MatchString(c.Path())
 }
 
@@ -55,30 +55,27 @@ func (s *Server) uploadAttachment(c *fiber.Ctx) error {
 		return err
 	}
 	limit := s.cfg.MaxUploadBytes
-	// bodyGuard settles the unread body after the answer.
+	// core.BodyGuard settles the unread body after the answer.
 	if cl := c.Request().Header.ContentLength(); cl > 0 && int64(cl) > limit+uploadOverhead {
 		return fileTooLarge(limit)
 	}
-	body, _ := c.Locals(streamBodyKey).(*streamBody)
-	if body == nil {
-		body = newStreamBody(c)
-	}
+	body := core.RequestBody(c)
 	// The whole body is capped too, so parts beside the file cannot stream forever.
 	total := &io.LimitedReader{R: body, N: limit + uploadOverhead + 1}
 
-	// Streaming the file runs without the request deadline (streamBody's idle timeout
+	// Streaming the file runs without the request deadline (core.StreamBody's idle timeout
 	// guards it) but stops when a shutdown's grace runs out (the partial file is removed
 	// and the client told 503); the database work after it gets a deadline of its own.
 	ctx, stop := s.untilHardStop(c.UserContext())
 	defer stop()
 	// A read blocked on a silent client must end too (registered after stop, so it
 	// is unregistered before stop cancels ctx on an ordinary return).
-	unhook := context.AfterFunc(ctx, body.interrupt)
+	unhook := context.AfterFunc(ctx, body.Interrupt)
 	defer unhook()
 	st, file, err := s.receiveFile(ctx, svc, multipart.NewReader(total, boundary), limit, total)
 	if err != nil {
 		if ctx.Err() != nil {
-			return errShuttingDown
+			return core.ErrShuttingDown
 		}
 		return err
 	}

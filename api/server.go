@@ -88,7 +88,7 @@ func New(cfg Config, d Deps) *Server {
 			return nil
 		},
 	}
-	// Bodies arrive as a stream so an upload never sits whole in memory; bodyGuard reads
+	// Bodies arrive as a stream so an upload never sits whole in memory; core.BodyGuard reads
 	// every other body into memory up to BodyLimit, as fasthttp would. fasthttp must not
 	// pre-parse multipart bodies either (it would spool the upload to memory and disk).
 	fc.StreamRequestBody = true
@@ -119,7 +119,7 @@ func New(cfg Config, d Deps) *Server {
 func (s *Server) routes() {
 	app := s.App
 	app.Use(s.edge)
-	app.Use(s.bodyGuard)
+	app.Use(core.BodyGuard(s.cfg.BodyLimit, IsUploadRoute))
 	s.operationalRoutes(app)
 	s.docsRoutes(app)
 	adminapi.PageRoutes(app, s.env)

@@ -3,8 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"github.com/taskweave/taskweave/api/core"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -46,9 +44,6 @@ func (s *Server) closeWhileDraining(c *fiber.Ctx) {
 		c.Set(fiber.HeaderConnection, "close")
 	}
 }
-
-// errShuttingDown answers a request cut off by the end of the shutdown's grace.
-var errShuttingDown = core.NewError(http.StatusServiceUnavailable, "UNAVAILABLE", "SHUTTING_DOWN")
 
 // hardStopWait bounds how long Shutdown waits, after the grace, for cancelled
 // requests to clean up (remove a partial upload, answer 503).

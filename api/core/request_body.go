@@ -1,9 +1,8 @@
-package api
+package core
 
 import (
 	"bytes"
 	"errors"
-	"github.com/taskweave/taskweave/api/core"
 	"io"
 	"net"
 	"net/http"
@@ -30,26 +29,29 @@ const (
 	bodyDrainTimeout = 5 * time.Second
 )
 
-const streamBodyKey = "streamBody"
+const streamBodyKey = "StreamBody"
 
-// bodyGuard makes request bodies what they were before streaming was switched on: every
-// body but the upload's is read into memory here, up to BodyLimit, so handlers keep using
-// c.Body(). A body over the limit (by Content-Length, or once a chunked one passes it) is
-// 413 PAYLOAD_TOO_LARGE and never buffered. The upload route gets the stream
-// (streamBody, in Locals). Either way the connection is settled after the answer.
-func (s *Server) bodyGuard(c *fiber.Ctx) error {
+// BodyGuard makes request bodies what they were before streaming was switched on: every
+// body but a streamed route's is read into memory here, up to limit, so handlers keep
+// using c.Body(). A body over the limit (by Content-Length, or once a chunked one passes
+// it) is 413 PAYLOAD_TOO_LARGE and never buffered. A route streamed says is given the
+// stream (RequestBody). Either way the connection is settled after the answer.
+func BodyGuard(limit int, streamed func(c *fiber.Ctx) bool) fiber.Handler {
+	return func(c *fiber.Ctx) error { return bodyGuard(c, limit, streamed) }
+}
+
+func bodyGuard(c *fiber.Ctx, limit int, streamed func(c *fiber.Ctx) bool) error {
 	if c.Context().RequestBodyStream() == nil {
 		return c.Next()
 	}
 	body := newStreamBody(c)
 	defer body.settle(c)
-	if isUploadRoute(c) {
+	if streamed(c) {
 		c.Locals(streamBodyKey, body)
 		return c.Next()
 	}
-	limit := s.cfg.BodyLimit
 	tooLarge := func() error {
-		return core.NewError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE", "limit", strconv.Itoa(limit))
+		return NewError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE", "limit", strconv.Itoa(limit))
 	}
 	req := c.Request()
 	switch n := req.Header.ContentLength(); {
@@ -58,14 +60,14 @@ func (s *Server) bodyGuard(c *fiber.Ctx) error {
 	case n >= 0:
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(body, buf); err != nil {
-			return core.BadRequest("")
+			return BadRequest("")
 		}
 		body.err = io.EOF // read whole; SetBodyRaw releases the stream
 		req.SetBodyRaw(buf)
 	default: // chunked: the length is known once the body has been read
 		buf, err := io.ReadAll(io.LimitReader(body, int64(limit)+1))
 		if err != nil {
-			return core.BadRequest("")
+			return BadRequest("")
 		}
 		if len(buf) > limit {
 			return tooLarge()
@@ -75,10 +77,10 @@ func (s *Server) bodyGuard(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// streamBody is the request body stream. It keeps the connection's read deadline moving
+// StreamBody is the request body stream (RequestBody). It keeps the connection's read deadline moving
 // while bytes arrive (bodyIdleTimeout) and remembers the end of the stream or its first
 // error, because fasthttp's chunked stream would read into the next request after its end.
-type streamBody struct {
+type StreamBody struct {
 	r       io.Reader
 	conn    net.Conn
 	idle    time.Duration
@@ -86,7 +88,7 @@ type streamBody struct {
 	// deadline is set when a read deadline was put on conn and must be cleared after.
 	deadline bool
 	err      error
-	// interrupted is set by interrupt: the read in progress ends now and no other starts.
+	// interrupted is set by Interrupt: the read in progress ends now and no other starts.
 	interrupted atomic.Bool
 }
 
@@ -94,17 +96,17 @@ type streamBody struct {
 // out while it streamed).
 var errBodyInterrupted = errors.New("request body: reading interrupted")
 
-// interrupt ends the body's reading at once, even a read blocked on a silent client:
+// Interrupt ends the body's reading at once, even a read blocked on a silent client:
 // the connection's read deadline is moved to now.
-func (b *streamBody) interrupt() {
+func (b *StreamBody) Interrupt() {
 	b.interrupted.Store(true)
 	if b.conn != nil {
 		_ = b.conn.SetReadDeadline(time.Now())
 	}
 }
 
-func newStreamBody(c *fiber.Ctx) *streamBody {
-	b := &streamBody{conn: c.Context().Conn(), idle: bodyIdleTimeout}
+func newStreamBody(c *fiber.Ctx) *StreamBody {
+	b := &StreamBody{conn: c.Context().Conn(), idle: bodyIdleTimeout}
 	if stream := c.Context().RequestBodyStream(); stream != nil {
 		b.r = stream
 	} else {
@@ -114,7 +116,7 @@ func newStreamBody(c *fiber.Ctx) *streamBody {
 	return b
 }
 
-func (b *streamBody) Read(p []byte) (int, error) {
+func (b *StreamBody) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -126,7 +128,7 @@ func (b *streamBody) Read(p []byte) (int, error) {
 	if now := time.Now(); b.conn != nil && b.idle > 0 && now.Sub(b.lastSet) > time.Second {
 		_ = b.conn.SetReadDeadline(now.Add(b.idle))
 		b.lastSet, b.deadline = now, true
-		if b.interrupted.Load() { // interrupt ran between the check above and here
+		if b.interrupted.Load() { // Interrupt ran between the check above and here
 			_ = b.conn.SetReadDeadline(now)
 		}
 	}
@@ -141,7 +143,7 @@ func (b *streamBody) Read(p []byte) (int, error) {
 // as it is; the rest of an unread one is drained (up to bodyDrainMax within
 // bodyDrainTimeout), else the connection closes so its unread bytes are never taken for
 // the next request.
-func (b *streamBody) settle(c *fiber.Ctx) {
+func (b *StreamBody) settle(c *fiber.Ctx) {
 	defer func() {
 		if b.deadline {
 			_ = b.conn.SetReadDeadline(time.Time{})
@@ -165,3 +167,15 @@ func (b *streamBody) settle(c *fiber.Ctx) {
 	}
 	c.Context().SetConnectionClose()
 }
+
+// RequestBody is the body of a streamed route (BodyGuard's streamed) as a stream; the
+// caller reads it at most once.
+func RequestBody(c *fiber.Ctx) *StreamBody {
+	if body, _ := c.Locals(streamBodyKey).(*StreamBody); body != nil {
+		return body
+	}
+	return newStreamBody(c)
+}
+
+// ErrShuttingDown answers a request cut off by the end of the shutdown's grace.
+var ErrShuttingDown = NewError(http.StatusServiceUnavailable, "UNAVAILABLE", "SHUTTING_DOWN")
