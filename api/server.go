@@ -3,6 +3,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	accountapi "github.com/taskweave/taskweave/api/account"
 	adminapi "github.com/taskweave/taskweave/api/admin"
@@ -12,6 +13,7 @@ import (
 	projectapi "github.com/taskweave/taskweave/api/project"
 	reportapi "github.com/taskweave/taskweave/api/report"
 	servicedeskapi "github.com/taskweave/taskweave/api/servicedesk"
+	workapi "github.com/taskweave/taskweave/api/work"
 	"log/slog"
 	"time"
 
@@ -40,7 +42,6 @@ type Server struct {
 	bus     *event.Bus
 	audit   *audit.Recorder
 	metrics *httpMetrics
-	boards  *boardCache
 	cfg     Config
 	deps    Deps
 	stop    stopping
@@ -52,11 +53,8 @@ type Server struct {
 
 // errorTables are every area's error table, consulted in this order after core.Table.
 func errorTables() []core.ErrorTable {
-	return []core.ErrorTable{projectapi.Errors,
-		{Mappings: issueErrors}, integrationapi.Errors, adminapi.Errors, {Mappings: sprintErrors, Mappers: []core.Mapper{sprintDateOrder}}, reportapi.Errors,
-		{Mappings: commentErrors, Mappers: []core.Mapper{commentEmpty}},
-		{Mappings: attachmentErrors, Mappers: []core.Mapper{attachmentTooLarge}}, accountapi.Errors, automationapi.Errors,
-		servicedeskapi.Errors, {Mappings: customFieldErrors, Mappers: []core.Mapper{customFieldValueError}}}
+	return []core.ErrorTable{accountapi.Errors, projectapi.Errors, workapi.Errors, reportapi.Errors,
+		integrationapi.Errors, servicedeskapi.Errors, automationapi.Errors, adminapi.Errors}
 }
 
 // New builds the app with every route registered.
@@ -74,7 +72,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.BodyLimit = 4 << 20
 	}
 	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, authn: d.Authn, limiter: d.Limiter, cfg: cfg, deps: d, bus: d.Bus, audit: d.Audit,
-		metrics: newHTTPMetrics(d.Registry), boards: newBoardCache(boardCacheBudget), stop: newStopping(),
+		metrics: newHTTPMetrics(d.Registry), stop: newStopping(),
 		failures: core.NewFailureLog(d.Log)}
 	s.env = &core.Env{Deps: d, Cfg: cfg, Errors: core.NewErrors(errorTables()...), UntilHardStop: s.untilHardStop}
 	fc := fiber.Config{
@@ -119,7 +117,7 @@ func New(cfg Config, d Deps) *Server {
 func (s *Server) routes() {
 	app := s.App
 	app.Use(s.edge)
-	app.Use(core.BodyGuard(s.cfg.BodyLimit, IsUploadRoute))
+	app.Use(core.BodyGuard(s.cfg.BodyLimit, workapi.IsUploadRoute))
 	s.operationalRoutes(app)
 	s.docsRoutes(app)
 	adminapi.PageRoutes(app, s.env)
@@ -134,13 +132,9 @@ func (s *Server) routes() {
 	accountapi.Routes(v1, s.env)
 
 	projectapi.Routes(v1, s.env)
-	s.issueRoutes(v1)
-	s.customFieldRoutes(v1)
+	workapi.Routes(v1, s.env)
 	integrationapi.Routes(v1, s.env)
-	s.sprintRoutes(v1)
 	reportapi.Routes(v1, s.env)
-	s.commentRoutes(v1)
-	s.attachmentRoutes(v1)
 	servicedeskapi.Routes(v1, s.env)
 
 	admin := v1.Group("/admin", core.RequireAdmin)
@@ -152,3 +146,13 @@ func (s *Server) routes() {
 
 // Bus is the event bus the handlers emit on; the load generator emits on it directly.
 func (s *Server) Bus() *event.Bus { return s.bus }
+
+// SweepAttachments removes the files of attachments deleted longer than
+// Config.AttachmentDeleteGrace ago (work.SweepAttachments).
+func (s *Server) SweepAttachments(ctx context.Context) (int, error) {
+	return workapi.SweepAttachments(ctx, s.env)
+}
+
+// RunSweeps sweeps deleted attachments' files now and then until ctx ends
+// (work.RunSweeps).
+func (s *Server) RunSweeps(ctx context.Context) error { return workapi.RunSweeps(ctx, s.env) }

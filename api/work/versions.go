@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"github.com/gofiber/fiber/v2"
@@ -31,12 +31,12 @@ func toVersionResponse(v *store.Version) core.VersionResponse {
 	return core.VersionResponse{ID: v.ID, Name: v.Name}
 }
 
-func (s *Server) listVersions(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listVersions(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	vs, err := version.List(c.UserContext(), s.db.Bun, a.Project.ID)
+	vs, err := version.List(c.UserContext(), s.DB.Bun, a.Project.ID)
 	if err != nil {
 		return err
 	}
@@ -47,8 +47,8 @@ func (s *Server) listVersions(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) createVersion(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Member)
+func (s *handlers) createVersion(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -56,15 +56,15 @@ func (s *Server) createVersion(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := version.Create(c.UserContext(), s.db.Bun, a.Project.ID, name)
+	v, err := version.Create(c.UserContext(), s.DB.Bun, a.Project.ID, name)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toVersionResponse(v))
 }
 
-func (s *Server) renameVersion(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "id")
+func (s *handlers) renameVersion(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -72,19 +72,19 @@ func (s *Server) renameVersion(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := version.Rename(c.UserContext(), s.db.Bun, a.Project.ID, id, name)
+	v, err := version.Rename(c.UserContext(), s.DB.Bun, a.Project.ID, id, name)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toVersionResponse(v))
 }
 
-func (s *Server) deleteVersion(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "id")
+func (s *handlers) deleteVersion(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
-	if err := version.Delete(c.UserContext(), s.db.Bun, a.Project.ID, id); err != nil {
+	if err := version.Delete(c.UserContext(), s.DB.Bun, a.Project.ID, id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

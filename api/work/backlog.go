@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"encoding/json"
@@ -32,12 +32,12 @@ func backlogIssues(views []*issue.View) []core.IssueResponse {
 	return out
 }
 
-func (s *Server) getBacklog(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) getBacklog(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	b, err := board.LoadBacklog(c.UserContext(), s.db.Pool, issueProject(a))
+	b, err := board.LoadBacklog(c.UserContext(), s.DB.Pool, issueProject(a))
 	if err != nil {
 		return err
 	}

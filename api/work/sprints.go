@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"context"
@@ -85,10 +85,10 @@ func parseSprint(body []byte, create bool) (sprint.Change, error) {
 }
 
 // sprints is the sprint service over the server's database and event bus.
-func (s *Server) sprints() *sprint.Service { return sprint.NewService(s.db, s.bus) }
+func (s *handlers) sprints() *sprint.Service { return sprint.NewService(s.DB, s.Bus) }
 
-func (s *Server) listSprints(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listSprints(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -103,8 +103,8 @@ func (s *Server) listSprints(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) createSprint(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Member)
+func (s *handlers) createSprint(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -120,8 +120,8 @@ func (s *Server) createSprint(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(toSprintResponse(sp))
 }
 
-func (s *Server) patchSprint(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "sprintId")
+func (s *handlers) patchSprint(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}
@@ -136,8 +136,8 @@ func (s *Server) patchSprint(c *fiber.Ctx) error {
 	return c.JSON(toSprintResponse(sp))
 }
 
-func (s *Server) startSprint(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "sprintId")
+func (s *handlers) startSprint(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}
@@ -148,8 +148,8 @@ func (s *Server) startSprint(c *fiber.Ctx) error {
 	return c.JSON(toSprintResponse(sp))
 }
 
-func (s *Server) completeSprint(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "sprintId")
+func (s *handlers) completeSprint(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}
@@ -169,17 +169,17 @@ func sprintIssueRef(c *fiber.Ctx) (issue.Ref, error) {
 	return ref, nil
 }
 
-func (s *Server) addSprintIssue(c *fiber.Ctx) error {
+func (s *handlers) addSprintIssue(c *fiber.Ctx) error {
 	return s.sprintIssue(c, (*sprint.Service).AddIssue)
 }
 
-func (s *Server) removeSprintIssue(c *fiber.Ctx) error {
+func (s *handlers) removeSprintIssue(c *fiber.Ctx) error {
 	return s.sprintIssue(c, (*sprint.Service).RemoveIssue)
 }
 
 // sprintIssue runs one of the sprint membership changes and answers 204.
-func (s *Server) sprintIssue(c *fiber.Ctx, change func(*sprint.Service, context.Context, issue.Project, issue.Actor, uuid.UUID, issue.Ref) error) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "sprintId")
+func (s *handlers) sprintIssue(c *fiber.Ctx, change func(*sprint.Service, context.Context, issue.Project, issue.Actor, uuid.UUID, issue.Ref) error) error {
+	a, id, err := s.ProjectItem(c, project.Member, "sprintId")
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"context"
@@ -40,8 +40,8 @@ func fileTooLarge(limit int64) *core.Error {
 // uploadAttachment stores the one part named `file` of a multipart/form-data body,
 // streamed (never whole in memory), then commits its record. The project, role and issue
 // are checked before the body is read.
-func (s *Server) uploadAttachment(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Member)
+func (s *handlers) uploadAttachment(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (s *Server) uploadAttachment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	limit := s.cfg.MaxUploadBytes
+	limit := s.Cfg.MaxUploadBytes
 	// core.BodyGuard settles the unread body after the answer.
 	if cl := c.Request().Header.ContentLength(); cl > 0 && int64(cl) > limit+uploadOverhead {
 		return fileTooLarge(limit)
@@ -66,7 +66,7 @@ func (s *Server) uploadAttachment(c *fiber.Ctx) error {
 	// Streaming the file runs without the request deadline (core.StreamBody's idle timeout
 	// guards it) but stops when a shutdown's grace runs out (the partial file is removed
 	// and the client told 503); the database work after it gets a deadline of its own.
-	ctx, stop := s.untilHardStop(c.UserContext())
+	ctx, stop := s.UntilHardStop(c.UserContext())
 	defer stop()
 	// A read blocked on a silent client must end too (registered after stop, so it
 	// is unregistered before stop cancels ctx on an ordinary return).
@@ -79,7 +79,7 @@ func (s *Server) uploadAttachment(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	dbCtx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	dbCtx, cancel := context.WithTimeout(ctx, s.Cfg.RequestTimeout)
 	defer cancel()
 	rec, err := svc.Record(dbCtx, issueProject(a), issueActor(c, a), issue.Ref{ID: subj.IssueID}, st, file)
 	if err != nil {
@@ -91,7 +91,7 @@ func (s *Server) uploadAttachment(c *fiber.Ctx) error {
 // receiveFile walks the parts: exactly one file part, named `file`, is stored; other
 // fields are read past. A file part is a part named `file` or any part with a filename.
 // On any error nothing stays stored.
-func (s *Server) receiveFile(ctx context.Context, svc *attachment.Service, mr *multipart.Reader, limit int64, total *io.LimitedReader) (st attachment.Stored, f attachment.File, err error) {
+func (s *handlers) receiveFile(ctx context.Context, svc *attachment.Service, mr *multipart.Reader, limit int64, total *io.LimitedReader) (st attachment.Stored, f attachment.File, err error) {
 	stored := false
 	defer func() {
 		if err != nil && stored {

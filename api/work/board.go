@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"context"
@@ -83,13 +83,13 @@ func sprintToday() time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-func (s *Server) getBoard(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) getBoard(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
 	p := issueProject(a)
-	head, auditAll, err := board.LoadHead(c.UserContext(), s.db.Pool, p, sprintToday())
+	head, auditAll, err := board.LoadHead(c.UserContext(), s.DB.Pool, p, sprintToday())
 	if err != nil && !errors.Is(err, board.ErrNoActiveSprint) {
 		return err
 	}
@@ -102,7 +102,7 @@ func (s *Server) getBoard(c *fiber.Ctx) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	ctx := c.UserContext()
-	body, err := s.boards.body(a.Project.ID, head, func() (*board.Board, error) { return head.Load(ctx, s.db.Pool, p) })
+	body, err := s.boards.body(a.Project.ID, head, func() (*board.Board, error) { return head.Load(ctx, s.DB.Pool, p) })
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (s *Server) getBoard(c *fiber.Ctx) error {
 
 // boardOpened records BOARD_OPENED (ALL level; Load already read the toggle, so a
 // board read with the level off costs no extra query).
-func (s *Server) boardOpened(c *fiber.Ctx, a *project.Access, b *board.Head) error {
+func (s *handlers) boardOpened(c *fiber.Ctx, a *project.Access, b *board.Head) error {
 	projectID := a.Project.ID
 	details := map[string]any{"projectKey": a.Project.Key, "sprintId": nil}
 	if b != nil {
@@ -126,8 +126,8 @@ func (s *Server) boardOpened(c *fiber.Ctx, a *project.Access, b *board.Head) err
 	}
 	e := core.AuditActor(c).Entry(audit.BoardOpened, "PROJECT", projectID.String(), string(raw))
 	e.ProjectID = &projectID
-	return store.InTx(c.UserContext(), s.db.Bun, func(ctx context.Context, tx bun.Tx) error {
-		return s.audit.Record(ctx, tx, e)
+	return store.InTx(c.UserContext(), s.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
+		return s.Audit.Record(ctx, tx, e)
 	})
 }
 
@@ -139,8 +139,8 @@ type boardMoveRequest struct {
 
 // moveOnBoard is exactly an issue PATCH that sets only statusId: the same domain call,
 // so workflow validation, SLA timer, activity and events are the same.
-func (s *Server) moveOnBoard(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Member)
+func (s *handlers) moveOnBoard(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}

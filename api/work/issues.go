@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 const issueListPageSize = 50
 
 // issues is the issue service over the server's database and event bus.
-func (s *Server) issues() *issue.Service { return issue.NewService(s.db, s.bus) }
+func (s *handlers) issues() *issue.Service { return issue.NewService(s.DB, s.Bus) }
 
 func issueProject(a *project.Access) issue.Project {
 	return issue.Project{ID: a.Project.ID, Key: a.Project.Key, WorkflowID: a.Project.WorkflowID}
@@ -26,13 +26,13 @@ func issueActor(c *fiber.Ctx, a *project.Access) issue.Actor {
 	return issue.Actor{Actor: core.AuditActor(c), DisplayName: core.Principal(c).DisplayName, MemberRole: string(a.MemberRole)}
 }
 
-func (s *Server) createIssue(c *fiber.Ctx) error {
+func (s *handlers) createIssue(c *fiber.Ctx) error {
 	// The body is parsed first, so the access query can also read what this create
 	// needs (issue.ContextRead); a bad body is still reported after a failed access.
 	in, perr := parseCreateIssue(c.Body())
 	svc := s.issues()
 	pre := svc.NewContextRead(perr == nil && in.NeedsFields())
-	a, err := s.env.ProjectAccessWith(c, project.Member, &pre.Extra)
+	a, err := s.ProjectAccessWith(c, project.Member, &pre.Extra)
 	if err != nil {
 		return err
 	}
@@ -46,10 +46,10 @@ func (s *Server) createIssue(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(core.ToIssueResponse(v))
 }
 
-func (s *Server) listIssues(c *fiber.Ctx) error {
+func (s *handlers) listIssues(c *fiber.Ctx) error {
 	// The project's custom fields are read in the access statement (issue.FieldTypesRead).
 	types := issue.NewFieldTypesRead()
-	a, err := s.env.ProjectAccessWith(c, project.Viewer, &types.Extra)
+	a, err := s.ProjectAccessWith(c, project.Viewer, &types.Extra)
 	if err != nil {
 		return err
 	}
@@ -86,8 +86,8 @@ func (s *Server) listIssues(c *fiber.Ctx) error {
 	return json.NewEncoder(body).Encode(pg)
 }
 
-func (s *Server) getIssue(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Viewer)
+func (s *handlers) getIssue(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (s *Server) getIssue(c *fiber.Ctx) error {
 		return err
 	}
 	r := core.ToIssueResponse(v)
-	if r.Refs, err = s.env.IssueRefs(c, v.ID); err != nil {
+	if r.Refs, err = s.IssueRefs(c, v.ID); err != nil {
 		return err
 	}
 	if v.ViewAudited {
@@ -105,8 +105,8 @@ func (s *Server) getIssue(c *fiber.Ctx) error {
 	return c.JSON(r)
 }
 
-func (s *Server) patchIssue(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Member)
+func (s *handlers) patchIssue(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -121,14 +121,14 @@ func (s *Server) patchIssue(c *fiber.Ctx) error {
 	// Refs come with the change's reply too (one query); a created issue has none yet,
 	// since keys are never reused and refs go with a deleted issue.
 	r := core.ToIssueResponse(v)
-	if r.Refs, err = s.env.IssueRefs(c, v.ID); err != nil {
+	if r.Refs, err = s.IssueRefs(c, v.ID); err != nil {
 		return err
 	}
 	return c.JSON(r)
 }
 
-func (s *Server) deleteIssue(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Member)
+func (s *handlers) deleteIssue(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"context"
@@ -25,13 +25,13 @@ const issueViewedTimeout = 10 * time.Second
 // insert; a worker writes the row, as for every audit entry. The price: a process that
 // dies in the milliseconds between the reply and the insert loses that one view entry
 // (a view changes nothing, and nothing else depends on the entry).
-func (s *Server) issueViewed(c *fiber.Ctx, a *project.Access, v *issue.View) {
+func (s *handlers) issueViewed(c *fiber.Ctx, a *project.Access, v *issue.View) {
 	actor := core.AuditActor(c)
 	// The request's strings live in buffers fasthttp reuses once the handler returns.
 	actor.Email, actor.IP, actor.UserAgent = strings.Clone(actor.Email), strings.Clone(actor.IP), strings.Clone(actor.UserAgent)
 	details, err := json.Marshal(map[string]string{"issueKey": v.Key, "projectKey": a.Project.Key})
 	if err != nil {
-		s.log.Warn("ISSUE_VIEWED details", "err", err)
+		s.Log.Warn("ISSUE_VIEWED details", "err", err)
 		return
 	}
 	e := actor.Entry(audit.IssueViewed, "ISSUE", v.ID.String(), string(details))
@@ -40,9 +40,9 @@ func (s *Server) issueViewed(c *fiber.Ctx, a *project.Access, v *issue.View) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), issueViewedTimeout)
 		defer cancel()
-		err := store.InTx(ctx, s.db.Bun, func(ctx context.Context, tx bun.Tx) error { return s.audit.Record(ctx, tx, e) })
+		err := store.InTx(ctx, s.DB.Bun, func(ctx context.Context, tx bun.Tx) error { return s.Audit.Record(ctx, tx, e) })
 		if err != nil {
-			s.log.Warn("record ISSUE_VIEWED", "issue", e.ResourceID, "err", err)
+			s.Log.Warn("record ISSUE_VIEWED", "issue", e.ResourceID, "err", err)
 		}
 	}()
 }

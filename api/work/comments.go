@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"github.com/gofiber/fiber/v2"
@@ -63,10 +63,10 @@ func parseComment(raw []byte) (string, error) {
 }
 
 // comments is the comment service over the server's database, bus and audit recorder.
-func (s *Server) comments() *comment.Service { return comment.NewService(s.db, s.bus, s.audit) }
+func (s *handlers) comments() *comment.Service { return comment.NewService(s.DB, s.Bus, s.Audit) }
 
-func (s *Server) listComments(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Viewer)
+func (s *handlers) listComments(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -85,8 +85,8 @@ func (s *Server) listComments(c *fiber.Ctx) error {
 	return c.JSON(core.NewPage(content, pr, total))
 }
 
-func (s *Server) createComment(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Member)
+func (s *handlers) createComment(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -104,8 +104,8 @@ func (s *Server) createComment(c *fiber.Ctx) error {
 
 // editComment: the author only, and only while they may write (a VIEWER author is
 // refused by the role check first).
-func (s *Server) editComment(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Member)
+func (s *handlers) editComment(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -126,8 +126,8 @@ func (s *Server) editComment(c *fiber.Ctx) error {
 
 // deleteComment: the author (with WRITE) or a project admin (project role ADMIN, the
 // owner, or ADMIN inherited from the organization).
-func (s *Server) deleteComment(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Member)
+func (s *handlers) deleteComment(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}

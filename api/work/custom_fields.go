@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"bytes"
@@ -177,12 +177,12 @@ func parseCustomFieldOption(body []byte, create bool) (customfield.OptionChange,
 	return ch, f.Err()
 }
 
-func (s *Server) listCustomFields(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Viewer)
+func (s *handlers) listCustomFields(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
-	defs, err := customfield.List(c.UserContext(), s.db.Bun, a.Project.ID)
+	defs, err := customfield.List(c.UserContext(), s.DB.Bun, a.Project.ID)
 	if err != nil {
 		return err
 	}
@@ -193,8 +193,8 @@ func (s *Server) listCustomFields(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) createCustomField(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Member)
+func (s *handlers) createCustomField(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -202,15 +202,15 @@ func (s *Server) createCustomField(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d, err := customfield.Create(c.UserContext(), s.db.Bun, a.Project.ID, in)
+	d, err := customfield.Create(c.UserContext(), s.DB.Bun, a.Project.ID, in)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toCustomFieldResponse(d))
 }
 
-func (s *Server) updateCustomField(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "id")
+func (s *handlers) updateCustomField(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -218,15 +218,15 @@ func (s *Server) updateCustomField(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d, err := customfield.Update(c.UserContext(), s.db.Bun, a.Project.ID, id, ch)
+	d, err := customfield.Update(c.UserContext(), s.DB.Bun, a.Project.ID, id, ch)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toCustomFieldResponse(d))
 }
 
-func (s *Server) reorderCustomFields(c *fiber.Ctx) error {
-	a, err := s.env.ProjectAccess(c, project.Member)
+func (s *handlers) reorderCustomFields(c *fiber.Ctx) error {
+	a, err := s.ProjectAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -234,25 +234,25 @@ func (s *Server) reorderCustomFields(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := customfield.Reorder(c.UserContext(), s.db.Bun, a.Project.ID, orders); err != nil {
+	if err := customfield.Reorder(c.UserContext(), s.DB.Bun, a.Project.ID, orders); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-func (s *Server) deleteCustomField(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "id")
+func (s *handlers) deleteCustomField(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
-	if err := customfield.Delete(c.UserContext(), s.db.Bun, a.Project.ID, id); err != nil {
+	if err := customfield.Delete(c.UserContext(), s.DB.Bun, a.Project.ID, id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-func (s *Server) createCustomFieldOption(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "id")
+func (s *handlers) createCustomFieldOption(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -264,15 +264,15 @@ func (s *Server) createCustomFieldOption(c *fiber.Ctx) error {
 	if ch.SortOrder != nil {
 		sort = *ch.SortOrder
 	}
-	o, err := customfield.CreateOption(c.UserContext(), s.db.Bun, a.Project.ID, id, *ch.Label, sort)
+	o, err := customfield.CreateOption(c.UserContext(), s.DB.Bun, a.Project.ID, id, *ch.Label, sort)
 	if err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(toCustomFieldOptionResponse(o))
 }
 
-func (s *Server) updateCustomFieldOption(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "id")
+func (s *handlers) updateCustomFieldOption(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -284,15 +284,15 @@ func (s *Server) updateCustomFieldOption(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	o, err := customfield.UpdateOption(c.UserContext(), s.db.Bun, a.Project.ID, id, optionID, ch)
+	o, err := customfield.UpdateOption(c.UserContext(), s.DB.Bun, a.Project.ID, id, optionID, ch)
 	if err != nil {
 		return err
 	}
 	return c.JSON(toCustomFieldOptionResponse(o))
 }
 
-func (s *Server) deleteCustomFieldOption(c *fiber.Ctx) error {
-	a, id, err := s.env.ProjectItem(c, project.Member, "id")
+func (s *handlers) deleteCustomFieldOption(c *fiber.Ctx) error {
+	a, id, err := s.ProjectItem(c, project.Member, "id")
 	if err != nil {
 		return err
 	}
@@ -300,7 +300,7 @@ func (s *Server) deleteCustomFieldOption(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := customfield.DeleteOption(c.UserContext(), s.db.Bun, a.Project.ID, id, optionID); err != nil {
+	if err := customfield.DeleteOption(c.UserContext(), s.DB.Bun, a.Project.ID, id, optionID); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

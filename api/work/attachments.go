@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"context"
@@ -34,12 +34,12 @@ func toAttachmentResponse(a *store.Attachment) attachmentResponse {
 }
 
 // attachments is the attachment service over the server's database, bus and storage.
-func (s *Server) attachments() *attachment.Service {
-	return attachment.NewService(s.db, s.bus, s.deps.Attachments, s.log)
+func (s *handlers) attachments() *attachment.Service {
+	return attachment.NewService(s.DB, s.Bus, s.Attachments, s.Log)
 }
 
-func (s *Server) listAttachments(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Viewer)
+func (s *handlers) listAttachments(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -62,8 +62,8 @@ func (s *Server) listAttachments(c *fiber.Ctx) error {
 // downloadAttachment streams the file (never whole in memory) with its stored type. It
 // is always offered as a download, never rendered: Content-Disposition attachment,
 // nosniff, and a sandboxing CSP for a browser that opens it anyway.
-func (s *Server) downloadAttachment(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Viewer)
+func (s *handlers) downloadAttachment(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
@@ -89,8 +89,8 @@ func (s *Server) downloadAttachment(c *fiber.Ctx) error {
 	return c.SendStream(body, int(size))
 }
 
-func (s *Server) deleteAttachment(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Member)
+func (s *handlers) deleteAttachment(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Member)
 	if err != nil {
 		return err
 	}
@@ -147,10 +147,11 @@ func rfc5987(s string) string {
 // SweepAttachments removes the files of attachment rows deleted at least
 // Config.AttachmentDeleteGrace ago (attachment.Sweep); what fails stays queued for the
 // next sweep. Every API process runs it every attachmentSweepInterval (RunSweeps).
-func (s *Server) SweepAttachments(ctx context.Context) (int, error) {
+func SweepAttachments(ctx context.Context, env *core.Env) (int, error) {
+	s := &handlers{Env: env}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return s.attachments().Sweep(ctx, s.cfg.AttachmentDeleteGrace)
+	return s.attachments().Sweep(ctx, s.Cfg.AttachmentDeleteGrace)
 }
 
 // attachmentSweepInterval is how often each API process sweeps; concurrent sweeps of
@@ -159,17 +160,18 @@ const attachmentSweepInterval = 10 * time.Minute
 
 // RunSweeps sweeps deleted attachments' files at start and every
 // attachmentSweepInterval until ctx ends.
-func (s *Server) RunSweeps(ctx context.Context) error {
+func RunSweeps(ctx context.Context, env *core.Env) error {
+	s := &handlers{Env: env}
 	t := time.NewTicker(attachmentSweepInterval)
 	defer t.Stop()
 	for {
-		if n, err := s.SweepAttachments(ctx); err != nil {
+		if n, err := SweepAttachments(ctx, env); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			s.log.Warn("sweep deleted attachment files", "err", err)
+			s.Log.Warn("sweep deleted attachment files", "err", err)
 		} else if n > 0 {
-			s.log.Info("deleted attachment files removed", "count", n)
+			s.Log.Info("deleted attachment files removed", "count", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package api
+package work
 
 import (
 	"github.com/gofiber/fiber/v2"
@@ -39,8 +39,8 @@ func toActivityResponse(a *comment.Activity) activityResponse {
 		Automated: a.RuleID != nil, RuleID: a.RuleID, RuleName: a.RuleName, RuleCreatorID: a.RuleCreatorID}
 }
 
-func (s *Server) listActivity(c *fiber.Ctx) error {
-	a, ref, err := s.env.IssueAccess(c, project.Viewer)
+func (s *handlers) listActivity(c *fiber.Ctx) error {
+	a, ref, err := s.IssueAccess(c, project.Viewer)
 	if err != nil {
 		return err
 	}
