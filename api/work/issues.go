@@ -72,7 +72,7 @@ func (s *handlers) listIssues(c *fiber.Ctx) error {
 	}
 	// Encoded straight into the response buffer: a page is tens of kilobytes, and
 	// c.JSON would first copy it into a fresh slice. appendIssuePage writes what
-	// encoding/json would, without its reflection (api/issue_list_json.go).
+	// encoding/json would, without its reflection (issue_list_json.go).
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	pg := core.NewPage(content, pr, total)
 	body := c.Response().BodyWriter()
