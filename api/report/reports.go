@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"encoding/json"
 	"github.com/taskweave/taskweave/api/core"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/domain/report"
-	"github.com/taskweave/taskweave/store"
 )
 
 // burndownResponse is ReportBurndown in api/openapi/75-reports.yaml.
@@ -77,25 +75,17 @@ func reportSprintID(c *fiber.Ctx, mandatory bool) (*uuid.UUID, error) {
 // job is only inserted when the ALL level is on; a report that fails records nothing.
 func (s *handlers) reportViewed(c *fiber.Ctx, a *project.Access, name string, sprintID *uuid.UUID,
 	run func(ctx context.Context, db bun.IDB) error) error {
-	projectID := a.Project.ID
-	entry := core.AuditActor(c).Entry(audit.ReportViewed, "PROJECT", projectID.String(), "")
-	entry.ProjectID = &projectID
+	resourceType, resourceID := "PROJECT", a.Project.ID.String()
 	details := map[string]any{"report": name, "projectKey": a.Project.Key, "sprintId": nil}
 	if sprintID != nil {
-		entry.ResourceType, entry.ResourceID = "SPRINT", sprintID.String()
+		resourceType, resourceID = "SPRINT", sprintID.String()
 		details["sprintId"] = sprintID.String()
 	}
-	raw, err := json.Marshal(details)
+	entry, err := core.ReadEntry(core.AuditActor(c), audit.ReportViewed, resourceType, resourceID, a.Project.ID, details)
 	if err != nil {
 		return err
 	}
-	entry.Details = string(raw)
-	return store.InTx(c.UserContext(), s.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
-		if err := run(ctx, tx); err != nil {
-			return err
-		}
-		return s.Audit.Record(ctx, tx, entry)
-	})
+	return s.RecordInTx(c.UserContext(), entry, run)
 }
 
 func (s *handlers) reportBurndown(c *fiber.Ctx) error {

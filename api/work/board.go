@@ -1,21 +1,17 @@
 package work
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"github.com/taskweave/taskweave/api/core"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/board"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/project"
-	"github.com/taskweave/taskweave/store"
 )
 
 // boardResponse is BoardResponse in api/openapi/70-sprints.yaml.
@@ -115,20 +111,15 @@ func (s *handlers) getBoard(c *fiber.Ctx) error {
 // boardOpened records BOARD_OPENED (ALL level; Load already read the toggle, so a
 // board read with the level off costs no extra query).
 func (s *handlers) boardOpened(c *fiber.Ctx, a *project.Access, b *board.Head) error {
-	projectID := a.Project.ID
 	details := map[string]any{"projectKey": a.Project.Key, "sprintId": nil}
 	if b != nil {
 		details["sprintId"] = b.Sprint.ID
 	}
-	raw, err := json.Marshal(details)
+	e, err := core.ReadEntry(core.AuditActor(c), audit.BoardOpened, "PROJECT", a.Project.ID.String(), a.Project.ID, details)
 	if err != nil {
 		return err
 	}
-	e := core.AuditActor(c).Entry(audit.BoardOpened, "PROJECT", projectID.String(), string(raw))
-	e.ProjectID = &projectID
-	return store.InTx(c.UserContext(), s.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
-		return s.Audit.Record(ctx, tx, e)
-	})
+	return s.RecordInTx(c.UserContext(), e, nil)
 }
 
 // boardMoveRequest is PATCH …/board/move.

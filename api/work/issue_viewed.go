@@ -2,18 +2,15 @@ package work
 
 import (
 	"context"
-	"encoding/json"
 	"github.com/taskweave/taskweave/api/core"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/project"
-	"github.com/taskweave/taskweave/store"
 )
 
 // issueViewedTimeout bounds the enqueueing of one ISSUE_VIEWED entry.
@@ -29,19 +26,16 @@ func (s *handlers) issueViewed(c *fiber.Ctx, a *project.Access, v *issue.View) {
 	actor := core.AuditActor(c)
 	// The request's strings live in buffers fasthttp reuses once the handler returns.
 	actor.Email, actor.IP, actor.UserAgent = strings.Clone(actor.Email), strings.Clone(actor.IP), strings.Clone(actor.UserAgent)
-	details, err := json.Marshal(map[string]string{"issueKey": v.Key, "projectKey": a.Project.Key})
+	details := map[string]string{"issueKey": v.Key, "projectKey": a.Project.Key}
+	e, err := core.ReadEntry(actor, audit.IssueViewed, "ISSUE", v.ID.String(), a.Project.ID, details)
 	if err != nil {
 		s.Log.Warn("ISSUE_VIEWED details", "err", err)
 		return
 	}
-	e := actor.Entry(audit.IssueViewed, "ISSUE", v.ID.String(), string(details))
-	projectID := a.Project.ID
-	e.ProjectID = &projectID
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), issueViewedTimeout)
 		defer cancel()
-		err := store.InTx(ctx, s.DB.Bun, func(ctx context.Context, tx bun.Tx) error { return s.Audit.Record(ctx, tx, e) })
-		if err != nil {
+		if err := s.RecordInTx(ctx, e, nil); err != nil {
 			s.Log.Warn("record ISSUE_VIEWED", "issue", e.ResourceID, "err", err)
 		}
 	}()
