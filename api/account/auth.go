@@ -29,7 +29,7 @@ func parseRegister(body []byte) (auth.Registration, error) {
 	}
 	var f core.Fields
 	f.Email("email", *r.Email)
-	f.Text("displayName", *r.DisplayName, true, 255)
+	f.Text("displayName", *r.DisplayName, true, core.MaxName)
 	f.Password("password", *r.Password)
 	if err := f.Err(); err != nil {
 		return auth.Registration{}, err

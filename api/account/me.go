@@ -14,6 +14,9 @@ type updateMeRequest struct {
 	AvatarURL   *string `json:"avatarUrl"`
 }
 
+// maxAvatarURL bounds avatarUrl (UpdateMeRequest in api/openapi/00-core.yaml).
+const maxAvatarURL = 512
+
 func parseUpdateMe(body []byte) (auth.ProfileChange, error) {
 	var r updateMeRequest
 	if err := core.DecodeJSON(body, &r); err != nil {
@@ -24,10 +27,10 @@ func parseUpdateMe(body []byte) (auth.ProfileChange, error) {
 	}
 	var f core.Fields
 	if r.DisplayName != nil {
-		f.Text("displayName", *r.DisplayName, true, 255)
+		f.Text("displayName", *r.DisplayName, true, core.MaxName)
 	}
 	if r.AvatarURL != nil && *r.AvatarURL != "" { // "" clears the avatar
-		f.Text("avatarUrl", *r.AvatarURL, false, 512)
+		f.Text("avatarUrl", *r.AvatarURL, false, maxAvatarURL)
 		f.Link("avatarUrl", *r.AvatarURL)
 	}
 	return auth.ProfileChange{DisplayName: r.DisplayName, AvatarURL: r.AvatarURL}, f.Err()

@@ -52,7 +52,7 @@ func parseCreateToken(body []byte, now time.Time) (auth.NewToken, error) {
 		scope = *r.Scope
 	}
 	var f core.Fields
-	f.Text("name", *r.Name, true, 255)
+	f.Text("name", *r.Name, true, core.MaxName)
 	if r.ExpiresAt != nil && !r.ExpiresAt.After(now) {
 		f.Add("expiresAt", "PAST", "field.PAST")
 	}

@@ -108,11 +108,14 @@ func auditInstant(c *fiber.Ctx, name string) (*time.Time, error) {
 	return &t, nil
 }
 
+// unknownLevelEcho is how many characters of an unknown level the message repeats.
+const unknownLevelEcho = 20
+
 // unknownAuditLevel is the BAD_REQUEST for a level that does not exist; the echoed
 // value is cut so a huge parameter does not come back in the message.
 func unknownAuditLevel(v string) error {
-	if utf8.RuneCountInString(v) > 20 {
-		v = string([]rune(v)[:20]) + "…"
+	if utf8.RuneCountInString(v) > unknownLevelEcho {
+		v = string([]rune(v)[:unknownLevelEcho]) + "…"
 	}
 	return core.BadRequest("UNKNOWN_AUDIT_LEVEL", "level", v)
 }

@@ -109,8 +109,8 @@ func (f *Fields) Email(field, v string) {
 		f.Add(field, "BLANK", "field.BLANK")
 		return
 	}
-	if utf8.RuneCountInString(v) > 255 {
-		f.Add(field, "LENGTH", "field.TOO_LONG", "max", "255")
+	if utf8.RuneCountInString(v) > MaxEmail {
+		f.Add(field, "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(MaxEmail))
 		return
 	}
 	a, err := mail.ParseAddress(v)
@@ -120,17 +120,17 @@ func (f *Fields) Email(field, v string) {
 	}
 }
 
-// password checks the register and password-change rule: 8–128 characters, not all
-// whitespace.
+// Password checks the register and password-change rule: MinPassword to MaxPassword
+// characters, not all whitespace.
 func (f *Fields) Password(field, v string) {
 	n := utf8.RuneCountInString(v)
 	switch {
 	case strings.TrimFunc(v, unicode.IsSpace) == "":
 		f.Add(field, "WHITESPACE", "field.WHITESPACE")
-	case n < 8:
-		f.Add(field, "LENGTH", "field.TOO_SHORT", "min", "8")
-	case n > 128:
-		f.Add(field, "LENGTH", "field.TOO_LONG", "max", "128")
+	case n < MinPassword:
+		f.Add(field, "LENGTH", "field.TOO_SHORT", "min", strconv.Itoa(MinPassword))
+	case n > MaxPassword:
+		f.Add(field, "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(MaxPassword))
 	}
 }
 

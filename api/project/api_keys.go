@@ -49,7 +49,7 @@ func parseCreateAPIKey(body []byte, now time.Time) (project.NewAPIKey, error) {
 		return project.NewAPIKey{}, core.Required("name")
 	}
 	var f core.Fields
-	f.Text("name", *r.Name, true, 255)
+	f.Text("name", *r.Name, true, core.MaxName)
 	if r.ExpiresAt != nil && !r.ExpiresAt.After(now) {
 		f.Add("expiresAt", "PAST", "field.PAST")
 	}

@@ -47,6 +47,9 @@ func parseOrgRole(v string) (organization.Role, error) {
 	return r, nil
 }
 
+// maxSlug bounds an organization's slug (api/openapi/20-projects.yaml).
+const maxSlug = 100
+
 type createOrganizationRequest struct {
 	Name *string `json:"name"`
 	Slug *string `json:"slug"`
@@ -64,8 +67,8 @@ func parseCreateOrganization(body []byte) (name, slug string, err error) {
 		return "", "", core.Required("slug")
 	}
 	var f core.Fields
-	f.Text("name", *r.Name, true, 255)
-	f.Text("slug", *r.Slug, true, 100)
+	f.Text("name", *r.Name, true, core.MaxName)
+	f.Text("slug", *r.Slug, true, maxSlug)
 	if len(f) == 0 && !organization.SlugPattern.MatchString(*r.Slug) {
 		f.Add("slug", "PATTERN", "field.SLUG")
 	}

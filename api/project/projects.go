@@ -85,7 +85,7 @@ func parseCreateProject(body []byte) (project.NewProject, error) {
 	if !project.KeyPattern.MatchString(*r.Key) {
 		f.Add("key", "PATTERN", "field.PROJECT_KEY")
 	}
-	f.Text("name", *r.Name, true, 255)
+	f.Text("name", *r.Name, true, core.MaxName)
 	if r.Description != nil {
 		f.Text("description", *r.Description, false, 0)
 	}

@@ -150,6 +150,9 @@ func (s *handlers) getWorkflow(c *fiber.Ctx) error {
 
 // Statuses.
 
+// maxStatusName bounds a workflow status's name (api/openapi/30-workflows.yaml).
+const maxStatusName = 100
+
 type workflowStatusRequest struct {
 	Name     *string `json:"name"`
 	Category *string `json:"category"`
@@ -166,7 +169,7 @@ func (r *workflowStatusRequest) check() error {
 	var f core.Fields
 	if r.Name != nil {
 		name := strings.TrimSpace(*r.Name)
-		f.Text("name", name, true, 100)
+		f.Text("name", name, true, maxStatusName)
 		r.Name = &name
 	}
 	if r.Color != nil && !workflow.IsColor(*r.Color) {
