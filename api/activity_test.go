@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"slices"
 	"strconv"
@@ -127,17 +128,17 @@ func TestActivityFeed(t *testing.T) {
 	require.EqualValues(t, 50, empty["size"])
 
 	// Paths and roles.
-	issueProblem(t, h.Do("GET", f.path("/issues/"+key+"/activity"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, h.Do("GET", f.path("/issues/"+key+"/activity"), nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Equal(t, 401, h.Do("GET", f.path("/issues/"+key+"/activity"), nil, "").Status)
-	issueProblem(t, h.Do("GET", f.path("/issues/"+f.key+"-999/activity"), nil, f.member.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	issueProblem(t, h.Do("GET", f.path("/issues/"+uuid.NewString()+"/activity"), nil, f.member.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	issueProblem(t, h.Do("GET", f.path("/issues/bad_ref/activity"), nil, f.member.Access), 400, "BAD_REQUEST", "INVALID_ISSUE_REF")
-	issueProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH8/issues/"+key+"/activity", nil, f.member.Access), 404, "NOT_FOUND", "")
-	issueProblem(t, h.Do("GET", f.path("/issues/"+key+"/activity?page=x"), nil, f.member.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
-	issueProblem(t, h.Do("GET", f.path("/issues/"+key+"/activity?size=-2"), nil, f.member.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
+	apitest.RequireProblem(t, h.Do("GET", f.path("/issues/"+f.key+"-999/activity"), nil, f.member.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("GET", f.path("/issues/"+uuid.NewString()+"/activity"), nil, f.member.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("GET", f.path("/issues/bad_ref/activity"), nil, f.member.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_ISSUE_REF"))
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH8/issues/"+key+"/activity", nil, f.member.Access), 404, "NOT_FOUND", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("GET", f.path("/issues/"+key+"/activity?page=x"), nil, f.member.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_PAGE"))
+	apitest.RequireProblem(t, h.Do("GET", f.path("/issues/"+key+"/activity?size=-2"), nil, f.member.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_PAGE"))
 	other := issueFixtureOn(t, h)
 	foreign := other.create(t, map[string]any{"title": "Elsewhere"})
-	issueProblem(t, h.Do("GET", f.path("/issues/"+foreign["id"].(string)+"/activity"), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("GET", f.path("/issues/"+foreign["id"].(string)+"/activity"), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 }
 
 // TestActivityFeedPagesStably: entries sharing one created_at come in id desc order, so

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func TestProjectAPIKeys(t *testing.T) {
 	require.Nil(t, r.JSON(t)["expiresAt"])
 	require.Contains(t, r.JSON(t), "expiresAt")
 
-	pjProblem(t, h.Do("POST", path, map[string]any{"name": "viewer"}, viewer.Access), http.StatusForbidden, "FORBIDDEN", "")
+	apitest.RequireProblem(t, h.Do("POST", path, map[string]any{"name": "viewer"}, viewer.Access), http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
 
 	list := h.Do("GET", path, nil, viewer.Access).Array(t)
 	require.Len(t, list, 2, "a VIEWER lists keys")
@@ -54,11 +55,11 @@ func TestProjectAPIKeys(t *testing.T) {
 	require.Equal(t, created["id"], item["id"], "oldest first")
 
 	id := created["id"].(string)
-	pjProblem(t, h.Do("DELETE", path+"/"+id, nil, writer.Access), http.StatusForbidden, "FORBIDDEN", "")
+	apitest.RequireProblem(t, h.Do("DELETE", path+"/"+id, nil, writer.Access), http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
 	other := pjCreate(t, h, owner.Access)
-	pjProblem(t, h.Do("DELETE", "/api/v1/projects/"+other+"/api-keys/"+id, nil, owner.Access), http.StatusNotFound, "NOT_FOUND", "API_KEY_NOT_FOUND")
-	pjProblem(t, h.Do("DELETE", path+"/"+uuid.NewString(), nil, owner.Access), http.StatusNotFound, "NOT_FOUND", "API_KEY_NOT_FOUND")
-	pjProblem(t, h.Do("DELETE", path+"/x", nil, owner.Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, h.Do("DELETE", "/api/v1/projects/"+other+"/api-keys/"+id, nil, owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("API_KEY_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("DELETE", path+"/"+uuid.NewString(), nil, owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("API_KEY_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("DELETE", path+"/x", nil, owner.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	require.Equal(t, http.StatusOK, h.Do("GET", "/api/v1/projects/"+key, nil, plain).Status, "still valid")
 
 	r = h.Do("DELETE", path+"/"+id, nil, owner.Access)
@@ -84,16 +85,18 @@ func TestCreateProjectAPIKeyRejects(t *testing.T) {
 		body  any
 		code  string
 		field string
+		// reason is the problem's reason; "" for none.
+		reason string
 	}{
-		{map[string]any{}, "BAD_REQUEST", ""},
-		{map[string]any{"name": 5}, "BAD_REQUEST", ""},
-		{map[string]any{"name": "x", "expiresAt": "tomorrow"}, "BAD_REQUEST", ""},
-		{map[string]any{"name": "  "}, "VALIDATION_ERROR", "name"},
-		{map[string]any{"name": strings.Repeat("k", 256)}, "VALIDATION_ERROR", "name"},
-		{map[string]any{"name": "old", "expiresAt": time.Now().Add(-time.Hour)}, "VALIDATION_ERROR", "expiresAt"},
-		{map[string]any{"name": "\x00"}, "VALIDATION_ERROR", "name"},
+		{map[string]any{}, "BAD_REQUEST", "", "MISSING_FIELD"},
+		{map[string]any{"name": 5}, "BAD_REQUEST", "", "WRONG_TYPE"},
+		{map[string]any{"name": "x", "expiresAt": "tomorrow"}, "BAD_REQUEST", "", "MALFORMED_JSON"},
+		{map[string]any{"name": "  "}, "VALIDATION_ERROR", "name", ""},
+		{map[string]any{"name": strings.Repeat("k", 256)}, "VALIDATION_ERROR", "name", ""},
+		{map[string]any{"name": "old", "expiresAt": time.Now().Add(-time.Hour)}, "VALIDATION_ERROR", "expiresAt", ""},
+		{map[string]any{"name": "\x00"}, "VALIDATION_ERROR", "name", "NUL_CHARACTER"},
 	} {
-		m := pjProblem(t, h.Do("POST", path, c.body, owner.Access), http.StatusBadRequest, c.code, "")
+		m := apitest.RequireProblem(t, h.Do("POST", path, c.body, owner.Access), http.StatusBadRequest, c.code, apitest.ReasonOrNone(c.reason))
 		if c.field != "" {
 			require.Contains(t, m["details"], c.field)
 		}
@@ -121,7 +124,7 @@ func TestProjectAPIKeyScope(t *testing.T) {
 	require.Equal(t, "MEMBER", got.JSON(t)["myRole"], "the creator's rights")
 	require.Equal(t, http.StatusOK, h.Do("GET", "/api/v1/projects/"+key+"/members", nil, plain).Status)
 	require.Equal(t, http.StatusCreated, h.Do("POST", "/api/v1/projects/"+key+"/labels", map[string]any{"name": "bot", "color": "#000000"}, plain).Status, "MEMBER writes")
-	pjProblem(t, h.Do("DELETE", "/api/v1/projects/"+key+"/api-keys/"+keyID, nil, plain), http.StatusForbidden, "FORBIDDEN", "")
+	apitest.RequireProblem(t, h.Do("DELETE", "/api/v1/projects/"+key+"/api-keys/"+keyID, nil, plain), http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM project_api_keys WHERE id = $1 AND last_used_at IS NOT NULL", keyID))
 
 	for _, c := range []struct{ method, path string }{
@@ -134,7 +137,7 @@ func TestProjectAPIKeyScope(t *testing.T) {
 		{"GET", "/api/v1/organizations/mine"},
 		{"GET", "/api/v1/users/search?q=own"},
 	} {
-		pjProblem(t, h.Do(c.method, c.path, map[string]any{"key": pjKey(), "name": "x"}, plain), http.StatusForbidden, "FORBIDDEN", "API_KEY_SCOPE")
+		apitest.RequireProblem(t, h.Do(c.method, c.path, map[string]any{"key": pjKey(), "name": "x"}, plain), http.StatusForbidden, "FORBIDDEN", apitest.Reason("API_KEY_SCOPE"))
 	}
 	require.Equal(t, http.StatusOK, h.Do("GET", "/api/v1/projects/"+elsewhere, nil, creator.Access).Status, "the creator itself may")
 

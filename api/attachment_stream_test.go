@@ -176,7 +176,7 @@ func TestBodyLimitWithStreaming(t *testing.T) {
 	big := `{"title":"big","description":"` + strings.Repeat("d", 70<<10) + `"}`
 
 	r := h.Do("POST", f.path("/issues"), big, f.member.Access)
-	issueProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE")
+	apitest.RequireProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", apitest.Reason("BODY_TOO_LARGE"))
 	require.Equal(t, "The request body is larger than the limit of 65536 bytes.", r.JSON(t)["message"])
 	require.Equal(t, http.StatusCreated, h.Do("POST", f.path("/issues"), map[string]any{"title": "normal"}, f.member.Access).Status)
 

@@ -259,15 +259,15 @@ func TestAttachmentUploadRefusals(t *testing.T) {
 	// Who and where: checked before the body is read.
 	r := f.upload(t, f.viewer.Access, atFile("a.txt", "", "x"))
 	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
-	issueProblem(t, f.upload(t, f.outsider.Access, atFile("a.txt", "", "x")), http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, f.upload(t, f.outsider.Access, atFile("a.txt", "", "x")), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	body, ct := atBody(t, atFile("a.txt", "", "x"))
-	issueProblem(t, f.h.Do("POST", f.path("/issues/"+f.key+"-999/attachments"), body, f.member.Access, "Content-Type", ct),
-		http.StatusNotFound, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	issueProblem(t, f.h.Do("POST", f.path("/issues/not-a-ref!/attachments"), body, f.member.Access, "Content-Type", ct),
-		http.StatusBadRequest, "BAD_REQUEST", "INVALID_ISSUE_REF")
+	apitest.RequireProblem(t, f.h.Do("POST", f.path("/issues/"+f.key+"-999/attachments"), body, f.member.Access, "Content-Type", ct),
+		http.StatusNotFound, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("POST", f.path("/issues/not-a-ref!/attachments"), body, f.member.Access, "Content-Type", ct),
+		http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_ISSUE_REF"))
 	other := atFixtureOn(t, f.h)
-	issueProblem(t, f.h.Do("POST", f.path("/issues/"+other.issueID+"/attachments"), body, f.owner.Access, "Content-Type", ct),
-		http.StatusNotFound, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("POST", f.path("/issues/"+other.issueID+"/attachments"), body, f.owner.Access, "Content-Type", ct),
+		http.StatusNotFound, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 	require.Empty(t, f.files(t))
 
 	// A path in the client's file name is dropped, whichever separator it uses.
@@ -292,7 +292,7 @@ func TestAttachmentUploadOverLimit(t *testing.T) {
 	f := atFixtureOn(t, atLimited(t, 1024))
 
 	r := f.upload(t, f.member.Access, atFile("big.bin", "", strings.Repeat("b", 1025)))
-	issueProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "FILE_TOO_LARGE")
+	apitest.RequireProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", apitest.Reason("FILE_TOO_LARGE"))
 	require.Equal(t, "The file is larger than the limit of 1024 bytes.", r.JSON(t)["message"])
 	require.Empty(t, f.files(t), "nothing of it stays on disk")
 	require.Zero(t, f.rows())
@@ -305,7 +305,7 @@ func TestAttachmentUploadOverLimit(t *testing.T) {
 	// A Content-Length clearly over the limit is refused before the body is used.
 	body, ct = atBody(t, atFile("huge.bin", "", strings.Repeat("h", 1024+2<<20)))
 	r = f.h.Do("POST", f.at(""), body, f.member.Access, "Content-Type", ct)
-	issueProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "FILE_TOO_LARGE")
+	apitest.RequireProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", apitest.Reason("FILE_TOO_LARGE"))
 	require.Empty(t, f.files(t))
 
 	// Exactly the limit is fine.
@@ -326,9 +326,9 @@ func TestAttachmentDeleteRules(t *testing.T) {
 
 	own := f.uploaded(t, f.member.Access, "own.txt", "", "mine")
 	ownFile := f.storedName(t, own["id"])
-	issueProblem(t, del(own["id"], member2.Access), http.StatusForbidden, "FORBIDDEN", "NOT_UPLOADER")
+	apitest.RequireProblem(t, del(own["id"], member2.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_UPLOADER"))
 	require.Equal(t, http.StatusForbidden, del(own["id"], f.viewer.Access).Status)
-	issueProblem(t, del(own["id"], f.outsider.Access), http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, del(own["id"], f.outsider.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Equal(t, 1, f.rows())
 	require.Equal(t, []string{ownFile}, f.files(t))
 
@@ -339,7 +339,7 @@ func TestAttachmentDeleteRules(t *testing.T) {
 	require.Equal(t, []string{"ATTACHMENT_ADDED:∅→own.txt", "ATTACHMENT_REMOVED:own.txt→∅"}, f.activity(t, f.issueID))
 	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1 AND actor_id = $2 AND type = 'ATTACHMENT_REMOVED'",
 		f.issueID, f.member.ID))
-	issueProblem(t, del(own["id"], f.member.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
+	apitest.RequireProblem(t, del(own["id"], f.member.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_NOT_FOUND"))
 
 	// A project ADMIN (the owner, or by member role) deletes anyone's.
 	for _, token := range []string{f.owner.Access, admin.Access} {
@@ -356,21 +356,21 @@ func TestAttachmentDeleteRules(t *testing.T) {
 	require.Equal(t, 1, f.rows())
 
 	// Ids: malformed, unknown, of another issue (also for the download).
-	issueProblem(t, f.h.Do("DELETE", f.at("/nope"), nil, f.owner.Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
-	issueProblem(t, del(uuid.NewString(), f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.at("/nope"), nil, f.owner.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
+	apitest.RequireProblem(t, del(uuid.NewString(), f.owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_NOT_FOUND"))
 	otherIssue := f.create(t, map[string]any{"title": "Other"})
 	body, ct := atBody(t, atFile("elsewhere.txt", "", "x"))
 	r = f.h.Do("POST", f.path("/issues/"+otherIssue["key"].(string)+"/attachments"), body, f.owner.Access, "Content-Type", ct)
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	elsewhere := r.JSON(t)["id"].(string)
-	issueProblem(t, del(elsewhere, f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
-	issueProblem(t, f.h.Do("GET", f.at("/"+elsewhere+"/download"), nil, f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
+	apitest.RequireProblem(t, del(elsewhere, f.owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("GET", f.at("/"+elsewhere+"/download"), nil, f.owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_NOT_FOUND"))
 	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM attachments WHERE id = $1", elsewhere))
 
 	// A file already gone counts as removed: the download says so, the delete succeeds.
 	gone := f.uploaded(t, f.owner.Access, "gone.txt", "", "x")
 	require.NoError(t, os.Remove(filepath.Join(f.dir, f.storedName(t, gone["id"]))))
-	issueProblem(t, f.h.Do("GET", f.at("/"+gone["id"].(string)+"/download"), nil, f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_FILE_MISSING")
+	apitest.RequireProblem(t, f.h.Do("GET", f.at("/"+gone["id"].(string)+"/download"), nil, f.owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_FILE_MISSING"))
 	require.Equal(t, http.StatusNoContent, del(gone["id"], f.owner.Access).Status)
 	require.Zero(t, f.h.Count("SELECT count(*) FROM attachments WHERE id = $1", gone["id"]))
 }
@@ -419,7 +419,7 @@ func TestAttachmentFailingStorage(t *testing.T) {
 
 	flaky.failPut.Store(true)
 	r := f.upload(t, f.member.Access, atFile("lost.txt", "", "data"))
-	issueProblem(t, r, http.StatusServiceUnavailable, "UNAVAILABLE", "STORAGE_UNAVAILABLE")
+	apitest.RequireProblem(t, r, http.StatusServiceUnavailable, "UNAVAILABLE", apitest.Reason("STORAGE_UNAVAILABLE"))
 	require.NotContains(t, string(r.Body), "secret")
 	require.Zero(t, f.rows())
 }
@@ -445,7 +445,7 @@ func TestAttachmentPathTraversal(t *testing.T) {
 			(issue_id, uploader_id, filename, stored_name, content_type, size) VALUES ($1, $2, 'x.txt', $3, 'text/plain', 6)
 			RETURNING id`, f.issueID, f.owner.ID, name).Scan(&id))
 		d := f.h.Do("GET", f.at("/"+id+"/download"), nil, f.owner.Access)
-		issueProblem(t, d, http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_FILE_MISSING")
+		apitest.RequireProblem(t, d, http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_FILE_MISSING"))
 		require.NotContains(t, string(d.Body), "secret", name)
 		require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.at("/"+id), nil, f.owner.Access).Status, name)
 	}

@@ -155,7 +155,7 @@ func TestAuditListRefusesBadQueries(t *testing.T) {
 		"page=9999999999999":   "INVALID_PAGE",
 	} {
 		r := h.Do("GET", "/api/v1/admin/audit?"+query, nil, admin.Access)
-		pjProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", reason)
+		apitest.RequireProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", apitest.ReasonOrNone(reason))
 	}
 	// The message is localized and names the problem.
 	r := h.Do("GET", "/api/v1/admin/audit?from=x", nil, admin.Access, "Accept-Language", "de")
@@ -224,7 +224,7 @@ func TestAuditAdminEndpointsNeedSystemAdmin(t *testing.T) {
 		if c.method == "PUT" {
 			body = map[string]any{"level": "WRITE", "enabled": true}
 		}
-		pjProblem(t, h.Do(c.method, c.path, body, plain.Access), http.StatusForbidden, "FORBIDDEN", "ADMIN_ONLY")
+		apitest.RequireProblem(t, h.Do(c.method, c.path, body, plain.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("ADMIN_ONLY"))
 		require.Equal(t, http.StatusUnauthorized, h.Do(c.method, c.path, body, "").Status, "%s %s", c.method, c.path)
 	}
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM river_job WHERE args->>'action' = 'AUDIT_CONFIG_CHANGED' AND args->>'userEmail' = $1", plain.Email))
@@ -274,12 +274,12 @@ func TestProjectAuditRolesAndScope(t *testing.T) {
 		require.Equal(t, mine, auditIDs(t, r), name)
 		require.Equal(t, 3.0, r.JSON(t)["totalElements"], name)
 	}
-	pjProblem(t, h.Do("GET", path, nil, roles["MEMBER"].Access), http.StatusForbidden, "FORBIDDEN", "")
-	pjProblem(t, h.Do("GET", path, nil, roles["VIEWER"].Access), http.StatusForbidden, "FORBIDDEN", "")
-	pjProblem(t, h.Do("GET", path, nil, outsider.Access), http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, h.Do("GET", path, nil, roles["MEMBER"].Access), http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("GET", path, nil, roles["VIEWER"].Access), http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("GET", path, nil, outsider.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Equal(t, http.StatusUnauthorized, h.Do("GET", path, nil, "").Status)
-	pjProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH1/audit", nil, sys.Access), http.StatusNotFound, "NOT_FOUND", "")
-	pjProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH1/audit", nil, roles["ADMIN"].Access), http.StatusNotFound, "NOT_FOUND", "")
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH1/audit", nil, sys.Access), http.StatusNotFound, "NOT_FOUND", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH1/audit", nil, roles["ADMIN"].Access), http.StatusNotFound, "NOT_FOUND", apitest.NoReason)
 
 	// The project list's own filters; userId and level are not offered here and do not
 	// widen the scope.
@@ -292,8 +292,8 @@ func TestProjectAuditRolesAndScope(t *testing.T) {
 	require.Equal(t, mine, list("level=SECURITY&userId="+uuid.NewString()))
 	p := h.Do("GET", path+"?size=2&page=1", nil, roles["ADMIN"].Access).JSON(t)
 	require.Equal(t, []any{2.0, 3.0, 2.0, 1.0}, []any{p["size"], p["totalElements"], p["totalPages"], p["numberOfElements"]})
-	pjProblem(t, h.Do("GET", path+"?from=soon", nil, roles["ADMIN"].Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_INSTANT")
-	pjProblem(t, h.Do("GET", path+"?size=0", nil, roles["ADMIN"].Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_PAGE")
+	apitest.RequireProblem(t, h.Do("GET", path+"?from=soon", nil, roles["ADMIN"].Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_INSTANT"))
+	apitest.RequireProblem(t, h.Do("GET", path+"?size=0", nil, roles["ADMIN"].Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_PAGE"))
 }
 
 func TestAuditConfigRoundTrip(t *testing.T) {

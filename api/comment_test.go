@@ -179,11 +179,11 @@ func TestCommentCreateRefused(t *testing.T) {
 		return h.Do("POST", path, body, token)
 	}
 
-	issueProblem(t, post(map[string]any{}, f.member.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
-	issueProblem(t, post(map[string]any{"body": nil}, f.member.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
-	issueProblem(t, post(map[string]any{"body": 12}, f.member.Access), 400, "BAD_REQUEST", "WRONG_TYPE")
-	issueProblem(t, post(`{"body":`, f.member.Access), 400, "BAD_REQUEST", "MALFORMED_JSON")
-	issueProblem(t, post(`{"body":"a\u0000b"}`, f.member.Access), 400, "VALIDATION_ERROR", "NUL_CHARACTER")
+	apitest.RequireProblem(t, post(map[string]any{}, f.member.Access), 400, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
+	apitest.RequireProblem(t, post(map[string]any{"body": nil}, f.member.Access), 400, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
+	apitest.RequireProblem(t, post(map[string]any{"body": 12}, f.member.Access), 400, "BAD_REQUEST", apitest.Reason("WRONG_TYPE"))
+	apitest.RequireProblem(t, post(`{"body":`, f.member.Access), 400, "BAD_REQUEST", apitest.Reason("MALFORMED_JSON"))
+	apitest.RequireProblem(t, post(`{"body":"a\u0000b"}`, f.member.Access), 400, "VALIDATION_ERROR", apitest.Reason("NUL_CHARACTER"))
 	for _, c := range []struct {
 		body, code string
 	}{
@@ -193,27 +193,27 @@ func TestCommentCreateRefused(t *testing.T) {
 		{`<iframe src="https://evil.example"></iframe>`, "BLANK"},
 	} {
 		r := post(map[string]any{"body": c.body}, f.member.Access)
-		issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+		apitest.RequireProblem(t, r, 400, "VALIDATION_ERROR", apitest.NoReason)
 		m := r.JSON(t)
 		require.Contains(t, m["details"], "body", "%s", r.Body)
 		require.Equal(t, c.code, m["errors"].([]any)[0].(map[string]any)["code"], "%s", r.Body)
 	}
 	r := h.Do("POST", f.cmPath(key, ""), map[string]any{"body": "<script>x</script>"}, f.member.Access, "Accept-Language", "de")
-	issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+	apitest.RequireProblem(t, r, 400, "VALIDATION_ERROR", apitest.NoReason)
 	require.Equal(t, map[string]any{"body": "darf nach dem Entfernen von unsicherem HTML nicht leer sein"}, r.JSON(t)["details"])
 
-	issueProblem(t, post(map[string]any{"body": "hi"}, f.viewer.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, post(map[string]any{"body": "hi"}, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.viewer.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Equal(t, 401, post(map[string]any{"body": "hi"}, "").Status)
-	issueProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, "/api/v1/projects/NOSUCH9/issues/"+key+"/comments"), 404, "NOT_FOUND", "")
-	issueProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, f.cmPath(f.key+"-9999", "")), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	issueProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, f.cmPath(uuid.NewString(), "")), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	issueProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, f.cmPath("not_a_key", "")), 400, "BAD_REQUEST", "INVALID_ISSUE_REF")
+	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, "/api/v1/projects/NOSUCH9/issues/"+key+"/comments"), 404, "NOT_FOUND", apitest.NoReason)
+	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, f.cmPath(f.key+"-9999", "")), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, f.cmPath(uuid.NewString(), "")), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.member.Access, f.cmPath("not_a_key", "")), 400, "BAD_REQUEST", apitest.Reason("INVALID_ISSUE_REF"))
 	// An issue of another project is not found through this one, by key or by id.
 	elsewhere := issueFixtureOn(t, h)
 	foreign := elsewhere.create(t, map[string]any{"title": "Elsewhere"})
-	issueProblem(t, post(map[string]any{"body": "hi"}, f.owner.Access, f.cmPath(foreign["key"].(string), "")), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	issueProblem(t, post(map[string]any{"body": "hi"}, f.owner.Access, f.cmPath(foreign["id"].(string), "")), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.owner.Access, f.cmPath(foreign["key"].(string), "")), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.owner.Access, f.cmPath(foreign["id"].(string), "")), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 
 	require.Zero(t, h.Count("SELECT count(*) FROM comments WHERE issue_id IN ($1, $2)", iss["id"], foreign["id"]))
 	require.Zero(t, h.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1 AND type = 'COMMENT'", iss["id"]))
@@ -272,32 +272,32 @@ func TestCommentEdit(t *testing.T) {
 	// Anyone else with WRITE: 403 NOT_AUTHOR, the owner and a project ADMIN included;
 	// a VIEWER is refused by the role check; nothing changes.
 	for _, token := range []string{mate.Access, f.owner.Access} {
-		issueProblem(t, put(token, own, map[string]any{"body": "hijack"}), 403, "FORBIDDEN", "NOT_AUTHOR")
+		apitest.RequireProblem(t, put(token, own, map[string]any{"body": "hijack"}), 403, "FORBIDDEN", apitest.Reason("NOT_AUTHOR"))
 	}
 	de := put(mate.Access, own, map[string]any{"body": "hijack"}, "Accept-Language", "de")
 	require.Equal(t, "Nur die Verfasserin oder der Verfasser kann diesen Kommentar bearbeiten.", de.JSON(t)["message"])
-	issueProblem(t, put(f.viewer.Access, own, map[string]any{"body": "hijack"}), 403, "FORBIDDEN", "")
-	issueProblem(t, put(f.outsider.Access, own, map[string]any{"body": "hijack"}), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, put(f.viewer.Access, own, map[string]any{"body": "hijack"}), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, put(f.outsider.Access, own, map[string]any{"body": "hijack"}), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	// The author demoted to VIEWER may no longer edit.
 	require.Equal(t, http.StatusOK, h.Do("PATCH", f.path("/members/"+f.member.ID.String()), map[string]any{"role": "VIEWER"}, f.owner.Access).Status)
-	issueProblem(t, put(f.member.Access, own, map[string]any{"body": "demoted"}), 403, "FORBIDDEN", "")
+	apitest.RequireProblem(t, put(f.member.Access, own, map[string]any{"body": "demoted"}), 403, "FORBIDDEN", apitest.NoReason)
 	require.Equal(t, http.StatusOK, h.Do("PATCH", f.path("/members/"+f.member.ID.String()), map[string]any{"role": "MEMBER"}, f.owner.Access).Status)
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM comments WHERE id = $1 AND body = '<p>second <em>take</em></p>'", id))
 
 	// Validation as on create.
-	issueProblem(t, put(f.member.Access, own, map[string]any{}), 400, "BAD_REQUEST", "MISSING_FIELD")
-	issueProblem(t, put(f.member.Access, own, map[string]any{"body": " "}), 400, "VALIDATION_ERROR", "")
-	issueProblem(t, put(f.member.Access, own, map[string]any{"body": "<script>x</script>"}), 400, "VALIDATION_ERROR", "")
-	issueProblem(t, put(f.member.Access, own, map[string]any{"body": strings.Repeat("y", comment.MaxBody+1)}), 400, "VALIDATION_ERROR", "")
+	apitest.RequireProblem(t, put(f.member.Access, own, map[string]any{}), 400, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
+	apitest.RequireProblem(t, put(f.member.Access, own, map[string]any{"body": " "}), 400, "VALIDATION_ERROR", apitest.NoReason)
+	apitest.RequireProblem(t, put(f.member.Access, own, map[string]any{"body": "<script>x</script>"}), 400, "VALIDATION_ERROR", apitest.NoReason)
+	apitest.RequireProblem(t, put(f.member.Access, own, map[string]any{"body": strings.Repeat("y", comment.MaxBody+1)}), 400, "VALIDATION_ERROR", apitest.NoReason)
 
 	// Paths: a malformed id is 400; unknown, of another issue or deleted is 404.
-	issueProblem(t, put(f.member.Access, f.cmPath(key, "/not-a-uuid"), map[string]any{"body": "x"}), 400, "BAD_REQUEST", "INVALID_UUID")
-	issueProblem(t, put(f.member.Access, f.cmPath(key, "/"+uuid.NewString()), map[string]any{"body": "x"}), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
+	apitest.RequireProblem(t, put(f.member.Access, f.cmPath(key, "/not-a-uuid"), map[string]any{"body": "x"}), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
+	apitest.RequireProblem(t, put(f.member.Access, f.cmPath(key, "/"+uuid.NewString()), map[string]any{"body": "x"}), 404, "NOT_FOUND", apitest.Reason("COMMENT_NOT_FOUND"))
 	sibling := f.create(t, map[string]any{"title": "Sibling"})["key"].(string)
-	issueProblem(t, put(f.member.Access, f.cmPath(sibling, "/"+id), map[string]any{"body": "x"}), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
-	issueProblem(t, put(f.member.Access, f.cmPath(f.key+"-999", "/"+id), map[string]any{"body": "x"}), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	apitest.RequireProblem(t, put(f.member.Access, f.cmPath(sibling, "/"+id), map[string]any{"body": "x"}), 404, "NOT_FOUND", apitest.Reason("COMMENT_NOT_FOUND"))
+	apitest.RequireProblem(t, put(f.member.Access, f.cmPath(f.key+"-999", "/"+id), map[string]any{"body": "x"}), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 	require.Equal(t, http.StatusNoContent, h.Do("DELETE", own, nil, f.member.Access).Status)
-	issueProblem(t, put(f.member.Access, own, map[string]any{"body": "after delete"}), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
+	apitest.RequireProblem(t, put(f.member.Access, own, map[string]any{"body": "after delete"}), 404, "NOT_FOUND", apitest.Reason("COMMENT_NOT_FOUND"))
 	require.Equal(t, []string{"COMMENT_UPDATED", "COMMENT_DELETED"}, issueAuditJobs(t, h, id), "refused edits are not audited")
 }
 
@@ -325,10 +325,10 @@ func TestCommentDelete(t *testing.T) {
 
 	// Refused: another MEMBER, a VIEWER (even for their own comment, see below), an outsider.
 	id := newComment()
-	issueProblem(t, del(id, mate.Access), 403, "FORBIDDEN", "NOT_AUTHOR_OR_ADMIN")
-	issueProblem(t, del(id, f.viewer.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, del(id, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
-	issueProblem(t, del("nope", f.member.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, del(id, mate.Access), 403, "FORBIDDEN", apitest.Reason("NOT_AUTHOR_OR_ADMIN"))
+	apitest.RequireProblem(t, del(id, f.viewer.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, del(id, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
+	apitest.RequireProblem(t, del("nope", f.member.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM comments WHERE id = $1 AND deleted_at IS NULL", id))
 
 	// The author: 204 without body; the row stays, hidden; the activity entry loses its
@@ -341,8 +341,8 @@ func TestCommentDelete(t *testing.T) {
 		AND type = 'COMMENT' AND comment_id IS NULL AND new_value IS NULL`, id))
 	require.Zero(t, h.Count("SELECT count(*) FROM issue_activities WHERE comment_id = $1", id))
 	require.Empty(t, cmIDs(f.cmList(t, key, f.member.Access, "")))
-	issueProblem(t, del(id, f.member.Access), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
-	issueProblem(t, del(id, f.owner.Access), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
+	apitest.RequireProblem(t, del(id, f.member.Access), 404, "NOT_FOUND", apitest.Reason("COMMENT_NOT_FOUND"))
+	apitest.RequireProblem(t, del(id, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("COMMENT_NOT_FOUND"))
 
 	// Project admins of every kind delete someone else's comment.
 	for who, token := range map[string]string{"ADMIN member": admin.Access, "owner": f.owner.Access, "organization ADMIN": orgAdmin.Access} {
@@ -354,12 +354,12 @@ func TestCommentDelete(t *testing.T) {
 	// A comment of another issue is not found through this one.
 	other := f.create(t, map[string]any{"title": "Other"})["key"].(string)
 	elsewhere := f.cmPost(t, other, f.member.Access, "elsewhere")["id"].(string)
-	issueProblem(t, del(elsewhere, f.owner.Access), 404, "NOT_FOUND", "COMMENT_NOT_FOUND")
+	apitest.RequireProblem(t, del(elsewhere, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("COMMENT_NOT_FOUND"))
 
 	// An author who is now a VIEWER has no WRITE and cannot delete.
 	mine := f.cmPost(t, key, mate.Access, "mine")["id"].(string)
 	require.Equal(t, http.StatusOK, h.Do("PATCH", f.path("/members/"+mate.ID.String()), map[string]any{"role": "VIEWER"}, f.owner.Access).Status)
-	issueProblem(t, del(mine, mate.Access), 403, "FORBIDDEN", "")
+	apitest.RequireProblem(t, del(mine, mate.Access), 403, "FORBIDDEN", apitest.NoReason)
 	require.Equal(t, []string{mine}, cmIDs(f.cmList(t, key, mate.Access, "")))
 }
 
@@ -444,11 +444,11 @@ func TestCommentListPagesStably(t *testing.T) {
 	require.Equal(t, []any{}, empty["content"])
 	require.EqualValues(t, 0, empty["totalElements"])
 	require.EqualValues(t, 5, empty["size"])
-	issueProblem(t, h.Do("GET", f.cmPath(key, "?page=-1"), nil, f.member.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
-	issueProblem(t, h.Do("GET", f.cmPath(key, "?size=0"), nil, f.member.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
+	apitest.RequireProblem(t, h.Do("GET", f.cmPath(key, "?page=-1"), nil, f.member.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_PAGE"))
+	apitest.RequireProblem(t, h.Do("GET", f.cmPath(key, "?size=0"), nil, f.member.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_PAGE"))
 	require.EqualValues(t, 200, f.cmList(t, key, f.member.Access, "size=500")["size"])
-	issueProblem(t, h.Do("GET", f.cmPath(key, ""), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
-	issueProblem(t, h.Do("GET", f.cmPath(f.key+"-999", ""), nil, f.member.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("GET", f.cmPath(key, ""), nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
+	apitest.RequireProblem(t, h.Do("GET", f.cmPath(f.key+"-999", ""), nil, f.member.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 }
 
 // TestCommentListQueryCount: the list costs the same statements for 1 comment as for
@@ -503,7 +503,7 @@ func TestSystemComment(t *testing.T) {
 	require.Nil(t, listed["authorId"])
 	require.Nil(t, listed["authorName"])
 	// Nobody is its author: only a project admin deletes it.
-	issueProblem(t, h.Do("PUT", f.cmPath(iss["key"].(string), "/"+v.ID.String()), map[string]any{"body": "x"}, f.owner.Access), 403, "FORBIDDEN", "NOT_AUTHOR")
-	issueProblem(t, h.Do("DELETE", f.cmPath(iss["key"].(string), "/"+v.ID.String()), nil, f.member.Access), 403, "FORBIDDEN", "NOT_AUTHOR_OR_ADMIN")
+	apitest.RequireProblem(t, h.Do("PUT", f.cmPath(iss["key"].(string), "/"+v.ID.String()), map[string]any{"body": "x"}, f.owner.Access), 403, "FORBIDDEN", apitest.Reason("NOT_AUTHOR"))
+	apitest.RequireProblem(t, h.Do("DELETE", f.cmPath(iss["key"].(string), "/"+v.ID.String()), nil, f.member.Access), 403, "FORBIDDEN", apitest.Reason("NOT_AUTHOR_OR_ADMIN"))
 	require.Equal(t, http.StatusNoContent, h.Do("DELETE", f.cmPath(iss["key"].(string), "/"+v.ID.String()), nil, f.owner.Access).Status)
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -98,12 +99,12 @@ func TestIssueListCustomFieldFilter(t *testing.T) {
 	// Malformed filters are 400s: the parameter's shape, or a value the field's type
 	// cannot match (naming the field).
 	for _, q := range []string{"cf=abc", "cf=" + f.text, "cf=" + url.QueryEscape("not-a-uuid:x"), "cf=%00"} {
-		issueProblem(t, f.h.Do("GET", f.path("/issues?"+q), nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_QUERY")
+		apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues?"+q), nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_QUERY"))
 	}
 	for _, q := range []string{cf(f.number, "abc"), cf(f.number, ""), cf(f.date, "2026-3-1"), cf(f.checkbox, "yes"),
 		cf(f.dropdown, "High"), cf(f.text, "")} {
 		r := f.h.Do("GET", f.path("/issues?"+q), nil, f.owner.Access)
-		issueProblem(t, r, 400, "BAD_REQUEST", "CUSTOM_FIELD_INVALID")
+		apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("CUSTOM_FIELD_INVALID"))
 	}
 }
 
@@ -161,7 +162,7 @@ func TestIssueListCustomFieldFilterCeiling(t *testing.T) {
 	same := func(int) string { return "login" }
 	for _, n := range []int{21, 150} {
 		r := f.h.Do("GET", f.path("/issues?"+terms(n, same)), nil, f.viewer.Access)
-		issueProblem(t, r, 400, "BAD_REQUEST", "TOO_MANY_FILTERS")
+		apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("TOO_MANY_FILTERS"))
 		require.Equal(t, map[string]any{"field": "cf", "max": "20"}, r.JSON(t)["details"], "%s", r.Body)
 	}
 	// 200 terms do not fit in a request head (8 KiB) at all: refused at the edge, over a
@@ -184,6 +185,6 @@ func TestIssueListCustomFieldFilterCeiling(t *testing.T) {
 
 	// A TEXT term is a search term: 255 characters at most.
 	require.Equal(t, []string{}, f.listKeys(t, f.viewer.Access, cf(f.text, strings.Repeat("é", customfield.MaxFilterText))))
-	issueProblem(t, f.h.Do("GET", f.path("/issues?"+cf(f.text, strings.Repeat("x", customfield.MaxFilterText+1))), nil, f.viewer.Access),
-		400, "BAD_REQUEST", "CUSTOM_FIELD_INVALID")
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues?"+cf(f.text, strings.Repeat("x", customfield.MaxFilterText+1))), nil, f.viewer.Access),
+		400, "BAD_REQUEST", apitest.Reason("CUSTOM_FIELD_INVALID"))
 }

@@ -135,7 +135,7 @@ func TestCustomFieldValuesByType(t *testing.T) {
 		for _, call := range []struct{ method, path string }{{"PATCH", f.path("/issues/" + id)}, {"POST", f.path("/issues")}} {
 			body := map[string]any{"title": "Refused", "customFieldValues": []any{cfv(tc.field, tc.value)}}
 			r := f.h.Do(call.method, call.path, body, f.owner.Access)
-			issueProblem(t, r, 400, "BAD_REQUEST", "CUSTOM_FIELD_INVALID")
+			apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("CUSTOM_FIELD_INVALID"))
 			if tc.name != "" {
 				require.Contains(t, r.JSON(t)["message"], tc.name, "%s %v", call.method, tc.value)
 			}
@@ -144,7 +144,7 @@ func TestCustomFieldValuesByType(t *testing.T) {
 	require.Equal(t, before, cfValues(t, f.get(t, id)))
 	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM issues WHERE project_id = $1 AND title = 'Refused'", f.projectID))
 	r := f.h.Do("PATCH", f.path("/issues/"+id), map[string]any{"customFieldValues": []any{cfv(f.text, "a"), cfv(f.text, "b")}}, f.owner.Access)
-	issueProblem(t, r, 400, "BAD_REQUEST", "CUSTOM_FIELD_INVALID")
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("CUSTOM_FIELD_INVALID"))
 	require.Contains(t, r.JSON(t)["message"], f.text, "a field named twice")
 	// Ids of no field of the project (another project's, a deleted one's) are dropped, as
 	// label and version ids of another project are.
@@ -162,7 +162,7 @@ func TestCustomFieldValuesByType(t *testing.T) {
 		{map[string]any{"customFieldValues": []any{cfv(f.text, []any{"a"})}}, "WRONG_TYPE"},
 		{map[string]any{"customFieldValues": "x"}, "WRONG_TYPE"},
 	} {
-		issueProblem(t, f.h.Do("PATCH", f.path("/issues/"+id), bad.body, f.owner.Access), 400, "BAD_REQUEST", bad.reason)
+		apitest.RequireProblem(t, f.h.Do("PATCH", f.path("/issues/"+id), bad.body, f.owner.Access), 400, "BAD_REQUEST", apitest.ReasonOrNone(bad.reason))
 	}
 	// German readers get the field named in German.
 	r = f.h.Do("PATCH", f.path("/issues/"+id), map[string]any{"customFieldValues": []any{cfv(f.number, "x")}}, f.owner.Access,
@@ -191,7 +191,7 @@ func TestCustomFieldRequired(t *testing.T) {
 	// Create: every required field needs a value; the first missing one (in the fields'
 	// order) is named. Blank text is no value.
 	r = f.h.Do("POST", f.path("/issues"), map[string]any{"title": "x"}, f.owner.Access)
-	issueProblem(t, r, 400, "BAD_REQUEST", "CUSTOM_FIELD_REQUIRED")
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("CUSTOM_FIELD_REQUIRED"))
 	require.Equal(t, "The custom field Severity is required.", r.JSON(t)["message"])
 	teamID := ""
 	for _, x := range f.h.Do("GET", f.path("/custom-fields"), nil, f.owner.Access).Array(t) {
@@ -200,7 +200,7 @@ func TestCustomFieldRequired(t *testing.T) {
 		}
 	}
 	r = f.h.Do("POST", f.path("/issues"), map[string]any{"title": "x", "customFieldValues": []any{cfv(f.dropdown, f.low), cfv(teamID, " ")}}, f.owner.Access)
-	issueProblem(t, r, 400, "BAD_REQUEST", "CUSTOM_FIELD_REQUIRED")
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("CUSTOM_FIELD_REQUIRED"))
 	require.Contains(t, r.JSON(t)["message"], "Team")
 	ok := f.create(t, map[string]any{"title": "Complete", "customFieldValues": []any{cfv(f.dropdown, f.low), cfv(teamID, "Core")}})
 	require.Equal(t, `"Low"`, cfValues(t, ok)["Severity"])
@@ -219,9 +219,9 @@ func TestCustomFieldRequired(t *testing.T) {
 	f.patch(t, old["id"].(string), map[string]any{"title": "Still fine", "customFieldValues": []any{cfv(f.number, "3")}})
 	// ...but a change never clears a required field's value.
 	r = f.h.Do("PATCH", f.path("/issues/"+ok["id"].(string)), map[string]any{"customFieldValues": []any{cfv(f.dropdown, nil)}}, f.owner.Access)
-	issueProblem(t, r, 400, "BAD_REQUEST", "CUSTOM_FIELD_REQUIRED")
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("CUSTOM_FIELD_REQUIRED"))
 	r = f.h.Do("PATCH", f.path("/issues/"+ok["id"].(string)), map[string]any{"customFieldValues": []any{cfv(teamID, "")}}, f.owner.Access)
-	issueProblem(t, r, 400, "BAD_REQUEST", "CUSTOM_FIELD_REQUIRED")
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("CUSTOM_FIELD_REQUIRED"))
 	require.Equal(t, `"Core"`, cfValues(t, f.get(t, ok["key"].(string)))["Team"])
 }
 

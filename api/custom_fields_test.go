@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func TestCustomFieldDefinitions(t *testing.T) {
 	low := f.customOption(t, sevID, "Low", 3)
 	f.customOption(t, sevID, "Medium", 2)
 	r := f.h.Do("POST", f.path("/custom-fields/"+sevID+"/options"), map[string]any{"label": "HIGH"}, f.owner.Access)
-	issueProblem(t, r, 409, "CONFLICT", "DUPLICATE_LABEL")
+	apitest.RequireProblem(t, r, 409, "CONFLICT", apitest.Reason("DUPLICATE_LABEL"))
 	r = f.h.Do("PUT", f.path("/custom-fields/"+sevID+"/options/"+low), map[string]any{"label": " Lowest ", "sortOrder": 0}, f.member.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	require.Equal(t, map[string]any{"id": low, "label": "Lowest", "sortOrder": float64(0)}, r.JSON(t))
@@ -104,8 +105,8 @@ func TestCustomFieldDefinitions(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"Lowest", "High", "Medium"}, options)
-	issueProblem(t, f.h.Do("POST", f.path("/custom-fields/"+est["id"].(string)+"/options"), map[string]any{"label": "x"}, f.owner.Access),
-		400, "BAD_REQUEST", "CUSTOM_FIELD_NOT_DROPDOWN")
+	apitest.RequireProblem(t, f.h.Do("POST", f.path("/custom-fields/"+est["id"].(string)+"/options"), map[string]any{"label": "x"}, f.owner.Access),
+		400, "BAD_REQUEST", apitest.Reason("CUSTOM_FIELD_NOT_DROPDOWN"))
 
 	// PUT: the type never changes (it is ignored); absent members stay.
 	r = f.h.Do("PUT", f.path("/custom-fields/"+est["id"].(string)), map[string]any{"name": "Estimate (h)", "type": "TEXT", "required": true}, f.owner.Access)
@@ -113,9 +114,9 @@ func TestCustomFieldDefinitions(t *testing.T) {
 	m := r.JSON(t)
 	require.Equal(t, []any{"Estimate (h)", "NUMBER", true, float64(0)}, []any{m["name"], m["type"], m["required"], m["sortOrder"]})
 	r = f.h.Do("PUT", f.path("/custom-fields/"+est["id"].(string)), map[string]any{"name": "severity"}, f.owner.Access)
-	issueProblem(t, r, 409, "CONFLICT", "DUPLICATE_NAME")
-	issueProblem(t, f.h.Do("POST", f.path("/custom-fields"), map[string]any{"name": "SEVERITY", "type": "TEXT"}, f.owner.Access),
-		409, "CONFLICT", "DUPLICATE_NAME")
+	apitest.RequireProblem(t, r, 409, "CONFLICT", apitest.Reason("DUPLICATE_NAME"))
+	apitest.RequireProblem(t, f.h.Do("POST", f.path("/custom-fields"), map[string]any{"name": "SEVERITY", "type": "TEXT"}, f.owner.Access),
+		409, "CONFLICT", apitest.Reason("DUPLICATE_NAME"))
 	// Another project may use the name.
 	other.customField(t, map[string]any{"name": "Severity", "type": "TEXT"})
 
@@ -132,18 +133,18 @@ func TestCustomFieldDefinitions(t *testing.T) {
 		"Severity:DROPDOWN:required:2", "Notes:TEXT:optional:10"}
 	require.Equal(t, want, f.customFieldNames(t, f.owner.Access))
 	otherField := other.customField(t, map[string]any{"name": "Theirs", "type": "TEXT"})["id"].(string)
-	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": ids["Notes"], "sortOrder": 99},
-		{"id": otherField, "sortOrder": 1}}, f.owner.Access), 404, "NOT_FOUND", "CUSTOM_FIELD_NOT_FOUND")
-	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": ids["Notes"], "sortOrder": 99},
-		{"id": ids["Notes"], "sortOrder": 1}}, f.owner.Access), 400, "BAD_REQUEST", "DUPLICATE_FIELD")
+	apitest.RequireProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": ids["Notes"], "sortOrder": 99},
+		{"id": otherField, "sortOrder": 1}}, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("CUSTOM_FIELD_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": ids["Notes"], "sortOrder": 99},
+		{"id": ids["Notes"], "sortOrder": 1}}, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("DUPLICATE_FIELD"))
 	require.Equal(t, want, f.customFieldNames(t, f.owner.Access), "a refused reorder changes nothing")
 	require.Equal(t, http.StatusNoContent, f.h.Do("PUT", f.path("/custom-fields/reorder"), []any{}, f.owner.Access).Status)
-	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), map[string]any{"id": ids["Notes"]}, f.owner.Access),
-		400, "BAD_REQUEST", "BODY_NOT_ARRAY")
-	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": ids["Notes"]}}, f.owner.Access),
-		400, "BAD_REQUEST", "MISSING_FIELD")
-	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": "x", "sortOrder": 1}}, f.owner.Access),
-		400, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), map[string]any{"id": ids["Notes"]}, f.owner.Access),
+		400, "BAD_REQUEST", apitest.Reason("BODY_NOT_ARRAY"))
+	apitest.RequireProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": ids["Notes"]}}, f.owner.Access),
+		400, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
+	apitest.RequireProblem(t, f.h.Do("PUT", f.path("/custom-fields/reorder"), []map[string]any{{"id": "x", "sortOrder": 1}}, f.owner.Access),
+		400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 
 	// Bad input is a clear 400, never a 5xx.
 	for _, bad := range []struct {
@@ -157,34 +158,34 @@ func TestCustomFieldDefinitions(t *testing.T) {
 		{map[string]any{"name": "x", "type": "TEXT", "sortOrder": 1.5}, "BAD_REQUEST", "WRONG_TYPE"},
 		{`[1]`, "BAD_REQUEST", "MALFORMED_JSON"},
 	} {
-		issueProblem(t, f.h.Do("POST", f.path("/custom-fields"), bad.body, f.owner.Access), 400, bad.code, bad.reason)
+		apitest.RequireProblem(t, f.h.Do("POST", f.path("/custom-fields"), bad.body, f.owner.Access), 400, bad.code, apitest.ReasonOrNone(bad.reason))
 	}
 	for _, body := range []map[string]any{{"name": "  ", "type": "TEXT"}, {"name": strings.Repeat("n", 101), "type": "TEXT"},
 		{"name": "x", "type": "TEXT", "sortOrder": 1 << 31}} {
-		issueProblem(t, f.h.Do("POST", f.path("/custom-fields"), body, f.owner.Access), 400, "VALIDATION_ERROR", "")
+		apitest.RequireProblem(t, f.h.Do("POST", f.path("/custom-fields"), body, f.owner.Access), 400, "VALIDATION_ERROR", apitest.NoReason)
 	}
-	issueProblem(t, f.h.Do("POST", f.path("/custom-fields/"+sevID+"/options"), map[string]any{}, f.owner.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
+	apitest.RequireProblem(t, f.h.Do("POST", f.path("/custom-fields/"+sevID+"/options"), map[string]any{}, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
 
 	// Roles: viewers read but never write; outsiders do neither.
-	issueProblem(t, f.h.Do("POST", f.path("/custom-fields"), map[string]any{"name": "v", "type": "TEXT"}, f.viewer.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, f.h.Do("GET", f.path("/custom-fields"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
-	issueProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+sevID), nil, f.viewer.Access), 403, "FORBIDDEN", "")
+	apitest.RequireProblem(t, f.h.Do("POST", f.path("/custom-fields"), map[string]any{"name": "v", "type": "TEXT"}, f.viewer.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/custom-fields"), nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+sevID), nil, f.viewer.Access), 403, "FORBIDDEN", apitest.NoReason)
 
 	// Fields and options of another project are not found.
-	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/"+otherField), map[string]any{"name": "mine"}, f.owner.Access),
-		404, "NOT_FOUND", "CUSTOM_FIELD_NOT_FOUND")
-	issueProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+otherField), nil, f.owner.Access), 404, "NOT_FOUND", "CUSTOM_FIELD_NOT_FOUND")
-	issueProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+ids["Notes"]+"/options/"+high), nil, f.owner.Access),
-		404, "NOT_FOUND", "OPTION_NOT_FOUND")
-	issueProblem(t, f.h.Do("PUT", f.path("/custom-fields/"+ids["Notes"]+"/options/"+high), map[string]any{"label": "x"}, f.owner.Access),
-		404, "NOT_FOUND", "OPTION_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("PUT", f.path("/custom-fields/"+otherField), map[string]any{"name": "mine"}, f.owner.Access),
+		404, "NOT_FOUND", apitest.Reason("CUSTOM_FIELD_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+otherField), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("CUSTOM_FIELD_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+ids["Notes"]+"/options/"+high), nil, f.owner.Access),
+		404, "NOT_FOUND", apitest.Reason("OPTION_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("PUT", f.path("/custom-fields/"+ids["Notes"]+"/options/"+high), map[string]any{"label": "x"}, f.owner.Access),
+		404, "NOT_FOUND", apitest.Reason("OPTION_NOT_FOUND"))
 
 	// Deletes: 204, then gone.
 	r = f.h.Do("DELETE", f.path("/custom-fields/"+sevID+"/options/"+high), nil, f.owner.Access)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
-	issueProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+sevID+"/options/"+high), nil, f.owner.Access), 404, "NOT_FOUND", "OPTION_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+sevID+"/options/"+high), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("OPTION_NOT_FOUND"))
 	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.path("/custom-fields/"+sevID), nil, f.member.Access).Status)
 	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM custom_field_options WHERE field_id = $1", sevID), "options go with their field")
-	issueProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+sevID), nil, f.owner.Access), 404, "NOT_FOUND", "CUSTOM_FIELD_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/custom-fields/"+sevID), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("CUSTOM_FIELD_NOT_FOUND"))
 	require.Len(t, f.customFieldNames(t, f.owner.Access), 4)
 }

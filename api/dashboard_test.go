@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/taskweave/taskweave/api/apitest"
 	"math"
 	"net/http"
 	"sync"
@@ -103,21 +104,21 @@ func TestDashboardWidgets(t *testing.T) {
 			require.Contains(t, m["details"], c.validatedField, "%v", c.body)
 		}
 	}
-	issueProblem(t, f.h.Do("POST", f.path("/dashboard/widgets"), "[]", f.owner.Access), 400, "BAD_REQUEST", "MALFORMED_JSON")
+	apitest.RequireProblem(t, f.h.Do("POST", f.path("/dashboard/widgets"), "[]", f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("MALFORMED_JSON"))
 	require.Equal(t, 2, f.h.Count(`SELECT count(*) FROM dashboard_widgets AS w JOIN dashboards AS d ON d.id = w.dashboard_id
 		WHERE d.project_id = $1`, f.projectID), "refused bodies add nothing")
 
 	// Delete: a widget of another project's dashboard is not found and stays.
 	other := issueFixtureOn(t, f.h)
 	foreign := dashboardWidget(t, other, map[string]any{"type": "VELOCITY"})
-	issueProblem(t, f.h.Do("DELETE", f.path("/dashboard/widgets/"+foreign["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", "WIDGET_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/dashboard/widgets/"+foreign["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("WIDGET_NOT_FOUND"))
 	require.Len(t, dashboardOf(t, other, other.owner.Access)["widgets"], 1)
-	issueProblem(t, f.h.Do("DELETE", f.path("/dashboard/widgets/x"), nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/dashboard/widgets/x"), nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 
 	r := f.h.Do("DELETE", f.path("/dashboard/widgets/"+w["id"].(string)), nil, f.owner.Access)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
 	require.Empty(t, r.Body)
-	issueProblem(t, f.h.Do("DELETE", f.path("/dashboard/widgets/"+w["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", "WIDGET_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/dashboard/widgets/"+w["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("WIDGET_NOT_FOUND"))
 	require.Equal(t, []any{w2}, dashboardOf(t, f, f.viewer.Access)["widgets"])
 }
 
@@ -151,7 +152,7 @@ func TestDashboardLayout(t *testing.T) {
 			map[string]any{"widgetId": a["id"], "gridX": 0, "gridY": 0},
 			map[string]any{"widgetId": stranger, "gridX": 9},
 		}, f.owner.Access)
-		issueProblem(t, r, 404, "NOT_FOUND", "WIDGET_NOT_FOUND")
+		apitest.RequireProblem(t, r, 404, "NOT_FOUND", apitest.Reason("WIDGET_NOT_FOUND"))
 		require.Equal(t, want, dashboardOf(t, f, f.viewer.Access))
 	}
 	require.Equal(t, []any{grid(foreign, 0, 0, 4, 4)}, dashboardOf(t, other, other.owner.Access)["widgets"])
@@ -195,12 +196,12 @@ func TestDashboardRoles(t *testing.T) {
 		name, token string
 	}{{"viewer", f.viewer.Access}, {"member", f.member.Access}} {
 		dashboardOf(t, f, u.token)
-		issueProblem(t, f.h.Do("POST", f.path("/dashboard/widgets"), map[string]any{"type": "VELOCITY"}, u.token), 403, "FORBIDDEN", "")
-		issueProblem(t, f.h.Do("PUT", f.path("/dashboard/layout"), []any{map[string]any{"widgetId": w["id"], "gridX": 3}}, u.token), 403, "FORBIDDEN", "")
-		issueProblem(t, f.h.Do("DELETE", f.path("/dashboard/widgets/"+w["id"].(string)), nil, u.token), 403, "FORBIDDEN", "")
+		apitest.RequireProblem(t, f.h.Do("POST", f.path("/dashboard/widgets"), map[string]any{"type": "VELOCITY"}, u.token), 403, "FORBIDDEN", apitest.NoReason)
+		apitest.RequireProblem(t, f.h.Do("PUT", f.path("/dashboard/layout"), []any{map[string]any{"widgetId": w["id"], "gridX": 3}}, u.token), 403, "FORBIDDEN", apitest.NoReason)
+		apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/dashboard/widgets/"+w["id"].(string)), nil, u.token), 403, "FORBIDDEN", apitest.NoReason)
 	}
-	issueProblem(t, f.h.Do("GET", f.path("/dashboard"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
-	issueProblem(t, f.h.Do("GET", "/api/v1/projects/NOPE0/dashboard", nil, f.owner.Access), 404, "NOT_FOUND", "")
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/dashboard"), nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
+	apitest.RequireProblem(t, f.h.Do("GET", "/api/v1/projects/NOPE0/dashboard", nil, f.owner.Access), 404, "NOT_FOUND", apitest.NoReason)
 	require.Equal(t, []any{w}, dashboardOf(t, f, f.owner.Access)["widgets"], "refused calls changed nothing")
 }
 

@@ -71,7 +71,7 @@ func TestIDFormsPathQueryBody(t *testing.T) {
 			id := sf.target(t)
 			for form, s := range idForms(id) {
 				r := sf.send(s)
-				issueProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+				apitest.RequireProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 				require.Equal(t, sf.field+" is not a valid id.", r.JSON(t)["message"], "%s: %s", form, r.Body)
 			}
 			r := sf.send(strings.ToUpper(id.String()))
@@ -104,13 +104,13 @@ func TestQueryIDsNameTheSameField(t *testing.T) {
 	query := "parentId=p&sprintId=s&assigneeId=a&statusId=st&affectsVersionId=av&fixVersionId=fv&labelId=l"
 	for range 20 {
 		r := f.h.Do("GET", f.path("/issues?"+query), nil, f.owner.Access)
-		issueProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+		apitest.RequireProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 		require.Equal(t, "labelId is not a valid id.", r.JSON(t)["message"])
 	}
 	// Two malformed ids, neither first in the list.
 	for range 20 {
 		r := f.h.Do("GET", f.path("/issues?sprintId=x&assigneeId=y"), nil, f.owner.Access)
-		issueProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+		apitest.RequireProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 		require.Equal(t, "assigneeId is not a valid id.", r.JSON(t)["message"])
 	}
 }

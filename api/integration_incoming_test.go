@@ -228,7 +228,7 @@ func TestIntegrationIncomingRefusals(t *testing.T) {
 	// Invalid JSON after a valid signature: 400 with the usual error body, nothing stored.
 	for _, bad := range []string{"{", "", "[1,2]", "null", `{"a":1} trailing`} {
 		r := igGitHub(h, f.key, []byte(bad), "X-Hub-Signature-256", igSign(secret, []byte(bad)))
-		pjProblem(t, r, 400, "BAD_REQUEST", "MALFORMED_JSON")
+		apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("MALFORMED_JSON"))
 	}
 	require.Equal(t, 0, igEvents(h, f.projectID))
 

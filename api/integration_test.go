@@ -36,7 +36,7 @@ func TestIntegrationCRUD(t *testing.T) {
 		ghID, f.projectID, gh["plaintextSecret"]), "the secret is kept in plaintext for verification")
 
 	// One per provider, whatever the letter case; the other provider is separate.
-	pjProblem(t, h.Do("POST", base, map[string]any{"provider": "GitHub"}, f.owner.Access), 409, "CONFLICT", "INTEGRATION_EXISTS")
+	apitest.RequireProblem(t, h.Do("POST", base, map[string]any{"provider": "GitHub"}, f.owner.Access), 409, "CONFLICT", apitest.Reason("INTEGRATION_EXISTS"))
 	gl := igCreate(t, h, f.owner.Access, f.key, "GITLAB")
 	require.Equal(t, "GITLAB", gl["provider"])
 	require.Nil(t, gl["repoUrl"])
@@ -45,22 +45,22 @@ func TestIntegrationCRUD(t *testing.T) {
 	require.NotEqual(t, gh["plaintextSecret"], gl["plaintextSecret"])
 
 	// Bad bodies.
-	m := pjProblem(t, h.Do("POST", base, map[string]any{"provider": "bitbucket"}, f.owner.Access), 400, "BAD_REQUEST", "UNKNOWN_PROVIDER")
+	m := apitest.RequireProblem(t, h.Do("POST", base, map[string]any{"provider": "bitbucket"}, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("UNKNOWN_PROVIDER"))
 	require.Equal(t, "provider must be one of GITHUB, GITLAB.", m["message"])
-	pjProblem(t, h.Do("POST", base, map[string]any{"repoUrl": "x"}, f.owner.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
-	pjProblem(t, h.Do("POST", base, map[string]any{"provider": 5}, f.owner.Access), 400, "BAD_REQUEST", "WRONG_TYPE")
-	pjProblem(t, h.Do("POST", base, "{", f.owner.Access), 400, "BAD_REQUEST", "MALFORMED_JSON")
-	m = pjProblem(t, h.Do("POST", base, map[string]any{"provider": "gitlab", "repoUrl": "https://x/" + strings.Repeat("a", 2040)}, f.owner.Access),
-		400, "VALIDATION_ERROR", "")
+	apitest.RequireProblem(t, h.Do("POST", base, map[string]any{"repoUrl": "x"}, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
+	apitest.RequireProblem(t, h.Do("POST", base, map[string]any{"provider": 5}, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("WRONG_TYPE"))
+	apitest.RequireProblem(t, h.Do("POST", base, "{", f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("MALFORMED_JSON"))
+	m = apitest.RequireProblem(t, h.Do("POST", base, map[string]any{"provider": "gitlab", "repoUrl": "https://x/" + strings.Repeat("a", 2040)}, f.owner.Access),
+		400, "VALIDATION_ERROR", apitest.NoReason)
 	require.Contains(t, m["details"], "repoUrl")
 	// Validation runs before the uniqueness check, so the 400 above is not a 409.
 	require.Equal(t, 2, h.Count("SELECT count(*) FROM project_integrations WHERE project_id = $1", f.projectID))
 
 	// Roles: members read, only project admins write.
-	pjProblem(t, h.Do("POST", base, map[string]any{"provider": "gitlab"}, f.member.Access), 403, "FORBIDDEN", "")
-	pjProblem(t, h.Do("GET", base, nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, h.Do("POST", base, map[string]any{"provider": "gitlab"}, f.member.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("GET", base, nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Equal(t, http.StatusUnauthorized, h.Do("GET", base, nil, "").Status)
-	pjProblem(t, h.Do("GET", "/api/v1/projects/NOPE9/integrations", nil, f.owner.Access), 404, "NOT_FOUND", "")
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOPE9/integrations", nil, f.owner.Access), 404, "NOT_FOUND", apitest.NoReason)
 
 	r = h.Do("GET", base, nil, f.viewer.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -79,11 +79,11 @@ func TestIntegrationCRUD(t *testing.T) {
 	// Delete: project admins only, ids of other projects are unknown.
 	other := issueFixtureOn(t, h)
 	otherGH := igCreate(t, h, other.owner.Access, other.key, "github")
-	pjProblem(t, h.Do("DELETE", base+"/"+otherGH["id"].(string), nil, f.owner.Access), 404, "NOT_FOUND", "INTEGRATION_NOT_FOUND")
-	pjProblem(t, h.Do("DELETE", base+"/not-a-uuid", nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_UUID")
-	pjProblem(t, h.Do("DELETE", base+"/"+ghID.String(), nil, f.member.Access), 403, "FORBIDDEN", "")
+	apitest.RequireProblem(t, h.Do("DELETE", base+"/"+otherGH["id"].(string), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("INTEGRATION_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("DELETE", base+"/not-a-uuid", nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
+	apitest.RequireProblem(t, h.Do("DELETE", base+"/"+ghID.String(), nil, f.member.Access), 403, "FORBIDDEN", apitest.NoReason)
 	require.Equal(t, http.StatusNoContent, h.Do("DELETE", base+"/"+ghID.String(), nil, admin.Access).Status)
-	pjProblem(t, h.Do("DELETE", base+"/"+ghID.String(), nil, admin.Access), 404, "NOT_FOUND", "INTEGRATION_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("DELETE", base+"/"+ghID.String(), nil, admin.Access), 404, "NOT_FOUND", apitest.Reason("INTEGRATION_NOT_FOUND"))
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM project_integrations WHERE id = $1", otherGH["id"]))
 	require.Len(t, h.Do("GET", base, nil, f.viewer.Access).Array(t), 1)
 
@@ -93,7 +93,7 @@ func TestIntegrationCRUD(t *testing.T) {
 
 	// German messages for the integration reasons.
 	r = h.Do("POST", base, map[string]any{"provider": "github"}, f.owner.Access, "Accept-Language", "de")
-	require.Equal(t, "Das Projekt hat bereits eine Integration mit diesem Anbieter.", pjProblem(t, r, 409, "CONFLICT", "INTEGRATION_EXISTS")["message"])
+	require.Equal(t, "Das Projekt hat bereits eine Integration mit diesem Anbieter.", apitest.RequireProblem(t, r, 409, "CONFLICT", apitest.Reason("INTEGRATION_EXISTS"))["message"])
 }
 
 func TestIntegrationIssueRefsEndpoint(t *testing.T) {
@@ -110,13 +110,13 @@ func TestIntegrationIssueRefsEndpoint(t *testing.T) {
 	}
 	require.Equal(t, []any{}, f.get(t, key)["refs"])
 
-	pjProblem(t, f.h.Do("GET", f.path("/issues/"+f.key+"-999/refs"), nil, f.viewer.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	pjProblem(t, f.h.Do("GET", f.path("/issues/"+uuid.NewString()+"/refs"), nil, f.viewer.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	pjProblem(t, f.h.Do("GET", f.path("/issues/nope/refs"), nil, f.viewer.Access), 400, "BAD_REQUEST", "INVALID_ISSUE_REF")
-	pjProblem(t, f.h.Do("GET", f.path("/issues/"+key+"/refs"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues/"+f.key+"-999/refs"), nil, f.viewer.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues/"+uuid.NewString()+"/refs"), nil, f.viewer.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues/nope/refs"), nil, f.viewer.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_ISSUE_REF"))
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues/"+key+"/refs"), nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 
 	// An issue of another project is not found through this project.
 	other := issueFixtureOn(t, f.h)
 	otherIssue := other.create(t, map[string]any{"title": "Elsewhere"})
-	pjProblem(t, f.h.Do("GET", f.path("/issues/"+otherIssue["id"].(string)+"/refs"), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues/"+otherIssue["id"].(string)+"/refs"), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 }

@@ -28,7 +28,7 @@ func TestIssueCollectionAuthWithProject(t *testing.T) {
 	}
 	unauthorized := func(r *apitest.Response) {
 		t.Helper()
-		issueProblem(t, r, http.StatusUnauthorized, "UNAUTHORIZED", "")
+		apitest.RequireProblem(t, r, http.StatusUnauthorized, "UNAUTHORIZED", apitest.NoReason)
 		require.Equal(t, "Bearer", r.Header.Get("WWW-Authenticate"))
 	}
 	exec := func(sql string, args ...any) {
@@ -39,12 +39,12 @@ func TestIssueCollectionAuthWithProject(t *testing.T) {
 
 	for _, m := range []string{"GET", "POST"} {
 		require.Contains(t, []int{200, 201}, call(m, f.member, list).Status, m)
-		issueProblem(t, call(m, f.outsider, list), 403, "FORBIDDEN", "NOT_A_MEMBER")
-		issueProblem(t, call(m, f.member, "/api/v1/projects/NOSUCH/issues"), 404, "NOT_FOUND", "")
+		apitest.RequireProblem(t, call(m, f.outsider, list), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
+		apitest.RequireProblem(t, call(m, f.member, "/api/v1/projects/NOSUCH/issues"), 404, "NOT_FOUND", apitest.NoReason)
 		unauthorized(h.Do(m, list, create, "not-a-token"))
 		unauthorized(h.Do(m, list, create, ""))
 	}
-	issueProblem(t, call("POST", f.viewer, list), 403, "FORBIDDEN", "")
+	apitest.RequireProblem(t, call("POST", f.viewer, list), 403, "FORBIDDEN", apitest.NoReason)
 
 	// The principal is complete after the combined read: the reporter is the caller,
 	// assigneeMe reads the caller's id.

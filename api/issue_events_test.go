@@ -63,8 +63,8 @@ func TestIssueEventsBecomeAuditJobs(t *testing.T) {
 	_, err := h.DB.Pool.Exec(context.Background(), `INSERT INTO workflow_transitions (workflow_id, from_status_id, to_status_id)
 		SELECT workflow_id, $2, $3 FROM projects WHERE id = $1`, f.projectID, f.todo, f.prog)
 	require.NoError(t, err)
-	issueProblem(t, h.Do("PATCH", f.path("/issues/"+id), map[string]any{"statusId": f.done, "title": "Refused"}, f.owner.Access),
-		400, "BAD_REQUEST", "TRANSITION_NOT_ALLOWED")
+	apitest.RequireProblem(t, h.Do("PATCH", f.path("/issues/"+id), map[string]any{"statusId": f.done, "title": "Refused"}, f.owner.Access),
+		400, "BAD_REQUEST", apitest.Reason("TRANSITION_NOT_ALLOWED"))
 	require.Len(t, issueAuditJobs(t, h, id), 5)
 
 	require.Equal(t, http.StatusNoContent, h.Do("DELETE", f.path("/issues/"+id), nil, f.member.Access, "User-Agent", "issue-test").Status)

@@ -135,19 +135,6 @@ func (f *issueFixture) activity(t *testing.T, issueID string) []string {
 	return out
 }
 
-// issueProblem checks an error reply's status, code and reason ("" = absent).
-func issueProblem(t *testing.T, r *apitest.Response, status int, code, reason string) {
-	t.Helper()
-	require.Equal(t, status, r.Status, "%s", r.Body)
-	m := r.JSON(t)
-	require.Equal(t, code, m["code"], "%s", r.Body)
-	if reason == "" {
-		require.NotContains(t, m, "reason", "%s", r.Body)
-	} else {
-		require.Equal(t, reason, m["reason"], "%s", r.Body)
-	}
-}
-
 // issueFixtureAudit switches the WRITE audit level of h's database.
 func issueFixtureAudit(t *testing.T, h *apitest.Harness, on bool) {
 	t.Helper()

@@ -120,7 +120,7 @@ func TestIssueListFilters(t *testing.T) {
 		{"size=abc", "INVALID_PAGE"}, {"q=%00", "INVALID_QUERY"}, {"q=%FF", "INVALID_QUERY"},
 		{"page=9223372036854775807", "INVALID_PAGE"}, {"page=99999999999999999999", "INVALID_PAGE"},
 	} {
-		issueProblem(t, f.h.Do("GET", f.path("/issues?"+bad.query), nil, f.owner.Access), 400, "BAD_REQUEST", bad.reason)
+		apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues?"+bad.query), nil, f.owner.Access), 400, "BAD_REQUEST", apitest.ReasonOrNone(bad.reason))
 	}
 }
 

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"testing"
 	"time"
@@ -156,14 +157,14 @@ func TestIssuePatchRefusalsChangeNothing(t *testing.T) {
 		{map[string]any{"title": "ok", "statusId": uuid.New()}, 403, "FORBIDDEN", "STATUS_NOT_IN_WORKFLOW"},
 	}
 	for _, tc := range cases {
-		issueProblem(t, f.h.Do("PATCH", f.path("/issues/"+id), tc.body, f.owner.Access), tc.status, tc.code, tc.reason)
+		apitest.RequireProblem(t, f.h.Do("PATCH", f.path("/issues/"+id), tc.body, f.owner.Access), tc.status, tc.code, apitest.ReasonOrNone(tc.reason))
 	}
 	got := f.get(t, id)
 	for _, k := range issueResponseMembers {
 		require.Equal(t, iss[k], got[k], k)
 	}
 	require.Empty(t, f.activity(t, id))
-	issueProblem(t, f.h.Do("PATCH", f.path("/issues/"+uuid.NewString()), map[string]any{"title": "x"}, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("PATCH", f.path("/issues/"+uuid.NewString()), map[string]any{"title": "x"}, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 }
 
 func TestIssuePatchStatusFollowsWorkflow(t *testing.T) {
@@ -194,7 +195,7 @@ func TestIssuePatchStatusFollowsWorkflow(t *testing.T) {
 	before := jobs()
 
 	r := f.h.Do("PATCH", f.path("/issues/"+id), map[string]any{"statusId": f.prog, "title": "Changed too"}, f.owner.Access)
-	issueProblem(t, r, 400, "BAD_REQUEST", "GUARD_FAILED")
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("GUARD_FAILED"))
 	require.Contains(t, r.JSON(t)["message"], "assigneeId")
 	require.Equal(t, "Flow", f.get(t, id)["title"], "the whole patch is refused")
 	require.Len(t, f.activity(t, id), 2)
@@ -206,12 +207,12 @@ func TestIssuePatchStatusFollowsWorkflow(t *testing.T) {
 
 	// Role guard: only an ADMIN member may move to Done (from anywhere); the owner is one.
 	r = f.h.Do("PATCH", f.path("/issues/"+id), map[string]any{"statusId": f.done}, f.member.Access)
-	issueProblem(t, r, 400, "BAD_REQUEST", "GUARD_FAILED")
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("GUARD_FAILED"))
 	require.Contains(t, r.JSON(t)["message"], "MEMBER")
 	require.Equal(t, "Done", f.patch(t, id, map[string]any{"statusId": f.done})["statusName"])
 	// No row leads from Done anywhere.
-	issueProblem(t, f.h.Do("PATCH", f.path("/issues/"+id), map[string]any{"statusId": f.prog}, f.owner.Access), 400, "BAD_REQUEST", "TRANSITION_NOT_ALLOWED")
-	issueProblem(t, f.h.Do("PATCH", f.path("/issues/"+id), map[string]any{"statusId": f.todo}, f.owner.Access), 400, "BAD_REQUEST", "TRANSITION_NOT_ALLOWED")
+	apitest.RequireProblem(t, f.h.Do("PATCH", f.path("/issues/"+id), map[string]any{"statusId": f.prog}, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("TRANSITION_NOT_ALLOWED"))
+	apitest.RequireProblem(t, f.h.Do("PATCH", f.path("/issues/"+id), map[string]any{"statusId": f.todo}, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("TRANSITION_NOT_ALLOWED"))
 	require.Equal(t, "Done", f.get(t, id)["statusName"])
 	require.Equal(t, []string{"STATUS_CHANGED:To Do→Done", "STATUS_CHANGED:Done→To Do", "STATUS_CHANGED:To Do→In Progress",
 		"ASSIGNED:∅→Mia", "STATUS_CHANGED:In Progress→Done"}, f.activity(t, id))

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"sort"
 	"strings"
@@ -160,7 +161,7 @@ func TestIssueCreateRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		r := f.h.Do("POST", f.path("/issues"), tc.body, f.owner.Access)
-		issueProblem(t, r, tc.status, tc.code, tc.reason)
+		apitest.RequireProblem(t, r, tc.status, tc.code, apitest.ReasonOrNone(tc.reason))
 		if tc.field != "" {
 			m := r.JSON(t)
 			require.Contains(t, m["details"], tc.field, tc.name)
@@ -181,7 +182,7 @@ func TestIssueCreateWithoutDefaultStatus(t *testing.T) {
 	f := issueFixtureNew(t)
 	_, err := f.h.DB.Pool.Exec(context.Background(), "UPDATE workflow_statuses SET category = 'IN_PROGRESS' WHERE id = $1", f.todo)
 	require.NoError(t, err)
-	issueProblem(t, f.h.Do("POST", f.path("/issues"), map[string]any{"title": "t"}, f.owner.Access), 404, "NOT_FOUND", "NO_DEFAULT_STATUS")
+	apitest.RequireProblem(t, f.h.Do("POST", f.path("/issues"), map[string]any{"title": "t"}, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("NO_DEFAULT_STATUS"))
 	require.Equal(t, 0, f.h.Count("SELECT issue_seq FROM projects WHERE id = $1", f.projectID))
 
 	// The lowest-position TODO status is the default, whatever its name.
@@ -213,10 +214,10 @@ func TestIssueRoles(t *testing.T) {
 		require.Equal(t, u.read, f.h.Do("GET", f.path("/issues/"+key), nil, u.token).Status, u.name)
 		require.Equal(t, u.read, f.h.Do("GET", f.path("/versions"), nil, u.token).Status, u.name)
 		if u.write != 0 {
-			issueProblem(t, f.h.Do("POST", f.path("/issues"), body, u.token), u.write, "FORBIDDEN", u.reason)
-			issueProblem(t, f.h.Do("PATCH", f.path("/issues/"+key), body, u.token), u.write, "FORBIDDEN", u.reason)
-			issueProblem(t, f.h.Do("DELETE", f.path("/issues/"+key), nil, u.token), u.write, "FORBIDDEN", u.reason)
-			issueProblem(t, f.h.Do("POST", f.path("/versions"), map[string]any{"name": "v"}, u.token), u.write, "FORBIDDEN", u.reason)
+			apitest.RequireProblem(t, f.h.Do("POST", f.path("/issues"), body, u.token), u.write, "FORBIDDEN", apitest.ReasonOrNone(u.reason))
+			apitest.RequireProblem(t, f.h.Do("PATCH", f.path("/issues/"+key), body, u.token), u.write, "FORBIDDEN", apitest.ReasonOrNone(u.reason))
+			apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/issues/"+key), nil, u.token), u.write, "FORBIDDEN", apitest.ReasonOrNone(u.reason))
+			apitest.RequireProblem(t, f.h.Do("POST", f.path("/versions"), map[string]any{"name": "v"}, u.token), u.write, "FORBIDDEN", apitest.ReasonOrNone(u.reason))
 		}
 	}
 	require.Equal(t, http.StatusCreated, f.h.Do("POST", f.path("/issues"), body, f.member.Access).Status)
@@ -224,8 +225,8 @@ func TestIssueRoles(t *testing.T) {
 	require.Equal(t, "By member", f.get(t, key)["title"])
 
 	// Unknown project 404; no credentials 401.
-	issueProblem(t, f.h.Do("GET", "/api/v1/projects/NOPE404/issues", nil, f.owner.Access), 404, "NOT_FOUND", "")
-	issueProblem(t, f.h.Do("POST", "/api/v1/projects/NOPE404/issues", body, f.owner.Access), 404, "NOT_FOUND", "")
+	apitest.RequireProblem(t, f.h.Do("GET", "/api/v1/projects/NOPE404/issues", nil, f.owner.Access), 404, "NOT_FOUND", apitest.NoReason)
+	apitest.RequireProblem(t, f.h.Do("POST", "/api/v1/projects/NOPE404/issues", body, f.owner.Access), 404, "NOT_FOUND", apitest.NoReason)
 	require.Equal(t, http.StatusUnauthorized, f.h.Do("GET", f.path("/issues"), nil, "").Status)
 	require.Equal(t, 2, f.h.Count("SELECT count(*) FROM issues WHERE project_id = $1", f.projectID))
 }
@@ -243,11 +244,11 @@ func TestIssueGet(t *testing.T) {
 	require.Equal(t, id, f.get(t, strings.ToLower(key))["id"], "keys are case-insensitive")
 
 	// Another project's issue is unknown here, by key and by id.
-	issueProblem(t, f.h.Do("GET", f.path("/issues/"+foreign["key"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	issueProblem(t, f.h.Do("GET", f.path("/issues/"+foreign["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	issueProblem(t, f.h.Do("GET", f.path("/issues/"+f.key+"-99"), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	issueProblem(t, f.h.Do("GET", f.path("/issues/not_a-key!"), nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_ISSUE_REF")
-	issueProblem(t, f.h.Do("PATCH", f.path("/issues/12"), map[string]any{}, f.owner.Access), 400, "BAD_REQUEST", "INVALID_ISSUE_REF")
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues/"+foreign["key"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues/"+foreign["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues/"+f.key+"-99"), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues/not_a-key!"), nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_ISSUE_REF"))
+	apitest.RequireProblem(t, f.h.Do("PATCH", f.path("/issues/12"), map[string]any{}, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_ISSUE_REF"))
 
 	// The single GET fills labels and both version lists.
 	l := f.label(t, "ui")
@@ -276,7 +277,7 @@ func TestIssueDelete(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.path("/issues/"+epic["key"].(string)), nil, f.member.Access).Status)
 
 	for _, gone := range []map[string]any{epic, sub1, sub2} {
-		issueProblem(t, f.h.Do("GET", f.path("/issues/"+gone["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+		apitest.RequireProblem(t, f.h.Do("GET", f.path("/issues/"+gone["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 		require.Equal(t, 1, f.h.Count("SELECT count(*) FROM river_job WHERE args->>'action' = 'ISSUE_DELETED' AND args->>'resourceId' = $1",
 			gone["id"]), "one ISSUE_DELETED per removed issue")
 	}
@@ -286,7 +287,7 @@ func TestIssueDelete(t *testing.T) {
 	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM issue_versions WHERE issue_id = $1", epic["id"]))
 	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1", epic["id"]))
 
-	issueProblem(t, f.h.Do("DELETE", f.path("/issues/"+epic["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/issues/"+epic["id"].(string)), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 	// Keys are never reused: the next issue gets the next number.
 	require.Equal(t, f.key+"-6", f.create(t, map[string]any{"title": "After"})["key"])
 }

@@ -141,9 +141,9 @@ func TestJobsEndpointsNeedSystemAdmin(t *testing.T) {
 	}
 	for _, c := range calls {
 		r := h.Do(c.method, c.path, nil, "")
-		pjProblem(t, r, http.StatusUnauthorized, "UNAUTHORIZED", "")
+		apitest.RequireProblem(t, r, http.StatusUnauthorized, "UNAUTHORIZED", apitest.NoReason)
 		require.Equal(t, "Bearer", r.Header.Get("WWW-Authenticate"), c.path)
-		pjProblem(t, h.Do(c.method, c.path, nil, member.Access), http.StatusForbidden, "FORBIDDEN", "ADMIN_ONLY")
+		apitest.RequireProblem(t, h.Do(c.method, c.path, nil, member.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("ADMIN_ONLY"))
 	}
 }
 
@@ -268,7 +268,7 @@ func TestJobsListFiltersAndPaging(t *testing.T) {
 		{"page=99999999999", "INVALID_PAGE"},
 	}
 	for _, b := range bad {
-		pjProblem(t, h.Do("GET", "/api/v1/admin/jobs?"+b.query, nil, tok), http.StatusBadRequest, "BAD_REQUEST", b.reason)
+		apitest.RequireProblem(t, h.Do("GET", "/api/v1/admin/jobs?"+b.query, nil, tok), http.StatusBadRequest, "BAD_REQUEST", apitest.ReasonOrNone(b.reason))
 	}
 }
 
@@ -310,9 +310,9 @@ func TestJobDetail(t *testing.T) {
 	require.Equal(t, map[string]any{}, m["args"])
 
 	for _, id := range []string{"abc", "0", "-4", "1.5", "99999999999999999999"} {
-		pjProblem(t, h.Do("GET", "/api/v1/admin/jobs/"+id, nil, tok), http.StatusBadRequest, "BAD_REQUEST", "INVALID_JOB_ID")
+		apitest.RequireProblem(t, h.Do("GET", "/api/v1/admin/jobs/"+id, nil, tok), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_JOB_ID"))
 	}
-	pjProblem(t, h.Do("GET", "/api/v1/admin/jobs/987654321", nil, tok), http.StatusNotFound, "NOT_FOUND", "JOB_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/admin/jobs/987654321", nil, tok), http.StatusNotFound, "NOT_FOUND", apitest.Reason("JOB_NOT_FOUND"))
 }
 
 // jobAuditJobs counts the audit jobs a job operation enqueued for job id.
@@ -381,10 +381,10 @@ func TestJobRetryAndCancel(t *testing.T) {
 	// Unknown and malformed ids change nothing and enqueue nothing.
 	before := h.Count("SELECT count(*) FROM river_job WHERE kind = 'audit.record'")
 	for _, op := range []string{"retry", "cancel"} {
-		pjProblem(t, h.Do("POST", "/api/v1/admin/jobs/987654321/"+op, nil, tok), http.StatusNotFound, "NOT_FOUND", "JOB_NOT_FOUND")
-		pjProblem(t, h.Do("POST", "/api/v1/admin/jobs/x/"+op, nil, tok), http.StatusBadRequest, "BAD_REQUEST", "INVALID_JOB_ID")
-		pjProblem(t, h.Do("POST", fmt.Sprintf("/api/v1/admin/jobs/%d/%s", available, op), nil, e.member.Access),
-			http.StatusForbidden, "FORBIDDEN", "ADMIN_ONLY")
+		apitest.RequireProblem(t, h.Do("POST", "/api/v1/admin/jobs/987654321/"+op, nil, tok), http.StatusNotFound, "NOT_FOUND", apitest.Reason("JOB_NOT_FOUND"))
+		apitest.RequireProblem(t, h.Do("POST", "/api/v1/admin/jobs/x/"+op, nil, tok), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_JOB_ID"))
+		apitest.RequireProblem(t, h.Do("POST", fmt.Sprintf("/api/v1/admin/jobs/%d/%s", available, op), nil, e.member.Access),
+			http.StatusForbidden, "FORBIDDEN", apitest.Reason("ADMIN_ONLY"))
 	}
 	require.Equal(t, before, h.Count("SELECT count(*) FROM river_job WHERE kind = 'audit.record'"))
 	require.Equal(t, "cancelled", state(available))

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -32,8 +33,8 @@ func TestLabels(t *testing.T) {
 	require.Len(t, list, 2)
 	require.Equal(t, "api", list[0].(map[string]any)["name"], "by name")
 
-	pjProblem(t, h.Do("POST", path, map[string]any{"name": "bug", "color": "#ffffff"}, writer.Access), http.StatusConflict, "CONFLICT", "DUPLICATE_NAME")
-	pjProblem(t, h.Do("PUT", path+"/"+id, map[string]any{"name": "api"}, writer.Access), http.StatusConflict, "CONFLICT", "DUPLICATE_NAME")
+	apitest.RequireProblem(t, h.Do("POST", path, map[string]any{"name": "bug", "color": "#ffffff"}, writer.Access), http.StatusConflict, "CONFLICT", apitest.Reason("DUPLICATE_NAME"))
+	apitest.RequireProblem(t, h.Do("PUT", path+"/"+id, map[string]any{"name": "api"}, writer.Access), http.StatusConflict, "CONFLICT", apitest.Reason("DUPLICATE_NAME"))
 
 	r = h.Do("PUT", path+"/"+id, map[string]any{"color": "#00ff00"}, writer.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -46,25 +47,25 @@ func TestLabels(t *testing.T) {
 	require.Equal(t, "defect", r.JSON(t)["name"])
 
 	// VIEWERs read only.
-	pjProblem(t, h.Do("POST", path, map[string]any{"name": "v", "color": "#000000"}, viewer.Access), http.StatusForbidden, "FORBIDDEN", "")
-	pjProblem(t, h.Do("PUT", path+"/"+id, map[string]any{"name": "v"}, viewer.Access), http.StatusForbidden, "FORBIDDEN", "")
-	pjProblem(t, h.Do("DELETE", path+"/"+id, nil, viewer.Access), http.StatusForbidden, "FORBIDDEN", "")
+	apitest.RequireProblem(t, h.Do("POST", path, map[string]any{"name": "v", "color": "#000000"}, viewer.Access), http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("PUT", path+"/"+id, map[string]any{"name": "v"}, viewer.Access), http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("DELETE", path+"/"+id, nil, viewer.Access), http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
 
 	// A label of another project is not found there.
 	other := pjCreate(t, h, owner.Access)
 	otherPath := "/api/v1/projects/" + other + "/labels/" + id
-	pjProblem(t, h.Do("PUT", otherPath, map[string]any{"name": "stolen"}, owner.Access), http.StatusNotFound, "NOT_FOUND", "LABEL_NOT_FOUND")
-	pjProblem(t, h.Do("PUT", otherPath, map[string]any{}, owner.Access), http.StatusNotFound, "NOT_FOUND", "LABEL_NOT_FOUND")
-	pjProblem(t, h.Do("DELETE", otherPath, nil, owner.Access), http.StatusNotFound, "NOT_FOUND", "LABEL_NOT_FOUND")
-	pjProblem(t, h.Do("DELETE", path+"/"+uuid.NewString(), nil, owner.Access), http.StatusNotFound, "NOT_FOUND", "LABEL_NOT_FOUND")
-	pjProblem(t, h.Do("PUT", path+"/x", map[string]any{"name": "x"}, owner.Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, h.Do("PUT", otherPath, map[string]any{"name": "stolen"}, owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("LABEL_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("PUT", otherPath, map[string]any{}, owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("LABEL_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("DELETE", otherPath, nil, owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("LABEL_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("DELETE", path+"/"+uuid.NewString(), nil, owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("LABEL_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("PUT", path+"/x", map[string]any{"name": "x"}, owner.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	require.Equal(t, "defect", h.Do("GET", path, nil, owner.Access).Array(t)[1].(map[string]any)["name"])
 
 	r = h.Do("DELETE", path+"/"+id, nil, writer.Access)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
 	require.Empty(t, r.Body)
 	require.Len(t, h.Do("GET", path, nil, owner.Access).Array(t), 1)
-	pjProblem(t, h.Do("DELETE", path+"/"+id, nil, writer.Access), http.StatusNotFound, "NOT_FOUND", "LABEL_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("DELETE", path+"/"+id, nil, writer.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("LABEL_NOT_FOUND"))
 }
 
 func TestLabelValidation(t *testing.T) {
@@ -77,28 +78,30 @@ func TestLabelValidation(t *testing.T) {
 		body  any
 		code  string
 		field string
+		// reason is the problem's reason; "" for none.
+		reason string
 	}{
-		{map[string]any{"color": "#000000"}, "BAD_REQUEST", ""},
-		{map[string]any{"name": "x"}, "BAD_REQUEST", ""},
-		{map[string]any{"name": 1, "color": "#000000"}, "BAD_REQUEST", ""},
-		{"[]", "BAD_REQUEST", ""},
-		{map[string]any{"name": " ", "color": "#000000"}, "VALIDATION_ERROR", "name"},
-		{map[string]any{"name": strings.Repeat("l", 51), "color": "#000000"}, "VALIDATION_ERROR", "name"},
-		{map[string]any{"name": "x", "color": "red"}, "VALIDATION_ERROR", "color"},
-		{map[string]any{"name": "x", "color": "#12345"}, "VALIDATION_ERROR", "color"},
-		{map[string]any{"name": "x", "color": "#1234567"}, "VALIDATION_ERROR", "color"},
-		{map[string]any{"name": "x", "color": "#gggggg"}, "VALIDATION_ERROR", "color"},
-		{map[string]any{"name": "x\x00", "color": "#000000"}, "VALIDATION_ERROR", "name"},
+		{map[string]any{"color": "#000000"}, "BAD_REQUEST", "", "MISSING_FIELD"},
+		{map[string]any{"name": "x"}, "BAD_REQUEST", "", "MISSING_FIELD"},
+		{map[string]any{"name": 1, "color": "#000000"}, "BAD_REQUEST", "", "WRONG_TYPE"},
+		{"[]", "BAD_REQUEST", "", "MALFORMED_JSON"},
+		{map[string]any{"name": " ", "color": "#000000"}, "VALIDATION_ERROR", "name", ""},
+		{map[string]any{"name": strings.Repeat("l", 51), "color": "#000000"}, "VALIDATION_ERROR", "name", ""},
+		{map[string]any{"name": "x", "color": "red"}, "VALIDATION_ERROR", "color", ""},
+		{map[string]any{"name": "x", "color": "#12345"}, "VALIDATION_ERROR", "color", ""},
+		{map[string]any{"name": "x", "color": "#1234567"}, "VALIDATION_ERROR", "color", ""},
+		{map[string]any{"name": "x", "color": "#gggggg"}, "VALIDATION_ERROR", "color", ""},
+		{map[string]any{"name": "x\x00", "color": "#000000"}, "VALIDATION_ERROR", "name", "NUL_CHARACTER"},
 	} {
-		m := pjProblem(t, h.Do("POST", path, c.body, owner.Access), http.StatusBadRequest, c.code, "")
+		m := apitest.RequireProblem(t, h.Do("POST", path, c.body, owner.Access), http.StatusBadRequest, c.code, apitest.ReasonOrNone(c.reason))
 		if c.field != "" {
 			require.Contains(t, m["details"], c.field)
 		}
 	}
 	require.Equal(t, http.StatusCreated, h.Do("POST", path, map[string]any{"name": strings.Repeat("l", 50), "color": "#abcdef"}, owner.Access).Status)
 	id := h.Do("GET", path, nil, owner.Access).Array(t)[0].(map[string]any)["id"].(string)
-	pjProblem(t, h.Do("PUT", path+"/"+id, map[string]any{"color": "blue"}, owner.Access), http.StatusBadRequest, "VALIDATION_ERROR", "")
-	pjProblem(t, h.Do("PUT", path+"/"+id, map[string]any{"name": ""}, owner.Access), http.StatusBadRequest, "VALIDATION_ERROR", "")
+	apitest.RequireProblem(t, h.Do("PUT", path+"/"+id, map[string]any{"color": "blue"}, owner.Access), http.StatusBadRequest, "VALIDATION_ERROR", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("PUT", path+"/"+id, map[string]any{"name": ""}, owner.Access), http.StatusBadRequest, "VALIDATION_ERROR", apitest.NoReason)
 	require.Len(t, h.Do("GET", path, nil, owner.Access).Array(t), 1)
 	require.Equal(t, "#abcdef", h.Do("GET", path, nil, owner.Access).Array(t)[0].(map[string]any)["color"])
 }

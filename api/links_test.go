@@ -32,7 +32,7 @@ func TestStoredLinksAreHTTPOnly(t *testing.T) {
 
 	for _, link := range notHTTPLinks {
 		r := h.Do("PATCH", "/api/v1/me", map[string]any{"displayName": "Changed", "avatarUrl": link}, u.Access)
-		m := issueProblemBody(t, r, http.StatusBadRequest, "VALIDATION_ERROR", "")
+		m := apitest.RequireProblem(t, r, http.StatusBadRequest, "VALIDATION_ERROR", apitest.NoReason)
 		require.Contains(t, m["details"], "avatarUrl", "%q: %s", link, r.Body)
 		require.Equal(t, "URL", m["errors"].([]any)[0].(map[string]any)["code"])
 	}
@@ -44,7 +44,7 @@ func TestStoredLinksAreHTTPOnly(t *testing.T) {
 	f := issueFixtureOn(t, h)
 	for _, link := range []string{"javascript:alert(1)", "git@github.com:acme/app.git", "ssh://git@github.com/acme/app"} {
 		r := h.Do("POST", f.path("/integrations"), map[string]any{"provider": "github", "repoUrl": link}, f.owner.Access)
-		m := issueProblemBody(t, r, http.StatusBadRequest, "VALIDATION_ERROR", "")
+		m := apitest.RequireProblem(t, r, http.StatusBadRequest, "VALIDATION_ERROR", apitest.NoReason)
 		require.Contains(t, m["details"], "repoUrl", "%q", link)
 	}
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM project_integrations WHERE project_id = $1", f.projectID))

@@ -48,19 +48,19 @@ func TestProjectMembers(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	require.Equal(t, "MEMBER", r.JSON(t)["role"])
 	require.Equal(t, ada.ID.String(), r.JSON(t)["user"].(map[string]any)["id"])
-	pjProblem(t, h.Do("PATCH", path+"/"+admin.ID.String(), map[string]any{"role": "VIEWER"}, admin.Access), http.StatusForbidden, "FORBIDDEN", "OWN_ROLE")
-	pjProblem(t, h.Do("PATCH", path+"/"+owner.ID.String(), map[string]any{"role": "VIEWER"}, admin.Access), http.StatusForbidden, "FORBIDDEN", "PROJECT_OWNER")
-	pjProblem(t, h.Do("PATCH", path+"/"+owner.ID.String(), map[string]any{"role": "VIEWER"}, owner.Access), http.StatusForbidden, "FORBIDDEN", "OWN_ROLE")
-	pjProblem(t, h.Do("PATCH", path+"/"+uuid.NewString(), map[string]any{"role": "VIEWER"}, admin.Access), http.StatusNotFound, "NOT_FOUND", "MEMBER_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("PATCH", path+"/"+admin.ID.String(), map[string]any{"role": "VIEWER"}, admin.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("OWN_ROLE"))
+	apitest.RequireProblem(t, h.Do("PATCH", path+"/"+owner.ID.String(), map[string]any{"role": "VIEWER"}, admin.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("PROJECT_OWNER"))
+	apitest.RequireProblem(t, h.Do("PATCH", path+"/"+owner.ID.String(), map[string]any{"role": "VIEWER"}, owner.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("OWN_ROLE"))
+	apitest.RequireProblem(t, h.Do("PATCH", path+"/"+uuid.NewString(), map[string]any{"role": "VIEWER"}, admin.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("MEMBER_NOT_FOUND"))
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM project_members pm JOIN projects p ON p.id = pm.project_id WHERE p.key = $1 AND pm.user_id = $2 AND pm.role = 'ADMIN'", key, admin.ID))
 
 	// DELETE: never the owner.
-	pjProblem(t, h.Do("DELETE", path+"/"+owner.ID.String(), nil, admin.Access), http.StatusForbidden, "FORBIDDEN", "PROJECT_OWNER")
-	pjProblem(t, h.Do("DELETE", path+"/"+uuid.NewString(), nil, admin.Access), http.StatusNotFound, "NOT_FOUND", "MEMBER_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("DELETE", path+"/"+owner.ID.String(), nil, admin.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("PROJECT_OWNER"))
+	apitest.RequireProblem(t, h.Do("DELETE", path+"/"+uuid.NewString(), nil, admin.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("MEMBER_NOT_FOUND"))
 	r = h.Do("DELETE", path+"/"+ada.ID.String(), nil, admin.Access)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
 	require.Empty(t, r.Body)
-	pjProblem(t, h.Do("GET", "/api/v1/projects/"+key, nil, ada.Access), http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/"+key, nil, ada.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Len(t, h.Do("GET", path, nil, owner.Access).Array(t), 2)
 }
 
@@ -93,11 +93,11 @@ func TestAddProjectMemberRejects(t *testing.T) {
 		{"already a member", map[string]any{"userId": member.ID, "role": "ADMIN"}, 409, "CONFLICT", "ALREADY_MEMBER"},
 		{"the owner", map[string]any{"userId": owner.ID, "role": "VIEWER"}, 409, "CONFLICT", "ALREADY_MEMBER"},
 	} {
-		pjProblem(t, h.Do("POST", path, c.body, owner.Access), c.status, c.code, c.reason)
+		apitest.RequireProblem(t, h.Do("POST", path, c.body, owner.Access), c.status, c.code, apitest.ReasonOrNone(c.reason))
 	}
-	pjProblem(t, h.Do("PATCH", path+"/"+member.ID.String(), map[string]any{"role": "GOD"}, owner.Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_ROLE")
-	pjProblem(t, h.Do("PATCH", path+"/"+member.ID.String(), map[string]any{}, owner.Access), http.StatusBadRequest, "BAD_REQUEST", "MISSING_FIELD")
-	pjProblem(t, h.Do("PATCH", path+"/nope", map[string]any{"role": "VIEWER"}, owner.Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, h.Do("PATCH", path+"/"+member.ID.String(), map[string]any{"role": "GOD"}, owner.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_ROLE"))
+	apitest.RequireProblem(t, h.Do("PATCH", path+"/"+member.ID.String(), map[string]any{}, owner.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
+	apitest.RequireProblem(t, h.Do("PATCH", path+"/nope", map[string]any{"role": "VIEWER"}, owner.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	require.Equal(t, 2, h.Count("SELECT count(*) FROM project_members pm JOIN projects p ON p.id = pm.project_id WHERE p.key = $1", key), "nothing changed")
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM project_members WHERE user_id = $1 AND role = 'MEMBER'", member.ID))
 }

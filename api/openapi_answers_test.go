@@ -47,7 +47,7 @@ func TestOpenAPIDeclaresKnownAnswers(t *testing.T) {
 	t.Run("413 on a JSON body", func(t *testing.T) {
 		big := `{"title":"big","description":"` + strings.Repeat("d", 70<<10) + `"}`
 		r := h.Do("POST", f.path("/issues"), big, f.member.Access)
-		issueProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE")
+		apitest.RequireProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", apitest.Reason("BODY_TOO_LARGE"))
 		require.NoError(t, check("POST", f.path("/issues"), jsonHeader, []byte(big), r))
 	})
 

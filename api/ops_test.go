@@ -144,7 +144,7 @@ func TestOpsLoginAndSession(t *testing.T) {
 	require.Contains(t, body, `id="queues"`)
 	require.Contains(t, body, e.admin.Email)
 	// The cookie authenticates nothing outside the ops page.
-	pjProblem(t, h.Do("GET", "/api/v1/admin/jobs", nil, "", "Cookie", cookie), http.StatusUnauthorized, "UNAUTHORIZED", "")
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/admin/jobs", nil, "", "Cookie", cookie), http.StatusUnauthorized, "UNAUTHORIZED", apitest.NoReason)
 
 	// Logout clears the cookie.
 	r = h.Do("POST", "/admin/ops/logout", nil, "", "Cookie", cookie)

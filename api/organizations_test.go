@@ -35,8 +35,8 @@ func TestOrganizationsAdminOnly(t *testing.T) {
 	h.MakeAdmin(sys)
 	h.SetSystemRole(plain, "MEMBER")
 
-	pjProblem(t, h.Do("GET", "/api/v1/organizations", nil, plain.Access), http.StatusForbidden, "FORBIDDEN", "ADMIN_ONLY")
-	pjProblem(t, h.Do("POST", "/api/v1/organizations", map[string]any{"name": "X", "slug": "x-plain"}, plain.Access), http.StatusForbidden, "FORBIDDEN", "ADMIN_ONLY")
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/organizations", nil, plain.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("ADMIN_ONLY"))
+	apitest.RequireProblem(t, h.Do("POST", "/api/v1/organizations", map[string]any{"name": "X", "slug": "x-plain"}, plain.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("ADMIN_ONLY"))
 
 	slug := "acme-" + strings.ToLower(pjKey())
 	r := h.Do("POST", "/api/v1/organizations", map[string]any{"name": "Acme", "slug": slug}, sys.Access)
@@ -51,7 +51,7 @@ func TestOrganizationsAdminOnly(t *testing.T) {
 	require.Equal(t, "OWNER", members[0].(map[string]any)["role"], "the creator becomes OWNER")
 	require.Equal(t, sys.ID.String(), members[0].(map[string]any)["user"].(map[string]any)["id"])
 
-	pjProblem(t, h.Do("POST", "/api/v1/organizations", map[string]any{"name": "Again", "slug": slug}, sys.Access), http.StatusConflict, "CONFLICT", "DUPLICATE_SLUG")
+	apitest.RequireProblem(t, h.Do("POST", "/api/v1/organizations", map[string]any{"name": "Again", "slug": slug}, sys.Access), http.StatusConflict, "CONFLICT", apitest.Reason("DUPLICATE_SLUG"))
 
 	list := h.Do("GET", "/api/v1/organizations", nil, sys.Access).Array(t)
 	slugs := map[string]bool{}
@@ -65,17 +65,19 @@ func TestOrganizationsAdminOnly(t *testing.T) {
 		body  any
 		code  string
 		field string
+		// reason is the problem's reason; "" for none.
+		reason string
 	}{
-		{map[string]any{"slug": "no-name"}, "BAD_REQUEST", ""},
-		{map[string]any{"name": "No slug"}, "BAD_REQUEST", ""},
-		{map[string]any{"name": " ", "slug": "blank-name"}, "VALIDATION_ERROR", "name"},
-		{map[string]any{"name": "Upper", "slug": "Upper"}, "VALIDATION_ERROR", "slug"},
-		{map[string]any{"name": "Space", "slug": "a b"}, "VALIDATION_ERROR", "slug"},
-		{map[string]any{"name": "Empty", "slug": ""}, "VALIDATION_ERROR", "slug"},
-		{map[string]any{"name": "Long", "slug": strings.Repeat("a", 101)}, "VALIDATION_ERROR", "slug"},
-		{map[string]any{"name": "Nul\x00", "slug": "nul-name"}, "VALIDATION_ERROR", "name"},
+		{map[string]any{"slug": "no-name"}, "BAD_REQUEST", "", "MISSING_FIELD"},
+		{map[string]any{"name": "No slug"}, "BAD_REQUEST", "", "MISSING_FIELD"},
+		{map[string]any{"name": " ", "slug": "blank-name"}, "VALIDATION_ERROR", "name", ""},
+		{map[string]any{"name": "Upper", "slug": "Upper"}, "VALIDATION_ERROR", "slug", ""},
+		{map[string]any{"name": "Space", "slug": "a b"}, "VALIDATION_ERROR", "slug", ""},
+		{map[string]any{"name": "Empty", "slug": ""}, "VALIDATION_ERROR", "slug", ""},
+		{map[string]any{"name": "Long", "slug": strings.Repeat("a", 101)}, "VALIDATION_ERROR", "slug", ""},
+		{map[string]any{"name": "Nul\x00", "slug": "nul-name"}, "VALIDATION_ERROR", "name", "NUL_CHARACTER"},
 	} {
-		m := pjProblem(t, h.Do("POST", "/api/v1/organizations", c.body, sys.Access), http.StatusBadRequest, c.code, "")
+		m := apitest.RequireProblem(t, h.Do("POST", "/api/v1/organizations", c.body, sys.Access), http.StatusBadRequest, c.code, apitest.ReasonOrNone(c.reason))
 		if c.field != "" {
 			require.Contains(t, m["details"], c.field)
 		}
@@ -104,7 +106,7 @@ func TestOrganizationReadAccess(t *testing.T) {
 	for _, path := range []string{"/api/v1/organizations/" + org, "/api/v1/organizations/" + org + "/members"} {
 		require.Equal(t, http.StatusOK, h.Do("GET", path, nil, member.Access).Status, path)
 		require.Equal(t, http.StatusOK, h.Do("GET", path, nil, other.Access).Status, "a system ADMIN reads any organization: %s", path)
-		pjProblem(t, h.Do("GET", path, nil, outsider.Access), http.StatusForbidden, "FORBIDDEN", "NOT_AN_ORG_MEMBER")
+		apitest.RequireProblem(t, h.Do("GET", path, nil, outsider.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_AN_ORG_MEMBER"))
 	}
 	got := h.Do("GET", "/api/v1/organizations/"+org, nil, member.Access).JSON(t)
 	require.Equal(t, org, got["id"])
@@ -117,10 +119,10 @@ func TestOrganizationReadAccess(t *testing.T) {
 		require.Contains(t, first["user"], k, "user is a UserResponse")
 	}
 
-	pjProblem(t, h.Do("GET", "/api/v1/organizations/"+uuid.NewString(), nil, sys.Access), http.StatusNotFound, "NOT_FOUND", "ORGANIZATION_NOT_FOUND")
-	pjProblem(t, h.Do("GET", "/api/v1/organizations/"+uuid.NewString()+"/members", nil, member.Access), http.StatusNotFound, "NOT_FOUND", "ORGANIZATION_NOT_FOUND")
-	pjProblem(t, h.Do("GET", "/api/v1/organizations/not-a-uuid", nil, sys.Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
-	pjProblem(t, h.Do("GET", "/api/v1/organizations/"+second+"/members", nil, member.Access), http.StatusForbidden, "FORBIDDEN", "NOT_AN_ORG_MEMBER")
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/organizations/"+uuid.NewString(), nil, sys.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ORGANIZATION_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/organizations/"+uuid.NewString()+"/members", nil, member.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ORGANIZATION_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/organizations/not-a-uuid", nil, sys.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/organizations/"+second+"/members", nil, member.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_AN_ORG_MEMBER"))
 }
 
 // orgSetup is an organization with one member of each role, plus a system ADMIN who
@@ -168,10 +170,10 @@ func TestOrganizationAddMemberRules(t *testing.T) {
 	h, path := s.h, "/api/v1/organizations/"+s.id+"/members"
 
 	// Only OWNER/ADMIN (or a system ADMIN) manage members.
-	pjProblem(t, h.Do("POST", path, map[string]any{"userId": s.nobody.ID}, s.member.Access), http.StatusForbidden, "FORBIDDEN", "ORG_ADMIN_ONLY")
-	pjProblem(t, h.Do("POST", path, map[string]any{"userId": s.nobody.ID}, s.nobody.Access), http.StatusForbidden, "FORBIDDEN", "ORG_ADMIN_ONLY")
+	apitest.RequireProblem(t, h.Do("POST", path, map[string]any{"userId": s.nobody.ID}, s.member.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("ORG_ADMIN_ONLY"))
+	apitest.RequireProblem(t, h.Do("POST", path, map[string]any{"userId": s.nobody.ID}, s.nobody.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("ORG_ADMIN_ONLY"))
 	// Granting OWNER needs an OWNER or a system ADMIN.
-	pjProblem(t, h.Do("POST", path, map[string]any{"userId": s.nobody.ID, "role": "OWNER"}, s.admin.Access), http.StatusForbidden, "FORBIDDEN", "OWNER_RULE")
+	apitest.RequireProblem(t, h.Do("POST", path, map[string]any{"userId": s.nobody.ID, "role": "OWNER"}, s.admin.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("OWNER_RULE"))
 	require.Empty(t, s.role(t, s.nobody))
 
 	for _, c := range []struct {
@@ -187,7 +189,7 @@ func TestOrganizationAddMemberRules(t *testing.T) {
 		{map[string]any{"userId": uuid.New()}, 404, "NOT_FOUND", "USER_NOT_FOUND"},
 		{map[string]any{"userId": s.member.ID}, 409, "CONFLICT", "ALREADY_MEMBER"},
 	} {
-		pjProblem(t, h.Do("POST", path, c.body, s.admin.Access), c.status, c.code, c.reason)
+		apitest.RequireProblem(t, h.Do("POST", path, c.body, s.admin.Access), c.status, c.code, apitest.ReasonOrNone(c.reason))
 	}
 
 	r := h.Do("POST", path, map[string]any{"userId": s.nobody.ID}, s.admin.Access)
@@ -202,8 +204,8 @@ func TestOrganizationAddMemberRules(t *testing.T) {
 	deleted := h.Register("Deleted")
 	_, err := h.DB.Pool.Exec(t.Context(), "UPDATE users SET deleted_at = now() WHERE id = $1", deleted.ID)
 	require.NoError(t, err)
-	pjProblem(t, h.Do("POST", path, map[string]any{"userId": deleted.ID}, s.sys.Access), http.StatusNotFound, "NOT_FOUND", "USER_NOT_FOUND")
-	pjProblem(t, h.Do("POST", "/api/v1/organizations/"+uuid.NewString()+"/members", map[string]any{"userId": extra.ID}, s.sys.Access), http.StatusNotFound, "NOT_FOUND", "")
+	apitest.RequireProblem(t, h.Do("POST", path, map[string]any{"userId": deleted.ID}, s.sys.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("USER_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("POST", "/api/v1/organizations/"+uuid.NewString()+"/members", map[string]any{"userId": extra.ID}, s.sys.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ORGANIZATION_NOT_FOUND"))
 }
 
 func TestOrganizationChangeRoleRules(t *testing.T) {
@@ -214,15 +216,15 @@ func TestOrganizationChangeRoleRules(t *testing.T) {
 		return h.Do("PATCH", "/api/v1/organizations/"+s.id+"/members/"+target.ID.String(), map[string]any{"role": role}, actor.Access)
 	}
 
-	pjProblem(t, patch(s.admin, s.admin, "MEMBER"), http.StatusForbidden, "FORBIDDEN", "OWN_ROLE")
-	pjProblem(t, patch(s.owner, s.owner, "ADMIN"), http.StatusForbidden, "FORBIDDEN", "OWN_ROLE")
-	pjProblem(t, patch(s.member, s.nobody, "ADMIN"), http.StatusForbidden, "FORBIDDEN", "ORG_ADMIN_ONLY")
-	pjProblem(t, patch(s.admin, s.member, "OWNER"), http.StatusForbidden, "FORBIDDEN", "OWNER_RULE")
-	pjProblem(t, patch(s.admin, s.owner, "MEMBER"), http.StatusForbidden, "FORBIDDEN", "OWNER_RULE")
-	pjProblem(t, patch(s.owner, s.sys, "ADMIN"), http.StatusForbidden, "FORBIDDEN", "OWNER_RULE")
-	pjProblem(t, patch(s.admin, s.nobody, "ADMIN"), http.StatusNotFound, "NOT_FOUND", "MEMBER_NOT_FOUND")
-	pjProblem(t, patch(s.admin, s.member, "CHIEF"), http.StatusBadRequest, "BAD_REQUEST", "INVALID_ROLE")
-	pjProblem(t, h.Do("PATCH", "/api/v1/organizations/"+s.id+"/members/"+s.member.ID.String(), map[string]any{}, s.admin.Access), http.StatusBadRequest, "BAD_REQUEST", "MISSING_FIELD")
+	apitest.RequireProblem(t, patch(s.admin, s.admin, "MEMBER"), http.StatusForbidden, "FORBIDDEN", apitest.Reason("OWN_ROLE"))
+	apitest.RequireProblem(t, patch(s.owner, s.owner, "ADMIN"), http.StatusForbidden, "FORBIDDEN", apitest.Reason("OWN_ROLE"))
+	apitest.RequireProblem(t, patch(s.member, s.nobody, "ADMIN"), http.StatusForbidden, "FORBIDDEN", apitest.Reason("ORG_ADMIN_ONLY"))
+	apitest.RequireProblem(t, patch(s.admin, s.member, "OWNER"), http.StatusForbidden, "FORBIDDEN", apitest.Reason("OWNER_RULE"))
+	apitest.RequireProblem(t, patch(s.admin, s.owner, "MEMBER"), http.StatusForbidden, "FORBIDDEN", apitest.Reason("OWNER_RULE"))
+	apitest.RequireProblem(t, patch(s.owner, s.sys, "ADMIN"), http.StatusForbidden, "FORBIDDEN", apitest.Reason("OWNER_RULE"))
+	apitest.RequireProblem(t, patch(s.admin, s.nobody, "ADMIN"), http.StatusNotFound, "NOT_FOUND", apitest.Reason("MEMBER_NOT_FOUND"))
+	apitest.RequireProblem(t, patch(s.admin, s.member, "CHIEF"), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_ROLE"))
+	apitest.RequireProblem(t, h.Do("PATCH", "/api/v1/organizations/"+s.id+"/members/"+s.member.ID.String(), map[string]any{}, s.admin.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
 	require.Equal(t, []string{"OWNER", "ADMIN", "MEMBER"}, []string{s.role(t, s.owner), s.role(t, s.admin), s.role(t, s.member)}, "nothing changed")
 
 	r := patch(s.admin, s.member, "ADMIN")
@@ -237,7 +239,7 @@ func TestOrganizationChangeRoleRules(t *testing.T) {
 	require.Equal(t, "OWNER", s.role(t, s.sys), "the creator is the last OWNER")
 	other := h.Register("OtherSys")
 	h.MakeAdmin(other)
-	pjProblem(t, patch(other, s.sys, "ADMIN"), http.StatusForbidden, "FORBIDDEN", "LAST_OWNER")
+	apitest.RequireProblem(t, patch(other, s.sys, "ADMIN"), http.StatusForbidden, "FORBIDDEN", apitest.Reason("LAST_OWNER"))
 	require.Equal(t, "OWNER", s.role(t, s.sys))
 }
 
@@ -249,11 +251,11 @@ func TestOrganizationRemoveMemberRules(t *testing.T) {
 		return h.Do("DELETE", "/api/v1/organizations/"+s.id+"/members/"+target.ID.String(), nil, actor.Access)
 	}
 
-	pjProblem(t, remove(s.member, s.admin), http.StatusForbidden, "FORBIDDEN", "ORG_ADMIN_ONLY")
-	pjProblem(t, remove(s.admin, s.owner), http.StatusForbidden, "FORBIDDEN", "OWNER_RULE")
-	pjProblem(t, remove(s.owner, s.sys), http.StatusForbidden, "FORBIDDEN", "OWNER_RULE")
-	pjProblem(t, remove(s.admin, s.nobody), http.StatusNotFound, "NOT_FOUND", "MEMBER_NOT_FOUND")
-	pjProblem(t, h.Do("DELETE", "/api/v1/organizations/"+s.id+"/members/zzz", nil, s.admin.Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, remove(s.member, s.admin), http.StatusForbidden, "FORBIDDEN", apitest.Reason("ORG_ADMIN_ONLY"))
+	apitest.RequireProblem(t, remove(s.admin, s.owner), http.StatusForbidden, "FORBIDDEN", apitest.Reason("OWNER_RULE"))
+	apitest.RequireProblem(t, remove(s.owner, s.sys), http.StatusForbidden, "FORBIDDEN", apitest.Reason("OWNER_RULE"))
+	apitest.RequireProblem(t, remove(s.admin, s.nobody), http.StatusNotFound, "NOT_FOUND", apitest.Reason("MEMBER_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("DELETE", "/api/v1/organizations/"+s.id+"/members/zzz", nil, s.admin.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 
 	r := remove(s.admin, s.member)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
@@ -261,7 +263,7 @@ func TestOrganizationRemoveMemberRules(t *testing.T) {
 	require.Empty(t, s.role(t, s.member))
 
 	require.Equal(t, http.StatusNoContent, remove(s.sys, s.owner).Status, "a system ADMIN removes an OWNER")
-	pjProblem(t, remove(s.sys, s.sys), http.StatusForbidden, "FORBIDDEN", "LAST_OWNER")
+	apitest.RequireProblem(t, remove(s.sys, s.sys), http.StatusForbidden, "FORBIDDEN", apitest.Reason("LAST_OWNER"))
 	require.Equal(t, "OWNER", s.role(t, s.sys))
 	require.Equal(t, http.StatusNoContent, remove(s.admin, s.admin).Status, "an ADMIN may leave")
 }
@@ -289,8 +291,8 @@ func TestSwitchOrg(t *testing.T) {
 	require.Equal(t, http.StatusOK, me.Status)
 	require.Equal(t, s.id, me.JSON(t)["orgId"])
 
-	pjProblem(t, h.Do("POST", "/api/v1/auth/switch-org/"+s.id, nil, s.nobody.Access), http.StatusForbidden, "FORBIDDEN", "NOT_AN_ORG_MEMBER")
-	pjProblem(t, h.Do("POST", "/api/v1/auth/switch-org/"+uuid.NewString(), nil, s.sys.Access), http.StatusForbidden, "FORBIDDEN", "NOT_AN_ORG_MEMBER")
-	pjProblem(t, h.Do("POST", "/api/v1/auth/switch-org/nope", nil, s.member.Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, h.Do("POST", "/api/v1/auth/switch-org/"+s.id, nil, s.nobody.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_AN_ORG_MEMBER"))
+	apitest.RequireProblem(t, h.Do("POST", "/api/v1/auth/switch-org/"+uuid.NewString(), nil, s.sys.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_AN_ORG_MEMBER"))
+	apitest.RequireProblem(t, h.Do("POST", "/api/v1/auth/switch-org/nope", nil, s.member.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	require.Equal(t, http.StatusUnauthorized, h.Do("POST", "/api/v1/auth/switch-org/"+s.id, nil, "").Status)
 }

@@ -43,18 +43,6 @@ func pjAddMember(t *testing.T, h *apitest.Harness, admin, key string, userID uui
 	require.Equal(t, http.StatusCreated, r.Status, "add member: %s", r.Body)
 }
 
-// pjProblem asserts an error reply's status, code and (when not empty) reason.
-func pjProblem(t *testing.T, r *apitest.Response, status int, code, reason string) map[string]any {
-	t.Helper()
-	require.Equal(t, status, r.Status, "%s", r.Body)
-	m := r.JSON(t)
-	require.Equal(t, code, m["code"], "%s", r.Body)
-	if reason != "" {
-		require.Equal(t, reason, m["reason"], "%s", r.Body)
-	}
-	return m
-}
-
 func TestCreateProject(t *testing.T) {
 	t.Parallel()
 	h := shared(t)
@@ -97,11 +85,11 @@ func TestCreateProjectRejectsBadInput(t *testing.T) {
 	u := h.Register("BadInput")
 	long := strings.Repeat("n", 256)
 	for _, c := range []struct {
-		name       string
-		body       any
-		code       string
-		field      string
-		reasonPart string
+		name   string
+		body   any
+		code   string
+		field  string
+		reason string
 	}{
 		{"no key", map[string]any{"name": "x"}, "BAD_REQUEST", "", "MISSING_FIELD"},
 		{"null key", map[string]any{"key": nil, "name": "x"}, "BAD_REQUEST", "", "MISSING_FIELD"},
@@ -116,12 +104,12 @@ func TestCreateProjectRejectsBadInput(t *testing.T) {
 		{"empty key", map[string]any{"key": "", "name": "x"}, "VALIDATION_ERROR", "key", ""},
 		{"blank name", map[string]any{"key": pjKey(), "name": "   "}, "VALIDATION_ERROR", "name", ""},
 		{"long name", map[string]any{"key": pjKey(), "name": long}, "VALIDATION_ERROR", "name", ""},
-		{"NUL in name", map[string]any{"key": pjKey(), "name": "a\x00b"}, "VALIDATION_ERROR", "name", ""},
-		{"NUL in description", map[string]any{"key": pjKey(), "name": "x", "description": "\x00"}, "VALIDATION_ERROR", "description", ""},
+		{"NUL in name", map[string]any{"key": pjKey(), "name": "a\x00b"}, "VALIDATION_ERROR", "name", "NUL_CHARACTER"},
+		{"NUL in description", map[string]any{"key": pjKey(), "name": "x", "description": "\x00"}, "VALIDATION_ERROR", "description", "NUL_CHARACTER"},
 		{"description of wrong type", map[string]any{"key": pjKey(), "name": "x", "description": 5}, "BAD_REQUEST", "", "WRONG_TYPE"},
 	} {
 		r := h.Do("POST", "/api/v1/projects", c.body, u.Access)
-		m := pjProblem(t, r, http.StatusBadRequest, c.code, c.reasonPart)
+		m := apitest.RequireProblem(t, r, http.StatusBadRequest, c.code, apitest.ReasonOrNone(c.reason))
 		if c.field != "" {
 			require.Contains(t, m["details"], c.field, c.name)
 			errs := m["errors"].([]any)
@@ -139,7 +127,7 @@ func TestCreateProjectDuplicateKey(t *testing.T) {
 	key := pjCreate(t, h, a.Access)
 
 	r := h.Do("POST", "/api/v1/projects", map[string]any{"key": key, "name": "Again"}, b.Access)
-	pjProblem(t, r, http.StatusConflict, "CONFLICT", "DUPLICATE_KEY")
+	apitest.RequireProblem(t, r, http.StatusConflict, "CONFLICT", apitest.Reason("DUPLICATE_KEY"))
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM projects WHERE key = $1", key))
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM projects WHERE owner_id = $1", b.ID))
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM project_members WHERE user_id = $1", b.ID), "the rolled-back create left no member row")
@@ -155,7 +143,7 @@ func TestProjectHasNoUpdateEndpoints(t *testing.T) {
 	for _, method := range []string{"PUT", "PATCH", "DELETE"} {
 		for _, path := range []string{"/api/v1/projects/" + key, "/api/v1/projects/" + key + "/"} {
 			r := h.Do(method, path, map[string]any{"name": "Renamed", "archived": true}, u.Access)
-			pjProblem(t, r, http.StatusNotFound, "NOT_FOUND", "")
+			apitest.RequireProblem(t, r, http.StatusNotFound, "NOT_FOUND", apitest.Reason("ROUTE_NOT_FOUND"))
 		}
 	}
 	p := h.Do("GET", "/api/v1/projects/"+key, nil, u.Access).JSON(t)
@@ -220,9 +208,9 @@ func TestSetProjectOrganization(t *testing.T) {
 	path := "/api/v1/projects/" + key + "/organization"
 
 	// A project ADMIN who is not OWNER/ADMIN of the target organization.
-	pjProblem(t, h.Do("PATCH", path, map[string]any{"orgId": org}, owner.Access), http.StatusForbidden, "FORBIDDEN", "ORG_ADMIN_ONLY")
+	apitest.RequireProblem(t, h.Do("PATCH", path, map[string]any{"orgId": org}, owner.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("ORG_ADMIN_ONLY"))
 	// An org OWNER who is only a project MEMBER.
-	pjProblem(t, h.Do("PATCH", path, map[string]any{"orgId": org}, writer.Access), http.StatusForbidden, "FORBIDDEN", "")
+	apitest.RequireProblem(t, h.Do("PATCH", path, map[string]any{"orgId": org}, writer.Access), http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM projects WHERE key = $1 AND org_id IS NOT NULL", key))
 
 	for _, c := range []struct {
@@ -234,9 +222,9 @@ func TestSetProjectOrganization(t *testing.T) {
 		{map[string]any{"orgId": 7}, "WRONG_TYPE"},
 		{"", "MALFORMED_JSON"},
 	} {
-		pjProblem(t, h.Do("PATCH", path, c.body, orgAdmin.Access), http.StatusBadRequest, "BAD_REQUEST", c.reason)
+		apitest.RequireProblem(t, h.Do("PATCH", path, c.body, orgAdmin.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.ReasonOrNone(c.reason))
 	}
-	pjProblem(t, h.Do("PATCH", path, map[string]any{"orgId": uuid.New()}, orgAdmin.Access), http.StatusNotFound, "NOT_FOUND", "ORGANIZATION_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("PATCH", path, map[string]any{"orgId": uuid.New()}, orgAdmin.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ORGANIZATION_NOT_FOUND"))
 
 	r := h.Do("PATCH", path, map[string]any{"orgId": org}, orgAdmin.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -255,7 +243,7 @@ func TestSetProjectOrganization(t *testing.T) {
 	require.Nil(t, p["myRole"], "the system ADMIN has no project role")
 	require.Equal(t, "MEMBER", h.Do("GET", "/api/v1/projects/"+key, nil, writer.Access).JSON(t)["myRole"], "inheritance gone with the organization")
 
-	pjProblem(t, h.Do("PATCH", "/api/v1/projects/NOSUCH1/organization", map[string]any{"orgId": nil}, sys.Access), http.StatusNotFound, "NOT_FOUND", "")
+	apitest.RequireProblem(t, h.Do("PATCH", "/api/v1/projects/NOSUCH1/organization", map[string]any{"orgId": nil}, sys.Access), http.StatusNotFound, "NOT_FOUND", apitest.NoReason)
 }
 
 // pjQueryCounter counts the statements bun sends.
@@ -346,9 +334,9 @@ func TestProjectRoleMatrix(t *testing.T) {
 			case rank[role] >= rank[c.min]:
 				require.Equal(t, c.okStatus, r.Status, "%s %s as %s: %s", c.method, c.path, role, r.Body)
 			case role == "NONE":
-				pjProblem(t, r, http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+				apitest.RequireProblem(t, r, http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 			default:
-				pjProblem(t, r, http.StatusForbidden, "FORBIDDEN", "")
+				apitest.RequireProblem(t, r, http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
 			}
 		}
 		unknown := strings.Replace(c.path, key, "NOSUCHKEY", 1)
@@ -356,7 +344,7 @@ func TestProjectRoleMatrix(t *testing.T) {
 		if c.body != nil {
 			body = c.body()
 		}
-		pjProblem(t, h.Do(c.method, unknown, body, owner.Access), http.StatusNotFound, "NOT_FOUND", "")
+		apitest.RequireProblem(t, h.Do(c.method, unknown, body, owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.NoReason)
 	}
 }
 
@@ -410,6 +398,6 @@ func TestOrganizationRoleInheritance(t *testing.T) {
 			require.Equal(t, []int{201, 201, 404}, []int{write.Status, createKey.Status, del.Status}, c.name)
 		}
 		// A project outside the organization is unaffected.
-		pjProblem(t, h.Do("GET", "/api/v1/projects/"+outside, nil, u.Access), http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+		apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/"+outside, nil, u.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	}
 }

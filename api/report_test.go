@@ -84,15 +84,15 @@ func TestReportErrors(t *testing.T) {
 	foreign := reportSprint(t, f.h, other.projectID, "CLOSED", reportDay(-10), reportDay(-1), 5)
 	for _, report := range []string{"burndown", "cycle-time"} {
 		p := "/reports/" + report + "?sprintId="
-		issueProblem(t, f.h.Do("GET", f.path(p+foreign), nil, f.owner.Access), 403, "FORBIDDEN", "SPRINT_NOT_IN_PROJECT")
-		issueProblem(t, f.h.Do("GET", f.path(p+uuid.NewString()), nil, f.owner.Access), 404, "NOT_FOUND", "SPRINT_NOT_FOUND")
-		issueProblem(t, f.h.Do("GET", f.path(p+"nope"), nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_UUID")
-		issueProblem(t, f.h.Do("GET", f.path(p+"{"+uuid.NewString()+"}"), nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+		apitest.RequireProblem(t, f.h.Do("GET", f.path(p+foreign), nil, f.owner.Access), 403, "FORBIDDEN", apitest.Reason("SPRINT_NOT_IN_PROJECT"))
+		apitest.RequireProblem(t, f.h.Do("GET", f.path(p+uuid.NewString()), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("SPRINT_NOT_FOUND"))
+		apitest.RequireProblem(t, f.h.Do("GET", f.path(p+"nope"), nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
+		apitest.RequireProblem(t, f.h.Do("GET", f.path(p+"{"+uuid.NewString()+"}"), nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	}
-	issueProblem(t, f.h.Do("GET", f.path("/reports/burndown"), nil, f.owner.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
+	apitest.RequireProblem(t, f.h.Do("GET", f.path("/reports/burndown"), nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
 	for _, p := range []string{"/reports/burndown?sprintId=" + foreign, "/reports/velocity", "/reports/cycle-time"} {
-		issueProblem(t, f.h.Do("GET", f.path(p), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
-		issueProblem(t, f.h.Do("GET", "/api/v1/projects/NOPE0"+p, nil, f.owner.Access), 404, "NOT_FOUND", "")
+		apitest.RequireProblem(t, f.h.Do("GET", f.path(p), nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
+		apitest.RequireProblem(t, f.h.Do("GET", "/api/v1/projects/NOPE0"+p, nil, f.owner.Access), 404, "NOT_FOUND", apitest.NoReason)
 	}
 }
 

@@ -100,14 +100,14 @@ func TestRiverUIRefusesAllButSystemAdmins(t *testing.T) {
 	// browser to the ops login form; a bad bearer is 401 everywhere, a bad cookie is none.
 	for _, p := range apiPaths {
 		r := h.Do("GET", p, nil, "")
-		pjProblem(t, r, http.StatusUnauthorized, "UNAUTHORIZED", "")
+		apitest.RequireProblem(t, r, http.StatusUnauthorized, "UNAUTHORIZED", apitest.NoReason)
 		require.Equal(t, "Bearer", r.Header.Get("WWW-Authenticate"), p)
 		noSecret(r)
 		r = h.Do("GET", p, nil, "not-a-token")
-		pjProblem(t, r, http.StatusUnauthorized, "UNAUTHORIZED", "")
+		apitest.RequireProblem(t, r, http.StatusUnauthorized, "UNAUTHORIZED", apitest.NoReason)
 		noSecret(r)
 		r = h.Do("GET", p, nil, "", "Cookie", "tw_ops=not-a-jwt")
-		pjProblem(t, r, http.StatusUnauthorized, "UNAUTHORIZED", "")
+		apitest.RequireProblem(t, r, http.StatusUnauthorized, "UNAUTHORIZED", apitest.NoReason)
 	}
 	for _, p := range pagePaths {
 		for _, hdr := range [][]string{nil, {"Cookie", "tw_ops=not-a-jwt"}} {
@@ -116,20 +116,20 @@ func TestRiverUIRefusesAllButSystemAdmins(t *testing.T) {
 			require.Equal(t, "/admin/ops/", r.Header.Get("Location"), p)
 			noSecret(r)
 		}
-		pjProblem(t, h.Do("GET", p, nil, "not-a-token"), http.StatusUnauthorized, "UNAUTHORIZED", "")
+		apitest.RequireProblem(t, h.Do("GET", p, nil, "not-a-token"), http.StatusUnauthorized, "UNAUTHORIZED", apitest.NoReason)
 	}
-	pjProblem(t, h.Do("POST", "/admin/river/api/jobs/cancel", map[string]any{"ids": []string{fmt.Sprint(id)}}, ""),
-		http.StatusUnauthorized, "UNAUTHORIZED", "")
+	apitest.RequireProblem(t, h.Do("POST", "/admin/river/api/jobs/cancel", map[string]any{"ids": []string{fmt.Sprint(id)}}, ""),
+		http.StatusUnauthorized, "UNAUTHORIZED", apitest.NoReason)
 
 	// A member, by bearer token or by a session cookie of its own token: 403, on pages
 	// too (the ops error page), and nothing changes.
 	memberCookie := "tw_ops=" + e.member.Access
 	for _, p := range apiPaths {
 		r := h.Do("GET", p, nil, e.member.Access)
-		pjProblem(t, r, http.StatusForbidden, "FORBIDDEN", "ADMIN_ONLY")
+		apitest.RequireProblem(t, r, http.StatusForbidden, "FORBIDDEN", apitest.Reason("ADMIN_ONLY"))
 		noSecret(r)
 		r = h.Do("GET", p, nil, "", "Cookie", memberCookie)
-		pjProblem(t, r, http.StatusForbidden, "FORBIDDEN", "ADMIN_ONLY")
+		apitest.RequireProblem(t, r, http.StatusForbidden, "FORBIDDEN", apitest.Reason("ADMIN_ONLY"))
 		noSecret(r)
 	}
 	for _, p := range pagePaths[:4] {
@@ -139,10 +139,10 @@ func TestRiverUIRefusesAllButSystemAdmins(t *testing.T) {
 	}
 	for _, op := range []string{"cancel", "retry", "delete"} {
 		r := h.Do("POST", "/admin/river/api/jobs/"+op, map[string]any{"ids": []string{fmt.Sprint(id)}}, e.member.Access)
-		pjProblem(t, r, http.StatusForbidden, "FORBIDDEN", "ADMIN_ONLY")
+		apitest.RequireProblem(t, r, http.StatusForbidden, "FORBIDDEN", apitest.Reason("ADMIN_ONLY"))
 		r = h.Do("POST", "/admin/river/api/jobs/"+op, map[string]any{"ids": []string{fmt.Sprint(id)}}, "",
 			append([]string{"Cookie", memberCookie}, riverUISameOrigin...)...)
-		pjProblem(t, r, http.StatusForbidden, "FORBIDDEN", "ADMIN_ONLY")
+		apitest.RequireProblem(t, r, http.StatusForbidden, "FORBIDDEN", apitest.Reason("ADMIN_ONLY"))
 	}
 	require.Equal(t, "available", riverUIState(t, h, id))
 
@@ -153,7 +153,7 @@ func TestRiverUIRefusesAllButSystemAdmins(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	apiKey := r.JSON(t)["plaintext"].(string)
 	r = h.Do("GET", apiPaths[0], nil, apiKey)
-	pjProblem(t, r, http.StatusForbidden, "FORBIDDEN", "API_KEY_SCOPE")
+	apitest.RequireProblem(t, r, http.StatusForbidden, "FORBIDDEN", apitest.Reason("API_KEY_SCOPE"))
 	noSecret(r)
 
 	// An admin's read-only personal token reads, but changes nothing.
@@ -162,8 +162,8 @@ func TestRiverUIRefusesAllButSystemAdmins(t *testing.T) {
 	readOnly := r.JSON(t)["plaintext"].(string)
 	r = h.Do("GET", apiPaths[1], nil, readOnly)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-	pjProblem(t, h.Do("POST", "/admin/river/api/jobs/cancel", map[string]any{"ids": []string{fmt.Sprint(id)}}, readOnly),
-		http.StatusForbidden, "FORBIDDEN", "READ_ONLY_TOKEN")
+	apitest.RequireProblem(t, h.Do("POST", "/admin/river/api/jobs/cancel", map[string]any{"ids": []string{fmt.Sprint(id)}}, readOnly),
+		http.StatusForbidden, "FORBIDDEN", apitest.Reason("READ_ONLY_TOKEN"))
 	require.Equal(t, "available", riverUIState(t, h, id))
 	require.Zero(t, riverUIAuditAll(t, h))
 }
@@ -265,9 +265,9 @@ func TestRiverUIRefusesCrossSiteChanges(t *testing.T) {
 			{"PUT", "/admin/river/api/queues/default/resume"}, {"PATCH", "/admin/river/api/queues/default"},
 		} {
 			r := h.Do(call.method, call.path, body, "", append([]string{"Cookie", cookie}, hdr...)...)
-			pjProblem(t, r, http.StatusForbidden, "FORBIDDEN", "CROSS_SITE_REQUEST")
+			apitest.RequireProblem(t, r, http.StatusForbidden, "FORBIDDEN", apitest.Reason("CROSS_SITE_REQUEST"))
 			r = h.Do(call.method, call.path, body, e.admin.Access, hdr...)
-			pjProblem(t, r, http.StatusForbidden, "FORBIDDEN", "CROSS_SITE_REQUEST")
+			apitest.RequireProblem(t, r, http.StatusForbidden, "FORBIDDEN", apitest.Reason("CROSS_SITE_REQUEST"))
 		}
 	}
 	require.Equal(t, "available", riverUIState(t, h, id))
@@ -278,7 +278,7 @@ func TestRiverUIRefusesCrossSiteChanges(t *testing.T) {
 	// same-site or not.
 	r := h.Do("PATCH", "/admin/river/api/queues/default", map[string]any{"concurrency": map[string]any{"global_limit": 1}},
 		"", append([]string{"Cookie", cookie}, riverUISameOrigin...)...)
-	pjProblem(t, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "")
+	apitest.RequireProblem(t, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", apitest.NoReason)
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM river_queue WHERE name = 'default' AND metadata = '{}'::jsonb"))
 }
 
@@ -330,10 +330,10 @@ func TestRiverUIJobActionsAreAudited(t *testing.T) {
 	before := riverUIAuditAll(t, h)
 	fresh := riverUIInsert(t, h)
 	running := jobInsert(t, h, jobSpec{kind: "test.delete", state: "running", attempt: 1})
-	pjProblem(t, post("cancel", map[string]any{"ids": []string{fmt.Sprint(fresh), "987654321"}}),
-		http.StatusNotFound, "NOT_FOUND", "JOB_NOT_FOUND")
-	pjProblem(t, post("delete", map[string]any{"ids": []string{fmt.Sprint(fresh), fmt.Sprint(running)}}),
-		http.StatusConflict, "CONFLICT", "JOB_RUNNING")
+	apitest.RequireProblem(t, post("cancel", map[string]any{"ids": []string{fmt.Sprint(fresh), "987654321"}}),
+		http.StatusNotFound, "NOT_FOUND", apitest.Reason("JOB_NOT_FOUND"))
+	apitest.RequireProblem(t, post("delete", map[string]any{"ids": []string{fmt.Sprint(fresh), fmt.Sprint(running)}}),
+		http.StatusConflict, "CONFLICT", apitest.Reason("JOB_RUNNING"))
 	require.Equal(t, "available", riverUIState(t, h, fresh))
 	require.Equal(t, "running", riverUIState(t, h, running))
 
@@ -359,7 +359,7 @@ func TestRiverUIJobActionsAreAudited(t *testing.T) {
 		{"", "MALFORMED_JSON"},
 	} {
 		for _, op := range []string{"cancel", "retry", "delete"} {
-			pjProblem(t, post(op, b.body), http.StatusBadRequest, "BAD_REQUEST", b.reason)
+			apitest.RequireProblem(t, post(op, b.body), http.StatusBadRequest, "BAD_REQUEST", apitest.ReasonOrNone(b.reason))
 		}
 	}
 	require.Equal(t, "available", riverUIState(t, h, fresh))
@@ -412,7 +412,7 @@ func TestRiverUIQueuePauseAndResumeAreAudited(t *testing.T) {
 	// An unknown queue, or River's "every queue" name, is 404 and audits nothing.
 	before := riverUIAuditAll(t, h)
 	for _, p := range []string{"nope/pause", "nope/resume", "*/pause", "%2A/pause"} {
-		pjProblem(t, put(p), http.StatusNotFound, "NOT_FOUND", "QUEUE_NOT_FOUND")
+		apitest.RequireProblem(t, put(p), http.StatusNotFound, "NOT_FOUND", apitest.Reason("QUEUE_NOT_FOUND"))
 	}
 	require.False(t, paused())
 	require.Equal(t, before, riverUIAuditAll(t, h))

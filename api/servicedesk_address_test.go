@@ -88,10 +88,10 @@ func TestDeskAddressClaim(t *testing.T) {
 	require.Zero(t, deskTickets(h, rightful.projectID)+deskTickets(h, attacker.projectID))
 
 	// A wrong code is refused and counted; the mailed code proves the address.
-	issueProblem(t, h.Do("POST", rightful.path("/service-desk/email/verify"), map[string]any{"code": "AAAA-AAAA"}, rightful.owner.Access),
-		400, "BAD_REQUEST", "DESK_EMAIL_CODE_INVALID")
-	issueProblem(t, h.Do("POST", rightful.path("/service-desk/email/verify"), map[string]any{"code": "x"}, rightful.member.Access),
-		403, "FORBIDDEN", "")
+	apitest.RequireProblem(t, h.Do("POST", rightful.path("/service-desk/email/verify"), map[string]any{"code": "AAAA-AAAA"}, rightful.owner.Access),
+		400, "BAD_REQUEST", apitest.Reason("DESK_EMAIL_CODE_INVALID"))
+	apitest.RequireProblem(t, h.Do("POST", rightful.path("/service-desk/email/verify"), map[string]any{"code": "x"}, rightful.member.Access),
+		403, "FORBIDDEN", apitest.NoReason)
 	code := verificationCode(t, h, rightful.projectID, mixed)
 	spaced := strings.ToLower(code[:4]) + " - " + code[4:]
 	v := h.Do("POST", rightful.path("/service-desk/email/verify"), map[string]any{"code": spaced}, rightful.owner.Access)
@@ -109,17 +109,17 @@ func TestDeskAddressClaim(t *testing.T) {
 
 	// The attacker's proof comes second: 409, and the address stays pending there.
 	attackerCode := verificationCode(t, h, attacker.projectID, addr)
-	issueProblem(t, h.Do("POST", attacker.path("/service-desk/email/verify"), map[string]any{"code": attackerCode}, attacker.owner.Access),
-		409, "CONFLICT", "DESK_EMAIL_TAKEN")
-	issueProblem(t, h.Do("POST", attacker.path("/service-desk/email/resend"), nil, attacker.owner.Access), 409, "CONFLICT", "DESK_EMAIL_TAKEN")
-	issueProblem(t, h.Do("POST", "/api/v1/admin/service-desk/addresses/"+attacker.key+"/approve", map[string]any{"emailAddress": addr}, sys.Access),
-		409, "CONFLICT", "DESK_EMAIL_TAKEN")
-	issueProblem(t, h.Do("POST", attacker.path("/service-desk/enable"), map[string]any{"emailAddress": addr}, attacker.owner.Access),
-		409, "CONFLICT", "DESK_EMAIL_TAKEN")
+	apitest.RequireProblem(t, h.Do("POST", attacker.path("/service-desk/email/verify"), map[string]any{"code": attackerCode}, attacker.owner.Access),
+		409, "CONFLICT", apitest.Reason("DESK_EMAIL_TAKEN"))
+	apitest.RequireProblem(t, h.Do("POST", attacker.path("/service-desk/email/resend"), nil, attacker.owner.Access), 409, "CONFLICT", apitest.Reason("DESK_EMAIL_TAKEN"))
+	apitest.RequireProblem(t, h.Do("POST", "/api/v1/admin/service-desk/addresses/"+attacker.key+"/approve", map[string]any{"emailAddress": addr}, sys.Access),
+		409, "CONFLICT", apitest.Reason("DESK_EMAIL_TAKEN"))
+	apitest.RequireProblem(t, h.Do("POST", attacker.path("/service-desk/enable"), map[string]any{"emailAddress": addr}, attacker.owner.Access),
+		409, "CONFLICT", apitest.Reason("DESK_EMAIL_TAKEN"))
 	require.Equal(t, "PENDING", h.Do("GET", attacker.path("/service-desk"), nil, attacker.owner.Access).JSON(t)["emailAddressStatus"])
 	third := issueFixtureOn(t, h)
-	issueProblem(t, h.Do("POST", third.path("/service-desk/enable"), map[string]any{"emailAddress": addr}, third.owner.Access),
-		409, "CONFLICT", "DESK_EMAIL_TAKEN")
+	apitest.RequireProblem(t, h.Do("POST", third.path("/service-desk/enable"), map[string]any{"emailAddress": addr}, third.owner.Access),
+		409, "CONFLICT", apitest.Reason("DESK_EMAIL_TAKEN"))
 
 	// Enabling again with the same address (any case) keeps it verified and mails nothing.
 	again := h.Do("POST", rightful.path("/service-desk/enable"), map[string]any{"emailAddress": strings.ToUpper(addr)}, rightful.owner.Access)
@@ -127,7 +127,7 @@ func TestDeskAddressClaim(t *testing.T) {
 	require.Equal(t, "VERIFIED", again.JSON(t)["emailAddressStatus"])
 	require.Equal(t, 1, h.Count(`SELECT count(*) FROM river_job AS j JOIN service_desks AS d ON j.args->>'deskId' = d.id::text
 		WHERE j.kind = 'servicedesk.address_verification' AND d.project_id = $1`, rightful.projectID))
-	issueProblem(t, h.Do("POST", rightful.path("/service-desk/email/resend"), nil, rightful.owner.Access), 409, "CONFLICT", "DESK_EMAIL_NOT_PENDING")
+	apitest.RequireProblem(t, h.Do("POST", rightful.path("/service-desk/email/resend"), nil, rightful.owner.Access), 409, "CONFLICT", apitest.Reason("DESK_EMAIL_NOT_PENDING"))
 }
 
 // TestDeskAddressApprovalAndCodeLimits: a system ADMIN's approval (of the address the
@@ -145,22 +145,22 @@ func TestDeskAddressApprovalAndCodeLimits(t *testing.T) {
 		return h.Do("POST", "/api/v1/admin/service-desk/addresses/"+f.key+"/approve", map[string]any{"emailAddress": address}, token)
 	}
 
-	issueProblem(t, approve(sys.Access, addr), 404, "NOT_FOUND", "SERVICE_DESK_NOT_FOUND")
+	apitest.RequireProblem(t, approve(sys.Access, addr), 404, "NOT_FOUND", apitest.Reason("SERVICE_DESK_NOT_FOUND"))
 	require.Equal(t, http.StatusOK, h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": addr}, f.owner.Access).Status)
-	issueProblem(t, approve(f.owner.Access, addr), 403, "FORBIDDEN", "ADMIN_ONLY")
-	issueProblem(t, approve(sys.Access, "other@acme.test"), 409, "CONFLICT", "DESK_EMAIL_CHANGED")
-	issueProblem(t, approve(sys.Access, "not an address"), 400, "VALIDATION_ERROR", "")
+	apitest.RequireProblem(t, approve(f.owner.Access, addr), 403, "FORBIDDEN", apitest.Reason("ADMIN_ONLY"))
+	apitest.RequireProblem(t, approve(sys.Access, "other@acme.test"), 409, "CONFLICT", apitest.Reason("DESK_EMAIL_CHANGED"))
+	apitest.RequireProblem(t, approve(sys.Access, "not an address"), 400, "VALIDATION_ERROR", apitest.NoReason)
 
 	// Five wrong codes use the code up, the right one then included.
 	code := verificationCode(t, h, f.projectID, addr)
 	for i := 0; i < servicedesk.MaxCodeAttempts; i++ {
-		issueProblem(t, h.Do("POST", f.path("/service-desk/email/verify"), map[string]any{"code": "ZZZZZZZZ"}, f.owner.Access),
-			400, "BAD_REQUEST", "DESK_EMAIL_CODE_INVALID")
+		apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/email/verify"), map[string]any{"code": "ZZZZZZZZ"}, f.owner.Access),
+			400, "BAD_REQUEST", apitest.Reason("DESK_EMAIL_CODE_INVALID"))
 	}
-	issueProblem(t, h.Do("POST", f.path("/service-desk/email/verify"), map[string]any{"code": code}, f.owner.Access),
-		400, "BAD_REQUEST", "DESK_EMAIL_CODE_EXPIRED")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/email/verify"), map[string]any{"code": code}, f.owner.Access),
+		400, "BAD_REQUEST", apitest.Reason("DESK_EMAIL_CODE_EXPIRED"))
 	// A resend waits a minute, then makes a new code; the old one is dead.
-	issueProblem(t, h.Do("POST", f.path("/service-desk/email/resend"), nil, f.owner.Access), 409, "CONFLICT", "DESK_EMAIL_RESEND_TOO_SOON")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/email/resend"), nil, f.owner.Access), 409, "CONFLICT", apitest.Reason("DESK_EMAIL_RESEND_TOO_SOON"))
 	_, err := h.DB.Pool.Exec(context.Background(),
 		"UPDATE service_desks SET email_code_sent_at = email_code_sent_at - interval '2 minutes' WHERE project_id = $1", f.projectID)
 	require.NoError(t, err)
@@ -169,14 +169,14 @@ func TestDeskAddressApprovalAndCodeLimits(t *testing.T) {
 	require.Equal(t, "PENDING", resent.JSON(t)["emailAddressStatus"])
 	fresh := verificationCode(t, h, f.projectID, addr)
 	require.NotEqual(t, code, fresh)
-	issueProblem(t, h.Do("POST", f.path("/service-desk/email/verify"), map[string]any{"code": code}, f.owner.Access),
-		400, "BAD_REQUEST", "DESK_EMAIL_CODE_INVALID")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/email/verify"), map[string]any{"code": code}, f.owner.Access),
+		400, "BAD_REQUEST", apitest.Reason("DESK_EMAIL_CODE_INVALID"))
 	// An expired code is refused.
 	_, err = h.DB.Pool.Exec(context.Background(),
 		"UPDATE service_desks SET email_code_expires_at = clock_timestamp() - interval '1 second' WHERE project_id = $1", f.projectID)
 	require.NoError(t, err)
-	issueProblem(t, h.Do("POST", f.path("/service-desk/email/verify"), map[string]any{"code": fresh}, f.owner.Access),
-		400, "BAD_REQUEST", "DESK_EMAIL_CODE_EXPIRED")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/email/verify"), map[string]any{"code": fresh}, f.owner.Access),
+		400, "BAD_REQUEST", apitest.Reason("DESK_EMAIL_CODE_EXPIRED"))
 	require.Equal(t, servicedesk.IngestSkipped, deliverMail(t, h, addr, "still pending").Outcome)
 
 	// Changing the address within the minute mails nothing (the desk waits for a resend),
@@ -185,7 +185,7 @@ func TestDeskAddressApprovalAndCodeLimits(t *testing.T) {
 	changed := h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": other}, f.owner.Access)
 	require.Equal(t, "PENDING", changed.JSON(t)["emailAddressStatus"])
 	require.Zero(t, h.Count("SELECT count(*) FROM river_job WHERE kind = 'servicedesk.address_verification' AND args->>'address' = $1", other))
-	issueProblem(t, h.Do("POST", f.path("/service-desk/email/resend"), nil, f.owner.Access), 409, "CONFLICT", "DESK_EMAIL_RESEND_TOO_SOON")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/email/resend"), nil, f.owner.Access), 409, "CONFLICT", apitest.Reason("DESK_EMAIL_RESEND_TOO_SOON"))
 	require.Equal(t, http.StatusOK, h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": addr}, f.owner.Access).Status)
 
 	// The system ADMIN sees it waiting, and nobody else does.
@@ -200,7 +200,7 @@ func TestDeskAddressApprovalAndCodeLimits(t *testing.T) {
 	require.NotNil(t, listed, "%s", list.Body)
 	require.Equal(t, addr, listed["emailAddress"])
 	require.Equal(t, "PENDING", listed["emailAddressStatus"])
-	issueProblem(t, h.Do("GET", "/api/v1/admin/service-desk/addresses", nil, f.owner.Access), 403, "FORBIDDEN", "ADMIN_ONLY")
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/admin/service-desk/addresses", nil, f.owner.Access), 403, "FORBIDDEN", apitest.Reason("ADMIN_ONLY"))
 
 	// The system ADMIN's approval proves it (audited in the project's log).
 	r := approve(sys.Access, strings.ToUpper(addr))
@@ -225,8 +225,8 @@ func TestDeskAddressReservedForMailbox(t *testing.T) {
 	}})
 	f := issueFixtureOn(t, h)
 	for _, a := range []string{"desk@mailbox.test", "Desk@Mailbox.TEST", " catchall@mailbox.test "} {
-		issueProblem(t, h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": a}, f.owner.Access),
-			409, "CONFLICT", "DESK_EMAIL_RESERVED")
+		apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": a}, f.owner.Access),
+			409, "CONFLICT", apitest.Reason("DESK_EMAIL_RESERVED"))
 	}
 	require.Zero(t, h.Count("SELECT count(*) FROM service_desks WHERE lower(email_address) LIKE '%@mailbox.test'"))
 	require.Zero(t, h.Count("SELECT count(*) FROM river_job WHERE kind = 'servicedesk.address_verification'"))

@@ -50,10 +50,10 @@ func TestServiceDeskEnable(t *testing.T) {
 	h := shared(t)
 	f := issueFixtureOn(t, h)
 
-	issueProblem(t, h.Do("GET", f.path("/service-desk"), nil, f.owner.Access), 404, "NOT_FOUND", "SERVICE_DESK_NOT_FOUND")
-	issueProblem(t, h.Do("POST", f.path("/service-desk/enable"), map[string]any{}, f.member.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": "not an address"}, f.owner.Access),
-		400, "VALIDATION_ERROR", "")
+	apitest.RequireProblem(t, h.Do("GET", f.path("/service-desk"), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("SERVICE_DESK_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/enable"), map[string]any{}, f.member.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": "not an address"}, f.owner.Access),
+		400, "VALIDATION_ERROR", apitest.NoReason)
 
 	addr := "help-" + strings.ToLower(f.key) + "@example.com"
 	r := h.Do("POST", f.path("/service-desk/enable"), map[string]any{"emailAddress": addr}, f.owner.Access)
@@ -67,7 +67,7 @@ func TestServiceDeskEnable(t *testing.T) {
 	got := h.Do("GET", f.path("/service-desk"), nil, f.viewer.Access)
 	require.Equal(t, http.StatusOK, got.Status)
 	require.Equal(t, desk, got.JSON(t))
-	issueProblem(t, h.Do("GET", f.path("/service-desk"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, h.Do("GET", f.path("/service-desk"), nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 
 	// Enabling again keeps the desk, re-enables it and replaces the address (an empty
 	// body clears it).
@@ -89,8 +89,8 @@ func TestServiceDeskEnable(t *testing.T) {
 	sys := h.Register("Sys")
 	h.MakeAdmin(sys)
 	require.Equal(t, http.StatusOK, h.Do("POST", "/api/v1/admin/service-desk/addresses/"+f.key+"/approve", map[string]any{"emailAddress": addr}, sys.Access).Status)
-	issueProblem(t, h.Do("POST", other.path("/service-desk/enable"), map[string]any{"emailAddress": strings.ToUpper(addr)}, other.owner.Access),
-		409, "CONFLICT", "DESK_EMAIL_TAKEN")
+	apitest.RequireProblem(t, h.Do("POST", other.path("/service-desk/enable"), map[string]any{"emailAddress": strings.ToUpper(addr)}, other.owner.Access),
+		409, "CONFLICT", apitest.Reason("DESK_EMAIL_TAKEN"))
 }
 
 func TestTicketSubmission(t *testing.T) {
@@ -100,8 +100,8 @@ func TestTicketSubmission(t *testing.T) {
 	body := map[string]any{"title": "Printer on fire", "description": "Third floor.", "senderEmail": "Ann@Example.com"}
 
 	// Without a desk (or project) the form is not found.
-	issueProblem(t, h.Do("POST", f.path("/service-desk/tickets"), body, ""), 404, "NOT_FOUND", "SERVICE_DESK_NOT_FOUND")
-	issueProblem(t, h.Do("POST", "/api/v1/projects/NOPE9/service-desk/tickets", body, ""), 404, "NOT_FOUND", "SERVICE_DESK_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/tickets"), body, ""), 404, "NOT_FOUND", apitest.Reason("SERVICE_DESK_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("POST", "/api/v1/projects/NOPE9/service-desk/tickets", body, ""), 404, "NOT_FOUND", apitest.Reason("SERVICE_DESK_NOT_FOUND"))
 	require.Equal(t, http.StatusOK, h.Do("POST", f.path("/service-desk/enable"), nil, f.owner.Access).Status)
 	df := &deskFixture{issueFixture: f}
 
@@ -144,7 +144,7 @@ func TestTicketSubmission(t *testing.T) {
 		{map[string]any{"title": "ok", "senderEmail": strings.Repeat("a", 250) + "@x.com"}, "VALIDATION_ERROR", "", "senderEmail", 400},
 	} {
 		r := h.Do("POST", f.path("/service-desk/tickets"), tc.body, "")
-		issueProblem(t, r, tc.status, tc.code, tc.reason)
+		apitest.RequireProblem(t, r, tc.status, tc.code, apitest.ReasonOrNone(tc.reason))
 		if tc.field != "" {
 			require.Contains(t, r.JSON(t)["details"], tc.field, "%s", r.Body)
 		}
@@ -186,7 +186,7 @@ func TestTicketRateLimit(t *testing.T) {
 	require.Equal(t, http.StatusCreated, h.Do("POST", f.path("/service-desk/tickets"), body, "", from("10.7.0.1")...).Status)
 	require.Equal(t, http.StatusCreated, h.Do("POST", f.path("/service-desk/tickets"), body, "", from("10.7.0.1")...).Status)
 	r := h.Do("POST", f.path("/service-desk/tickets"), body, "", from("10.7.0.1")...)
-	issueProblem(t, r, 429, "RATE_LIMITED", "")
+	apitest.RequireProblem(t, r, 429, "RATE_LIMITED", apitest.NoReason)
 	require.NotEmpty(t, r.Header.Get("Retry-After"))
 	// Another address has its own window, and logging in is not counted against tickets.
 	require.Equal(t, http.StatusCreated, h.Do("POST", f.path("/service-desk/tickets"), body, "", from("10.7.0.2")...).Status)
@@ -199,7 +199,7 @@ func TestTicketList(t *testing.T) {
 	t.Parallel()
 	h := shared(t)
 	f := deskFixtureOn(t, h)
-	issueProblem(t, h.Do("GET", f.path("/service-desk/tickets"), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, h.Do("GET", f.path("/service-desk/tickets"), nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 
 	plain := f.create(t, map[string]any{"title": "Not a ticket"})
 	first := f.ticket(t, map[string]any{"title": "First", "senderEmail": "a@example.com"})
@@ -232,7 +232,7 @@ func TestTicketList(t *testing.T) {
 	page := h.Do("GET", f.path("/service-desk/tickets?page=1&size=2"), nil, f.owner.Access).Array(t)
 	require.Len(t, page, 1)
 	require.Equal(t, first["issueKey"], page[0].(map[string]any)["key"])
-	issueProblem(t, h.Do("GET", f.path("/service-desk/tickets?size=0"), nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
+	apitest.RequireProblem(t, h.Do("GET", f.path("/service-desk/tickets?size=0"), nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_PAGE"))
 
 	// A HIGH ticket in progress gets a due time from the HIGH policy; one started two
 	// hours ago is breached.
@@ -261,12 +261,12 @@ func TestSLAPolicies(t *testing.T) {
 	h := shared(t)
 	f := issueFixtureOn(t, h)
 	body := map[string]any{"name": "Gold", "priority": "HIGH", "responseMinutes": 15, "resolutionMinutes": 240}
-	issueProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), body, f.owner.Access), 404, "NOT_FOUND", "SERVICE_DESK_NOT_FOUND")
-	issueProblem(t, h.Do("GET", f.path("/service-desk/sla-policies"), nil, f.owner.Access), 404, "NOT_FOUND", "SERVICE_DESK_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), body, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("SERVICE_DESK_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("GET", f.path("/service-desk/sla-policies"), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("SERVICE_DESK_NOT_FOUND"))
 	require.Equal(t, http.StatusOK, h.Do("POST", f.path("/service-desk/enable"), nil, f.owner.Access).Status)
 	df := &deskFixture{issueFixture: f}
 
-	issueProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), body, f.member.Access), 403, "FORBIDDEN", "")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), body, f.member.Access), 403, "FORBIDDEN", apitest.NoReason)
 	for _, tc := range []struct {
 		change       map[string]any
 		code, reason string
@@ -286,7 +286,7 @@ func TestSLAPolicies(t *testing.T) {
 		for k, v := range tc.change {
 			b[k] = v
 		}
-		issueProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), b, f.owner.Access), 400, tc.code, tc.reason)
+		apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), b, f.owner.Access), 400, tc.code, apitest.ReasonOrNone(tc.reason))
 	}
 
 	r := h.Do("POST", f.path("/service-desk/sla-policies"), body, f.owner.Access)
@@ -298,19 +298,19 @@ func TestSLAPolicies(t *testing.T) {
 	require.Equal(t, 240.0, gold["resolutionMinutes"])
 	require.Equal(t, []any{}, gold["escalationRules"])
 	require.NotEmpty(t, gold["serviceDeskId"])
-	issueProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), body, f.owner.Access), 409, "CONFLICT", "SLA_POLICY_EXISTS")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/service-desk/sla-policies"), body, f.owner.Access), 409, "CONFLICT", apitest.Reason("SLA_POLICY_EXISTS"))
 	low := df.policy(t, "LOW", 60, 2880)
 
 	// Escalation rules: members only, ids checked, repeated recipients once.
 	rules := f.path("/service-desk/sla-policies/" + gold["id"].(string) + "/escalation-rules")
-	issueProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 60}, f.member.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, h.Do("POST", rules, map[string]any{}, f.owner.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
-	issueProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 0}, f.owner.Access), 400, "VALIDATION_ERROR", "")
-	issueProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 5, "assigneeId": "nope"}, f.owner.Access), 400, "BAD_REQUEST", "INVALID_UUID")
-	issueProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 5, "notifyUserIds": []string{f.outsider.ID.String()}}, f.owner.Access),
-		404, "NOT_FOUND", "USER_NOT_MEMBER")
-	issueProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 5, "assigneeId": f.outsider.ID}, f.owner.Access),
-		404, "NOT_FOUND", "USER_NOT_MEMBER")
+	apitest.RequireProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 60}, f.member.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("POST", rules, map[string]any{}, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
+	apitest.RequireProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 0}, f.owner.Access), 400, "VALIDATION_ERROR", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 5, "assigneeId": "nope"}, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
+	apitest.RequireProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 5, "notifyUserIds": []string{f.outsider.ID.String()}}, f.owner.Access),
+		404, "NOT_FOUND", apitest.Reason("USER_NOT_MEMBER"))
+	apitest.RequireProblem(t, h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 5, "assigneeId": f.outsider.ID}, f.owner.Access),
+		404, "NOT_FOUND", apitest.Reason("USER_NOT_MEMBER"))
 	r = h.Do("POST", rules, map[string]any{"escalateAfterMinutes": 120, "assigneeId": f.member.ID,
 		"notifyUserIds": []string{f.viewer.ID.String(), f.owner.ID.String(), f.viewer.ID.String()}}, f.owner.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -331,26 +331,26 @@ func TestSLAPolicies(t *testing.T) {
 
 	// Another project's desk does not see this one's policies.
 	other := deskFixtureOn(t, h)
-	issueProblem(t, h.Do("DELETE", other.path("/service-desk/sla-policies/"+gold["id"].(string)), nil, other.owner.Access),
-		404, "NOT_FOUND", "SLA_POLICY_NOT_FOUND")
-	issueProblem(t, h.Do("POST", other.path("/service-desk/sla-policies/"+gold["id"].(string)+"/escalation-rules"),
-		map[string]any{"escalateAfterMinutes": 5}, other.owner.Access), 404, "NOT_FOUND", "SLA_POLICY_NOT_FOUND")
-	issueProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/"+uuid.NewString()), nil, f.owner.Access),
-		404, "NOT_FOUND", "SLA_POLICY_NOT_FOUND")
-	issueProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/x"), nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, h.Do("DELETE", other.path("/service-desk/sla-policies/"+gold["id"].(string)), nil, other.owner.Access),
+		404, "NOT_FOUND", apitest.Reason("SLA_POLICY_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("POST", other.path("/service-desk/sla-policies/"+gold["id"].(string)+"/escalation-rules"),
+		map[string]any{"escalateAfterMinutes": 5}, other.owner.Access), 404, "NOT_FOUND", apitest.Reason("SLA_POLICY_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/"+uuid.NewString()), nil, f.owner.Access),
+		404, "NOT_FOUND", apitest.Reason("SLA_POLICY_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/x"), nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 
 	// Deleting a policy takes its rules and breach records with it.
 	iss := f.create(t, map[string]any{"title": "Breached", "priority": "HIGH"})
 	_, err := h.DB.Pool.Exec(context.Background(), `INSERT INTO sla_reports (issue_id, sla_policy_id, kind, reported_at)
 		VALUES ($1, $2, 'RESOLUTION', now())`, iss["id"], gold["id"])
 	require.NoError(t, err)
-	issueProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/"+gold["id"].(string)), nil, f.member.Access), 403, "FORBIDDEN", "")
+	apitest.RequireProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/"+gold["id"].(string)), nil, f.member.Access), 403, "FORBIDDEN", apitest.NoReason)
 	require.Equal(t, http.StatusNoContent, h.Do("DELETE", f.path("/service-desk/sla-policies/"+gold["id"].(string)), nil, f.owner.Access).Status)
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM escalation_rules WHERE sla_policy_id = $1", gold["id"]))
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM sla_reports WHERE sla_policy_id = $1", gold["id"]))
 	require.Len(t, h.Do("GET", f.path("/service-desk/sla-policies"), nil, f.owner.Access).Array(t), 1)
-	issueProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/"+gold["id"].(string)), nil, f.owner.Access),
-		404, "NOT_FOUND", "SLA_POLICY_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("DELETE", f.path("/service-desk/sla-policies/"+gold["id"].(string)), nil, f.owner.Access),
+		404, "NOT_FOUND", apitest.Reason("SLA_POLICY_NOT_FOUND"))
 }
 
 func TestIncidents(t *testing.T) {
@@ -360,18 +360,18 @@ func TestIncidents(t *testing.T) {
 	iss := f.create(t, map[string]any{"title": "Checkout down"})
 	id := iss["id"].(string)
 
-	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": id, "severity": "P1"}, f.viewer.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": id, "severity": "P5"}, f.member.Access),
-		400, "BAD_REQUEST", "INVALID_ENUM")
-	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"severity": "P1"}, f.member.Access), 400, "BAD_REQUEST", "MISSING_FIELD")
-	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": "x", "severity": "P1"}, f.member.Access),
-		400, "BAD_REQUEST", "INVALID_UUID")
-	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": id, "severity": "P1", "onCallAssigneeId": f.outsider.ID},
-		f.member.Access), 404, "NOT_FOUND", "USER_NOT_MEMBER")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": id, "severity": "P1"}, f.viewer.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": id, "severity": "P5"}, f.member.Access),
+		400, "BAD_REQUEST", apitest.Reason("INVALID_ENUM"))
+	apitest.RequireProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"severity": "P1"}, f.member.Access), 400, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
+	apitest.RequireProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": "x", "severity": "P1"}, f.member.Access),
+		400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
+	apitest.RequireProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": id, "severity": "P1", "onCallAssigneeId": f.outsider.ID},
+		f.member.Access), 404, "NOT_FOUND", apitest.Reason("USER_NOT_MEMBER"))
 	other := issueFixtureOn(t, h)
 	foreign := other.create(t, map[string]any{"title": "Elsewhere"})
-	issueProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": foreign["id"], "severity": "P1"}, f.member.Access),
-		404, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/incidents"), map[string]any{"issueId": foreign["id"], "severity": "P1"}, f.member.Access),
+		404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 
 	// The listed users get one INCIDENT notification each (job inserted with the
 	// incident); the caller, listed too, gets none when the job runs.
@@ -398,10 +398,10 @@ func TestIncidents(t *testing.T) {
 	require.Len(t, h.Do("GET", other.path("/incidents"), nil, other.owner.Access).Array(t), 0)
 
 	incPath := f.path("/incidents/" + inc["id"].(string))
-	issueProblem(t, h.Do("PATCH", other.path("/incidents/"+inc["id"].(string)), map[string]any{"postmortemBody": nil}, other.owner.Access),
-		404, "NOT_FOUND", "INCIDENT_NOT_FOUND")
-	issueProblem(t, h.Do("PATCH", incPath, map[string]any{"postmortemBody": nil}, f.viewer.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, h.Do("PATCH", incPath, map[string]any{"postmortemBody": "  "}, f.member.Access), 400, "VALIDATION_ERROR", "")
+	apitest.RequireProblem(t, h.Do("PATCH", other.path("/incidents/"+inc["id"].(string)), map[string]any{"postmortemBody": nil}, other.owner.Access),
+		404, "NOT_FOUND", apitest.Reason("INCIDENT_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("PATCH", incPath, map[string]any{"postmortemBody": nil}, f.viewer.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("PATCH", incPath, map[string]any{"postmortemBody": "  "}, f.member.Access), 400, "VALIDATION_ERROR", apitest.NoReason)
 
 	// With a postmortem: stored, and a system comment on the issue says so.
 	require.Equal(t, http.StatusNoContent, h.Do("PATCH", incPath, map[string]any{"postmortemBody": "Cache stampede; added jitter."}, f.member.Access).Status)
@@ -411,7 +411,7 @@ func TestIncidents(t *testing.T) {
 	require.Nil(t, c["authorId"])
 	require.Contains(t, c["body"], "Postmortem")
 	require.Contains(t, c["body"], "Cache stampede; added jitter.")
-	issueProblem(t, h.Do("PATCH", incPath, map[string]any{"postmortemBody": "again"}, f.member.Access), 409, "CONFLICT", "INCIDENT_RESOLVED")
+	apitest.RequireProblem(t, h.Do("PATCH", incPath, map[string]any{"postmortemBody": "again"}, f.member.Access), 409, "CONFLICT", apitest.Reason("INCIDENT_RESOLVED"))
 
 	// Without one: resolved, no comment.
 	quietPath := f.path("/incidents/" + quiet.JSON(t)["id"].(string))

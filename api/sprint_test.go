@@ -51,21 +51,21 @@ func TestSprintCreateListAndPatch(t *testing.T) {
 	// Validation: missing name, blank name, end before start (in the request, and
 	// against the stored start), malformed date.
 	r = f.h.Do("POST", f.path("/sprints"), map[string]any{"goal": "x"}, f.member.Access)
-	issueProblem(t, r, 400, "BAD_REQUEST", "MISSING_FIELD")
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
 	r = f.h.Do("POST", f.path("/sprints"), map[string]any{"name": "  "}, f.member.Access)
-	issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+	apitest.RequireProblem(t, r, 400, "VALIDATION_ERROR", apitest.NoReason)
 	require.Contains(t, r.JSON(t)["details"], "name")
 	r = f.h.Do("POST", f.path("/sprints"), map[string]any{"name": "x", "startDate": "2026-03-02", "endDate": "2026-03-01"}, f.member.Access)
-	issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+	apitest.RequireProblem(t, r, 400, "VALIDATION_ERROR", apitest.NoReason)
 	require.Contains(t, r.JSON(t)["details"], "endDate")
 	r = f.call("PATCH", a["id"].(string), "", map[string]any{"endDate": "2026-03-01"})
-	issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+	apitest.RequireProblem(t, r, 400, "VALIDATION_ERROR", apitest.NoReason)
 	require.Contains(t, r.JSON(t)["details"], "endDate")
 	r = f.call("PATCH", a["id"].(string), "", map[string]any{"startDate": "2026-3-1"})
-	issueProblem(t, r, 400, "VALIDATION_ERROR", "")
+	apitest.RequireProblem(t, r, 400, "VALIDATION_ERROR", apitest.NoReason)
 	require.Contains(t, r.JSON(t)["details"], "startDate")
 	r = f.call("PATCH", a["id"].(string), "", map[string]any{"name": 5})
-	issueProblem(t, r, 400, "BAD_REQUEST", "WRONG_TYPE")
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("WRONG_TYPE"))
 
 	// Roles: a VIEWER cannot write, an outsider cannot read.
 	r = f.h.Do("POST", f.path("/sprints"), map[string]any{"name": "x"}, f.viewer.Access)
@@ -256,11 +256,11 @@ func TestSprintOfAnotherProject(t *testing.T) {
 		{"DELETE", "/issues/" + iss["id"].(string), nil},
 	} {
 		r := f.call(tc.method, foreign, tc.suffix, tc.body)
-		issueProblem(t, r, http.StatusForbidden, "FORBIDDEN", "SPRINT_NOT_IN_PROJECT")
+		apitest.RequireProblem(t, r, http.StatusForbidden, "FORBIDDEN", apitest.Reason("SPRINT_NOT_IN_PROJECT"))
 		r = f.call(tc.method, uuid.NewString(), tc.suffix, tc.body)
-		issueProblem(t, r, http.StatusNotFound, "NOT_FOUND", "SPRINT_NOT_FOUND")
+		apitest.RequireProblem(t, r, http.StatusNotFound, "NOT_FOUND", apitest.Reason("SPRINT_NOT_FOUND"))
 		r = f.call(tc.method, "not-a-uuid", tc.suffix, tc.body)
-		issueProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
+		apitest.RequireProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	}
 	require.Equal(t, 1, g.h.Count("SELECT count(*) FROM sprints WHERE id = $1 AND name = 'theirs' AND status = 'PLANNED'", foreign))
 }
@@ -289,26 +289,26 @@ func TestSprintIssueMembership(t *testing.T) {
 
 	// DELETE of an issue in another sprint, or in none.
 	r := f.call("DELETE", a, "/issues/"+id, nil)
-	issueProblem(t, r, http.StatusConflict, "CONFLICT", "ISSUE_NOT_IN_SPRINT")
+	apitest.RequireProblem(t, r, http.StatusConflict, "CONFLICT", apitest.Reason("ISSUE_NOT_IN_SPRINT"))
 	r = f.call("DELETE", b, "/issues/"+key, nil)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
 	require.Equal(t, "", f.issueSprint(t, id))
 	require.Equal(t, "SPRINT_CHANGED:B→∅", f.activity(t, id)[2])
 	r = f.call("DELETE", b, "/issues/"+id, nil)
-	issueProblem(t, r, http.StatusConflict, "CONFLICT", "ISSUE_NOT_IN_SPRINT")
+	apitest.RequireProblem(t, r, http.StatusConflict, "CONFLICT", apitest.Reason("ISSUE_NOT_IN_SPRINT"))
 
 	// Issues of another project, unknown issues and malformed refs.
 	g := sprintFixtureNew(t)
 	theirs := g.create(t, map[string]any{"title": "theirs"})
 	for _, ref := range []string{theirs["id"].(string), theirs["key"].(string), uuid.NewString(), f.key + "-999"} {
 		r = f.call("PUT", a, "/issues/"+ref, nil)
-		issueProblem(t, r, http.StatusNotFound, "NOT_FOUND", "ISSUE_NOT_FOUND")
+		apitest.RequireProblem(t, r, http.StatusNotFound, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 		r = f.call("DELETE", a, "/issues/"+ref, nil)
-		issueProblem(t, r, http.StatusNotFound, "NOT_FOUND", "ISSUE_NOT_FOUND")
+		apitest.RequireProblem(t, r, http.StatusNotFound, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 	}
 	require.Equal(t, "", g.issueSprint(t, theirs["id"].(string)))
 	r = f.call("PUT", a, "/issues/bad%20ref", nil)
-	issueProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", "INVALID_ISSUE_REF")
+	apitest.RequireProblem(t, r, http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_ISSUE_REF"))
 
 	// A VIEWER may not move issues.
 	r = f.h.Do("PUT", f.path("/sprints/"+a+"/issues/"+id), nil, f.viewer.Access)

@@ -179,7 +179,7 @@ func TestStompMembersReceiveIssueMovedAfterCommit(t *testing.T) {
 		wf, f.prog, f.done)
 	require.NoError(t, err)
 	r := f.h.Do("PATCH", f.path("/issues/"+id), map[string]any{"statusId": f.todo}, f.owner.Access)
-	issueProblem(t, r, 400, "BAD_REQUEST", "TRANSITION_NOT_ALLOWED")
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("TRANSITION_NOT_ALLOWED"))
 	f.patch(t, id, map[string]any{"statusId": f.done})
 	for _, c := range []*stomptest.Client{viewer, member} {
 		_, m := stompMessage(t, c)

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"net/url"
 	"strings"
@@ -64,10 +65,10 @@ func TestUserSearch(t *testing.T) {
 	// Who may search: system ADMIN, project ADMIN/owner, organization OWNER/ADMIN.
 	plain := h.Register("Plain")
 	h.SetSystemRole(plain, "MEMBER")
-	pjProblem(t, h.Do("GET", "/api/v1/users/search?q="+tag, nil, plain.Access), http.StatusForbidden, "FORBIDDEN", "USER_SEARCH_FORBIDDEN")
-	pjProblem(t, h.Do("GET", "/api/v1/users/search?q=a", nil, plain.Access), http.StatusForbidden, "FORBIDDEN", "USER_SEARCH_FORBIDDEN")
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/users/search?q="+tag, nil, plain.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("USER_SEARCH_FORBIDDEN"))
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/users/search?q=a", nil, plain.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("USER_SEARCH_FORBIDDEN"))
 	pjAddMember(t, h, searcher.Access, key, plain.ID, "MEMBER")
-	pjProblem(t, h.Do("GET", "/api/v1/users/search?q="+tag, nil, plain.Access), http.StatusForbidden, "FORBIDDEN", "USER_SEARCH_FORBIDDEN")
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/users/search?q="+tag, nil, plain.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("USER_SEARCH_FORBIDDEN"))
 	require.Equal(t, http.StatusOK, h.Do("PATCH", "/api/v1/projects/"+key+"/members/"+plain.ID.String(), map[string]any{"role": "ADMIN"}, searcher.Access).Status)
 	require.Len(t, get(plain.Access, tag), 10, "a project ADMIN may search")
 
@@ -80,6 +81,6 @@ func TestUserSearch(t *testing.T) {
 	pjAddOrgMember(t, h, sys.Access, org, orgAdmin.ID, "ADMIN")
 	pjAddOrgMember(t, h, sys.Access, org, orgMember.ID, "MEMBER")
 	require.Len(t, get(orgAdmin.Access, tag), 10, "an organization ADMIN may search")
-	pjProblem(t, h.Do("GET", "/api/v1/users/search?q="+tag, nil, orgMember.Access), http.StatusForbidden, "FORBIDDEN", "USER_SEARCH_FORBIDDEN")
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/users/search?q="+tag, nil, orgMember.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("USER_SEARCH_FORBIDDEN"))
 	require.Equal(t, http.StatusUnauthorized, h.Do("GET", "/api/v1/users/search?q="+tag, nil, "").Status)
 }

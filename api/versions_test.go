@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"sort"
 	"strings"
@@ -26,8 +27,8 @@ func TestVersions(t *testing.T) {
 	v2 := f.version(t, "2.0")
 
 	// The same name in another project is fine; twice in one project is 409.
-	issueProblem(t, f.h.Do("POST", f.path("/versions"), map[string]any{"name": "2.0"}, f.owner.Access), 409, "CONFLICT", "DUPLICATE_NAME")
-	issueProblem(t, f.h.Do("PUT", f.path("/versions/"+id), map[string]any{"name": "2.0"}, f.owner.Access), 409, "CONFLICT", "DUPLICATE_NAME")
+	apitest.RequireProblem(t, f.h.Do("POST", f.path("/versions"), map[string]any{"name": "2.0"}, f.owner.Access), 409, "CONFLICT", apitest.Reason("DUPLICATE_NAME"))
+	apitest.RequireProblem(t, f.h.Do("PUT", f.path("/versions/"+id), map[string]any{"name": "2.0"}, f.owner.Access), 409, "CONFLICT", apitest.Reason("DUPLICATE_NAME"))
 
 	r = f.h.Do("PUT", f.path("/versions/"+id), map[string]any{"name": "1.1"}, f.member.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -48,21 +49,21 @@ func TestVersions(t *testing.T) {
 		{map[string]any{"name": strings.Repeat("v", 51)}, "VALIDATION_ERROR", ""},
 		{map[string]any{"name": "v\x00"}, "VALIDATION_ERROR", "NUL_CHARACTER"},
 	} {
-		issueProblem(t, f.h.Do("POST", f.path("/versions"), bad.body, f.owner.Access), 400, bad.code, bad.reason)
-		issueProblem(t, f.h.Do("PUT", f.path("/versions/"+id), bad.body, f.owner.Access), 400, bad.code, bad.reason)
+		apitest.RequireProblem(t, f.h.Do("POST", f.path("/versions"), bad.body, f.owner.Access), 400, bad.code, apitest.ReasonOrNone(bad.reason))
+		apitest.RequireProblem(t, f.h.Do("PUT", f.path("/versions/"+id), bad.body, f.owner.Access), 400, bad.code, apitest.ReasonOrNone(bad.reason))
 	}
 	require.Equal(t, http.StatusCreated, f.h.Do("POST", f.path("/versions"), map[string]any{"name": strings.Repeat("v", 50)}, f.owner.Access).Status)
 
 	// Another project's version, an unknown one and a malformed id.
-	issueProblem(t, f.h.Do("PUT", f.path("/versions/"+foreign), map[string]any{"name": "x"}, f.owner.Access), 404, "NOT_FOUND", "VERSION_NOT_FOUND")
-	issueProblem(t, f.h.Do("DELETE", f.path("/versions/"+foreign), nil, f.owner.Access), 404, "NOT_FOUND", "VERSION_NOT_FOUND")
-	issueProblem(t, f.h.Do("DELETE", f.path("/versions/"+uuid.NewString()), nil, f.owner.Access), 404, "NOT_FOUND", "VERSION_NOT_FOUND")
-	issueProblem(t, f.h.Do("PUT", f.path("/versions/nope"), map[string]any{"name": "x"}, f.owner.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, f.h.Do("PUT", f.path("/versions/"+foreign), map[string]any{"name": "x"}, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("VERSION_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/versions/"+foreign), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("VERSION_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/versions/"+uuid.NewString()), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("VERSION_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("PUT", f.path("/versions/nope"), map[string]any{"name": "x"}, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	require.Equal(t, "1.0", other.h.Do("GET", other.path("/versions"), nil, other.owner.Access).Array(t)[0].(map[string]any)["name"])
 
 	// Viewers and outsiders may not write.
-	issueProblem(t, f.h.Do("PUT", f.path("/versions/"+id), map[string]any{"name": "x"}, f.viewer.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, f.h.Do("DELETE", f.path("/versions/"+id), nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, f.h.Do("PUT", f.path("/versions/"+id), map[string]any{"name": "x"}, f.viewer.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.path("/versions/"+id), nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 
 	// Delete removes the assignments of the version, not the issues.
 	iss := f.create(t, map[string]any{"title": "Versioned"})

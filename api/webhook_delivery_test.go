@@ -309,20 +309,25 @@ func TestWebhookJobRetriesOnlyItsFailedDeliveries(t *testing.T) {
 		"the second run skips the delivered ones")
 }
 
+// TestWebhookRedirectIsAFailedAttempt: a receiver that answers 302 with a Location
+// naming a second receiver is not followed. The second receiver is never called, and
+// the attempt is recorded as failed (302, not delivered) with a retry scheduled.
 func TestWebhookRedirectIsAFailedAttempt(t *testing.T) {
 	t.Parallel()
 	h := whHarness(t, time.Hour)
 	f := issueFixtureOn(t, h)
 	target := whNewReceiver(t, h, nil)
 	recv := whNewReceiver(t, h, func(int) int { return http.StatusFound })
+	recv.redirectTo(target.url())
 	wh, _ := whCreate(t, h, f.key, f.owner.Access, map[string]any{"url": recv.url(), "events": []string{"issue.created"}})
-	_ = target
 	h.StartWorkers()
 	f.create(t, map[string]any{"title": "Redirected"})
 	recv.wait(t, 1, 15*time.Second)
 	apitest.Eventually(t, 10*time.Second, func() bool {
 		return h.Count("SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1 AND attempt_count = 1 AND response_status = 302 AND next_retry_at IS NOT NULL AND delivered_at IS NULL", wh["id"]) == 1
 	}, "302 recorded as a failed attempt with a retry scheduled")
+	require.Len(t, recv.got(), 1, "one attempt; the retry is an hour away")
+	require.Empty(t, target.got(), "the redirect's target was never called")
 }
 
 func TestWebhookDialTimeAddressCheck(t *testing.T) {
@@ -334,8 +339,8 @@ func TestWebhookDialTimeAddressCheck(t *testing.T) {
 	}})
 	f := issueFixtureOn(t, h)
 	recv := whNewReceiver(t, h, nil)
-	issueProblem(t, h.Do("POST", f.path("/webhooks"), map[string]any{"url": recv.url(), "events": []string{"issue.created"}}, f.owner.Access),
-		400, "BAD_REQUEST", "WEBHOOK_URL_REJECTED")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/webhooks"), map[string]any{"url": recv.url(), "events": []string{"issue.created"}}, f.owner.Access),
+		400, "BAD_REQUEST", apitest.Reason("WEBHOOK_URL_REJECTED"))
 	var whID uuid.UUID
 	require.NoError(t, h.DB.Pool.QueryRow(context.Background(), `INSERT INTO webhooks (project_id, url, secret, events)
 		VALUES ($1, $2, 'secret', '{issue.created}') RETURNING id`, f.projectID, recv.url()).Scan(&whID))
@@ -370,7 +375,7 @@ func TestWebhookPingAndRedeliver(t *testing.T) {
 	}
 	require.NotEmpty(t, ping["createdAt"])
 	require.Equal(t, http.StatusCreated, h.Do("POST", base+"/test", "{}", f.owner.Access).Status, "{} is accepted")
-	issueProblem(t, h.Do("POST", base+"/test", "[", f.owner.Access), 400, "BAD_REQUEST", "MALFORMED_JSON")
+	apitest.RequireProblem(t, h.Do("POST", base+"/test", "[", f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("MALFORMED_JSON"))
 
 	h.StartWorkers()
 	hits := recv.wait(t, 2, 15*time.Second)
@@ -410,15 +415,15 @@ func TestWebhookPingAndRedeliver(t *testing.T) {
 	}, "redelivery recorded")
 
 	// Refusals: unknown delivery, a delivery of another webhook, a member, a disabled webhook.
-	issueProblem(t, h.Do("POST", base+"/deliveries/"+uuid.NewString()+"/redeliver", nil, f.owner.Access), 404, "NOT_FOUND", "DELIVERY_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("POST", base+"/deliveries/"+uuid.NewString()+"/redeliver", nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("DELIVERY_NOT_FOUND"))
 	other, _ := whCreate(t, h, f.key, f.owner.Access, map[string]any{"url": recv.url(), "events": []string{"sprint.started"}})
-	issueProblem(t, h.Do("POST", f.path("/webhooks/"+other["id"].(string)+"/deliveries/"+ping["id"].(string)+"/redeliver"), nil, f.owner.Access),
-		404, "NOT_FOUND", "DELIVERY_NOT_FOUND")
-	issueProblem(t, h.Do("POST", base+"/deliveries/"+ping["id"].(string)+"/redeliver", nil, f.member.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, h.Do("POST", base+"/deliveries/nope/redeliver", nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, h.Do("POST", f.path("/webhooks/"+other["id"].(string)+"/deliveries/"+ping["id"].(string)+"/redeliver"), nil, f.owner.Access),
+		404, "NOT_FOUND", apitest.Reason("DELIVERY_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("POST", base+"/deliveries/"+ping["id"].(string)+"/redeliver", nil, f.member.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("POST", base+"/deliveries/nope/redeliver", nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	require.Equal(t, http.StatusOK, h.Do("PUT", base, map[string]any{"enabled": false}, f.owner.Access).Status)
-	issueProblem(t, h.Do("POST", base+"/test", nil, f.owner.Access), 409, "CONFLICT", "WEBHOOK_DISABLED")
-	issueProblem(t, h.Do("POST", base+"/deliveries/"+ping["id"].(string)+"/redeliver", nil, f.owner.Access), 409, "CONFLICT", "WEBHOOK_DISABLED")
+	apitest.RequireProblem(t, h.Do("POST", base+"/test", nil, f.owner.Access), 409, "CONFLICT", apitest.Reason("WEBHOOK_DISABLED"))
+	apitest.RequireProblem(t, h.Do("POST", base+"/deliveries/"+ping["id"].(string)+"/redeliver", nil, f.owner.Access), 409, "CONFLICT", apitest.Reason("WEBHOOK_DISABLED"))
 }
 
 func TestWebhookDeliveriesList(t *testing.T) {
@@ -458,9 +463,9 @@ func TestWebhookDeliveriesList(t *testing.T) {
 	require.Len(t, h.Do("GET", base+"?size=500", nil, f.owner.Access).Array(t), 25, "size is clamped to 200")
 	require.Len(t, h.Do("GET", base+"?page=2&size=10", nil, f.owner.Access).Array(t), 5)
 	require.Equal(t, "[]", string(h.Do("GET", base+"?page=9", nil, f.owner.Access).Body))
-	issueProblem(t, h.Do("GET", base+"?size=0", nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
-	issueProblem(t, h.Do("GET", base+"?page=-1", nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
-	issueProblem(t, h.Do("GET", base+"?page=99999999999", nil, f.owner.Access), 400, "BAD_REQUEST", "INVALID_PAGE")
-	issueProblem(t, h.Do("GET", f.path("/webhooks/"+uuid.NewString()+"/deliveries"), nil, f.owner.Access), 404, "NOT_FOUND", "WEBHOOK_NOT_FOUND")
-	issueProblem(t, h.Do("GET", base, nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, h.Do("GET", base+"?size=0", nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_PAGE"))
+	apitest.RequireProblem(t, h.Do("GET", base+"?page=-1", nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_PAGE"))
+	apitest.RequireProblem(t, h.Do("GET", base+"?page=99999999999", nil, f.owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_PAGE"))
+	apitest.RequireProblem(t, h.Do("GET", f.path("/webhooks/"+uuid.NewString()+"/deliveries"), nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("WEBHOOK_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("GET", base, nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 }

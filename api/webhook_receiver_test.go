@@ -34,6 +34,8 @@ type whReceiver struct {
 	status func(n int) int
 	mu     sync.Mutex
 	hits   []whHit
+	// location, when set, is sent as every reply's Location header (redirectTo).
+	location string
 }
 
 func whNewReceiver(t *testing.T, h *apitest.Harness, status func(n int) int) *whReceiver {
@@ -55,7 +57,11 @@ func whNewReceiver(t *testing.T, h *apitest.Harness, status func(n int) int) *wh
 		}
 		hit.at = time.Now()
 		r.hits = append(r.hits, hit)
+		location := r.location
 		r.mu.Unlock()
+		if location != "" {
+			w.Header().Set("Location", location)
+		}
 		w.WriteHeader(code)
 		_, _ = io.WriteString(w, "reply "+http.StatusText(code))
 	}))
@@ -64,6 +70,13 @@ func whNewReceiver(t *testing.T, h *apitest.Harness, status func(n int) int) *wh
 }
 
 func (r *whReceiver) url() string { return r.srv.URL + "/hook" }
+
+// redirectTo makes every reply carry Location: url, as a redirect does.
+func (r *whReceiver) redirectTo(url string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.location = url
+}
 
 // got returns a copy of the hits so far.
 func (r *whReceiver) got() []whHit {

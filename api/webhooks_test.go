@@ -95,7 +95,7 @@ func TestWebhookCRUD(t *testing.T) {
 		{map[string]any{"enabled": true}, "BAD_REQUEST", "INVALID_UUID", "", "PUT", base + "/nope"},
 	} {
 		r := h.Do(c.method, c.target, c.body, f.owner.Access)
-		m := issueProblemBody(t, r, 400, c.code, c.reason)
+		m := apitest.RequireProblem(t, r, 400, c.code, apitest.ReasonOrNone(c.reason))
 		if c.field != "" {
 			require.Contains(t, m["details"], c.field, "%s", r.Body)
 		}
@@ -106,11 +106,11 @@ func TestWebhookCRUD(t *testing.T) {
 		"a refused update changes nothing")
 
 	// Roles: MEMBER and VIEWER read only; outsiders nothing.
-	issueProblem(t, h.Do("POST", base, map[string]any{"url": whPublicURL, "events": []string{"issue.created"}}, f.member.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, h.Do("PUT", base+"/"+id, map[string]any{"enabled": true}, f.viewer.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, h.Do("DELETE", base+"/"+id, nil, f.member.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, h.Do("POST", base+"/"+id+"/test", nil, f.member.Access), 403, "FORBIDDEN", "")
-	issueProblem(t, h.Do("GET", base, nil, f.outsider.Access), 403, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, h.Do("POST", base, map[string]any{"url": whPublicURL, "events": []string{"issue.created"}}, f.member.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("PUT", base+"/"+id, map[string]any{"enabled": true}, f.viewer.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("DELETE", base+"/"+id, nil, f.member.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("POST", base+"/"+id+"/test", nil, f.member.Access), 403, "FORBIDDEN", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("GET", base, nil, f.outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Equal(t, http.StatusOK, h.Do("GET", base+"/"+id+"/deliveries", nil, f.viewer.Access).Status)
 
 	// Another project's webhook is not found through this project.
@@ -122,12 +122,12 @@ func TestWebhookCRUD(t *testing.T) {
 		if c[0] == "PUT" {
 			body = map[string]any{"enabled": false}
 		}
-		issueProblem(t, h.Do(c[0], base+"/"+tid+c[1], body, f.owner.Access), 404, "NOT_FOUND", "WEBHOOK_NOT_FOUND")
+		apitest.RequireProblem(t, h.Do(c[0], base+"/"+tid+c[1], body, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("WEBHOOK_NOT_FOUND"))
 	}
 
 	// Delete, then it is gone.
 	require.Equal(t, http.StatusNoContent, h.Do("DELETE", base+"/"+id, nil, f.owner.Access).Status)
-	issueProblem(t, h.Do("DELETE", base+"/"+id, nil, f.owner.Access), 404, "NOT_FOUND", "WEBHOOK_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("DELETE", base+"/"+id, nil, f.owner.Access), 404, "NOT_FOUND", apitest.Reason("WEBHOOK_NOT_FOUND"))
 	require.Len(t, h.Do("GET", base, nil, f.owner.Access).Array(t), 3)
 
 	// Audit jobs: WEBHOOK_CREATED in the create's transaction, WEBHOOK_DELETED on delete;
@@ -150,13 +150,6 @@ func whCreateSecret(t *testing.T, h *apitest.Harness, key, token string, body ma
 	return s
 }
 
-// issueProblemBody is issueProblem returning the decoded body.
-func issueProblemBody(t *testing.T, r *apitest.Response, status int, code, reason string) map[string]any {
-	t.Helper()
-	issueProblem(t, r, status, code, reason)
-	return r.JSON(t)
-}
-
 func TestWebhookURLRejected(t *testing.T) {
 	t.Parallel()
 	urls := []string{"http://127.0.0.1/hook", "http://localhost:8080/hook", "http://10.0.0.5/hook", "http://192.168.1.20/hook",
@@ -165,8 +158,8 @@ func TestWebhookURLRejected(t *testing.T) {
 	h := shared(t)
 	f := issueFixtureOn(t, h)
 	for _, u := range urls {
-		issueProblem(t, h.Do("POST", f.path("/webhooks"), map[string]any{"url": u, "events": []string{"issue.created"}}, f.owner.Access),
-			400, "BAD_REQUEST", "WEBHOOK_URL_REJECTED")
+		apitest.RequireProblem(t, h.Do("POST", f.path("/webhooks"), map[string]any{"url": u, "events": []string{"issue.created"}}, f.owner.Access),
+			400, "BAD_REQUEST", apitest.Reason("WEBHOOK_URL_REJECTED"))
 	}
 	require.Empty(t, h.Do("GET", f.path("/webhooks"), nil, f.owner.Access).Array(t), "nothing was saved")
 	r := h.Do("POST", f.path("/webhooks"), map[string]any{"url": urls[0], "events": []string{"issue.created"}}, f.owner.Access, "Accept-Language", "de")

@@ -101,20 +101,6 @@ func (f *workflowFixture) transition(t *testing.T, from *uuid.UUID, to uuid.UUID
 	return r.JSON(t)["id"].(string)
 }
 
-// requireProblem checks an error reply's status, code and reason ("" = absent).
-func requireProblem(t *testing.T, r *apitest.Response, status int, code, reason string) map[string]any {
-	t.Helper()
-	require.Equal(t, status, r.Status, "%s", r.Body)
-	m := r.JSON(t)
-	require.Equal(t, code, m["code"], "%s", r.Body)
-	if reason == "" {
-		require.NotContains(t, m, "reason")
-	} else {
-		require.Equal(t, reason, m["reason"], "%s", r.Body)
-	}
-	return m
-}
-
 func keysOf(m map[string]any) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -212,9 +198,9 @@ func TestWorkflowProjectWithoutWorkflow(t *testing.T) {
 	r := h.Do("GET", base+"/workflows", nil, owner.Access)
 	require.Equal(t, http.StatusOK, r.Status)
 	require.Equal(t, "[]", string(r.Body))
-	requireProblem(t, h.Do("GET", base+"/workflow", nil, owner.Access), 404, "NOT_FOUND", "WORKFLOW_NOT_FOUND")
-	requireProblem(t, h.Do("POST", base+"/workflow/statuses", map[string]any{"name": "X", "category": "TODO"}, owner.Access), 404, "NOT_FOUND", "WORKFLOW_NOT_FOUND")
-	requireProblem(t, h.Do("PUT", base+"/workflow/layout", map[string]any{"positions": []any{}}, owner.Access), 404, "NOT_FOUND", "WORKFLOW_NOT_FOUND")
+	apitest.RequireProblem(t, h.Do("GET", base+"/workflow", nil, owner.Access), 404, "NOT_FOUND", apitest.Reason("WORKFLOW_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("POST", base+"/workflow/statuses", map[string]any{"name": "X", "category": "TODO"}, owner.Access), 404, "NOT_FOUND", apitest.Reason("WORKFLOW_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("PUT", base+"/workflow/layout", map[string]any{"positions": []any{}}, owner.Access), 404, "NOT_FOUND", apitest.Reason("WORKFLOW_NOT_FOUND"))
 }
 
 // TestWorkflowRoles is the role matrix: reads need any project role, every edit
@@ -247,16 +233,16 @@ func TestWorkflowRoles(t *testing.T) {
 		for _, u := range []apitest.User{f.member, f.viewer} {
 			r := f.h.Do(c.method, c.path, c.body, u.Access)
 			if c.write {
-				requireProblem(t, r, http.StatusForbidden, "FORBIDDEN", "")
+				apitest.RequireProblem(t, r, http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
 			} else {
 				require.Equal(t, http.StatusOK, r.Status, name)
 			}
 		}
-		requireProblem(t, f.h.Do(c.method, c.path, c.body, f.outsider.Access), http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+		apitest.RequireProblem(t, f.h.Do(c.method, c.path, c.body, f.outsider.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 		require.Equal(t, http.StatusUnauthorized, f.h.Do(c.method, c.path, c.body, "").Status, name)
 	}
 	for _, c := range calls("/api/v1/projects/NOSUCH" + strings.ToUpper(uuid.NewString()[:3]) + "/workflow") {
-		requireProblem(t, f.h.Do(c.method, c.path, c.body, f.owner.Access), http.StatusNotFound, "NOT_FOUND", "")
+		apitest.RequireProblem(t, f.h.Do(c.method, c.path, c.body, f.owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.NoReason)
 	}
 	require.Equal(t, before, f.rows(t), "refused calls changed nothing")
 	require.Equal(t, "In Progress", f.h.Do("GET", f.base, nil, f.viewer.Access).JSON(t)["statuses"].([]any)[1].(map[string]any)["name"])
@@ -264,7 +250,7 @@ func TestWorkflowRoles(t *testing.T) {
 	// A read-only token of an admin reads but does not write.
 	pat := f.h.Do("POST", "/api/v1/me/tokens", map[string]any{"name": "ro", "scope": "READ_ONLY"}, f.admin.Access).JSON(t)["plaintext"].(string)
 	require.Equal(t, http.StatusOK, f.h.Do("GET", f.base, nil, pat).Status)
-	requireProblem(t, f.h.Do("POST", f.base+"/statuses", map[string]any{"name": "Review", "category": "TODO"}, pat), 403, "FORBIDDEN", "READ_ONLY_TOKEN")
+	apitest.RequireProblem(t, f.h.Do("POST", f.base+"/statuses", map[string]any{"name": "Review", "category": "TODO"}, pat), 403, "FORBIDDEN", apitest.Reason("READ_ONLY_TOKEN"))
 
 	// Explicit ADMIN members and the owner administer.
 	for _, u := range []apitest.User{f.admin, f.owner} {
@@ -322,7 +308,7 @@ func TestWorkflowCreateStatus(t *testing.T) {
 		{map[string]any{"name": "X", "category": "TODO", "color": "#1234567"}, "VALIDATION_ERROR", "", "color"},
 		{map[string]any{"name": "X", "category": "TODO", "color": "#GGGGGG"}, "VALIDATION_ERROR", "", "color"},
 	} {
-		m := requireProblem(t, f.h.Do("POST", f.base+"/statuses", c.body, f.admin.Access), 400, c.code, c.reason)
+		m := apitest.RequireProblem(t, f.h.Do("POST", f.base+"/statuses", c.body, f.admin.Access), 400, c.code, apitest.ReasonOrNone(c.reason))
 		if c.validatedField != "" {
 			require.Contains(t, m["details"], c.validatedField)
 			require.Len(t, m["errors"], 1)
@@ -360,15 +346,15 @@ func TestWorkflowUpdateStatus(t *testing.T) {
 		{map[string]any{"name": strings.Repeat("n", 101)}, "VALIDATION_ERROR", ""},
 		{map[string]any{"color": "#fff"}, "VALIDATION_ERROR", ""},
 	} {
-		requireProblem(t, f.h.Do("PUT", path, c.body, f.admin.Access), 400, c.code, c.reason)
+		apitest.RequireProblem(t, f.h.Do("PUT", path, c.body, f.admin.Access), 400, c.code, apitest.ReasonOrNone(c.reason))
 	}
 	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM workflow_statuses WHERE id = $1 AND name = 'Doing' AND category = 'DONE' AND color = '#101010'", f.prog))
 
 	other := workflowFixtureNew(t)
-	requireProblem(t, f.h.Do("PUT", f.base+"/statuses/"+other.todo.String(), map[string]any{"name": "Stolen"}, f.admin.Access), 404, "NOT_FOUND", "STATUS_NOT_FOUND")
-	requireProblem(t, f.h.Do("PUT", f.base+"/statuses/"+other.todo.String(), map[string]any{}, f.admin.Access), 404, "NOT_FOUND", "STATUS_NOT_FOUND")
-	requireProblem(t, f.h.Do("PUT", f.base+"/statuses/"+uuid.NewString(), map[string]any{"name": "Ghost"}, f.admin.Access), 404, "NOT_FOUND", "STATUS_NOT_FOUND")
-	requireProblem(t, f.h.Do("PUT", f.base+"/statuses/not-a-uuid", map[string]any{"name": "X"}, f.admin.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, f.h.Do("PUT", f.base+"/statuses/"+other.todo.String(), map[string]any{"name": "Stolen"}, f.admin.Access), 404, "NOT_FOUND", apitest.Reason("STATUS_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("PUT", f.base+"/statuses/"+other.todo.String(), map[string]any{}, f.admin.Access), 404, "NOT_FOUND", apitest.Reason("STATUS_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("PUT", f.base+"/statuses/"+uuid.NewString(), map[string]any{"name": "Ghost"}, f.admin.Access), 404, "NOT_FOUND", apitest.Reason("STATUS_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("PUT", f.base+"/statuses/not-a-uuid", map[string]any{"name": "X"}, f.admin.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	require.Equal(t, 1, other.h.Count("SELECT count(*) FROM workflow_statuses WHERE id = $1 AND name = 'To Do'", other.todo))
 }
 
@@ -384,22 +370,22 @@ func TestWorkflowDeleteStatus(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
 	require.Empty(t, r.Body)
 	require.Equal(t, [3]int{2, 0, 1}, f.rows(t), "its transitions and position went with it")
-	requireProblem(t, f.h.Do("DELETE", f.base+"/statuses/"+f.prog.String(), nil, f.admin.Access), 404, "NOT_FOUND", "STATUS_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.base+"/statuses/"+f.prog.String(), nil, f.admin.Access), 404, "NOT_FOUND", apitest.Reason("STATUS_NOT_FOUND"))
 
 	// In use: 409, nothing deleted; free again once the issue moves.
 	issue := f.issue(t, f.todo)
-	m := requireProblem(t, f.h.Do("DELETE", f.base+"/statuses/"+f.todo.String(), nil, f.admin.Access), 409, "CONFLICT", "IN_USE")
+	m := apitest.RequireProblem(t, f.h.Do("DELETE", f.base+"/statuses/"+f.todo.String(), nil, f.admin.Access), 409, "CONFLICT", apitest.Reason("IN_USE"))
 	require.NotEmpty(t, m["message"])
 	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM workflow_statuses WHERE id = $1", f.todo))
 	_, err := f.h.DB.Pool.Exec(context.Background(), "UPDATE issues SET status_id = $1 WHERE id = $2", f.done, issue)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.base+"/statuses/"+f.todo.String(), nil, f.admin.Access).Status)
-	requireProblem(t, f.h.Do("DELETE", f.base+"/statuses/"+f.done.String(), nil, f.admin.Access), 409, "CONFLICT", "IN_USE")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.base+"/statuses/"+f.done.String(), nil, f.admin.Access), 409, "CONFLICT", apitest.Reason("IN_USE"))
 
 	other := workflowFixtureNew(t)
-	requireProblem(t, f.h.Do("DELETE", f.base+"/statuses/"+other.todo.String(), nil, f.admin.Access), 404, "NOT_FOUND", "STATUS_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.base+"/statuses/"+other.todo.String(), nil, f.admin.Access), 404, "NOT_FOUND", apitest.Reason("STATUS_NOT_FOUND"))
 	require.Equal(t, 3, other.rows(t)[0])
-	requireProblem(t, f.h.Do("DELETE", f.base+"/statuses/123", nil, f.admin.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.base+"/statuses/123", nil, f.admin.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 }
 
 func TestWorkflowTransitions(t *testing.T) {
@@ -443,21 +429,21 @@ func TestWorkflowTransitions(t *testing.T) {
 		{map[string]any{"fromStatusId": other.todo, "toStatusId": f.done}, 404, "NOT_FOUND", "STATUS_NOT_FOUND", ""},
 		{map[string]any{"fromStatusId": f.todo, "toStatusId": uuid.New()}, 404, "NOT_FOUND", "STATUS_NOT_FOUND", ""},
 	} {
-		requireProblem(t, f.h.Do("POST", f.base+"/transitions", c.body, f.admin.Access), c.status, c.code, c.reason)
+		apitest.RequireProblem(t, f.h.Do("POST", f.base+"/transitions", c.body, f.admin.Access), c.status, c.code, apitest.ReasonOrNone(c.reason))
 	}
 	require.Equal(t, before, f.rows(t))
-	m = requireProblem(t, f.h.Do("POST", f.base+"/transitions", map[string]any{"toStatusId": "x"}, f.admin.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	m = apitest.RequireProblem(t, f.h.Do("POST", f.base+"/transitions", map[string]any{"toStatusId": "x"}, f.admin.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	require.Equal(t, "toStatusId is not a valid id.", m["message"])
 
 	// Delete.
 	r = f.h.Do("DELETE", f.base+"/transitions/"+first, nil, f.admin.Access)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
 	require.Equal(t, 0, f.h.Count("SELECT count(*) FROM workflow_transitions WHERE id = $1", uuid.MustParse(first)))
-	requireProblem(t, f.h.Do("DELETE", f.base+"/transitions/"+first, nil, f.admin.Access), 404, "NOT_FOUND", "TRANSITION_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.base+"/transitions/"+first, nil, f.admin.Access), 404, "NOT_FOUND", apitest.Reason("TRANSITION_NOT_FOUND"))
 	otherTr := other.transition(t, nil, other.done)
-	requireProblem(t, f.h.Do("DELETE", f.base+"/transitions/"+otherTr, nil, f.admin.Access), 404, "NOT_FOUND", "TRANSITION_NOT_FOUND")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.base+"/transitions/"+otherTr, nil, f.admin.Access), 404, "NOT_FOUND", apitest.Reason("TRANSITION_NOT_FOUND"))
 	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM workflow_transitions WHERE id = $1", uuid.MustParse(otherTr)))
-	requireProblem(t, f.h.Do("DELETE", f.base+"/transitions/zzz", nil, f.admin.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, f.h.Do("DELETE", f.base+"/transitions/zzz", nil, f.admin.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 	require.Len(t, f.h.Do("GET", f.base, nil, f.member.Access).JSON(t)["transitions"], 2)
 }
 
@@ -514,7 +500,7 @@ func TestWorkflowGuards(t *testing.T) {
 		{map[string]any{"guards": []any{map[string]any{"type": "REQUIRED_FIELD", "field": "title"}, map[string]any{"type": "REQUIRED_FIELD", "field": "status"}}}, "VALIDATION_ERROR", "", "guards[1].field"},
 		{map[string]any{"guards": []any{map[string]any{"type": "REQUIRED_FIELD", "field": ""}}}, "VALIDATION_ERROR", "", "guards[0].field"},
 	} {
-		m := requireProblem(t, f.h.Do("PUT", path, c.body, f.admin.Access), 400, c.code, c.reason)
+		m := apitest.RequireProblem(t, f.h.Do("PUT", path, c.body, f.admin.Access), 400, c.code, apitest.ReasonOrNone(c.reason))
 		if c.field != "" {
 			require.Len(t, m["errors"], 1)
 			require.Contains(t, m["details"], c.field)
@@ -522,14 +508,14 @@ func TestWorkflowGuards(t *testing.T) {
 	}
 	require.Equal(t, saved, stored(), "refused guards changed nothing")
 
-	m = requireProblem(t, f.h.Do("PUT", path, map[string]any{"guards": []any{map[string]any{"type": "REQUIRED_FIELD", "field": "labels"}}}, f.admin.Access), 400, "VALIDATION_ERROR", "")
+	m = apitest.RequireProblem(t, f.h.Do("PUT", path, map[string]any{"guards": []any{map[string]any{"type": "REQUIRED_FIELD", "field": "labels"}}}, f.admin.Access), 400, "VALIDATION_ERROR", apitest.NoReason)
 	require.Equal(t, "labels cannot be required; use one of title, description, assigneeId, storyPoints, dueDate", m["details"].(map[string]any)["guards[0].field"])
 	e := m["errors"].([]any)[0].(map[string]any)
 	require.Equal(t, "guards[0].field", e["field"])
 	require.Equal(t, "ENUM", e["code"])
-	m = requireProblem(t, f.h.Do("PUT", path, map[string]any{"guards": []any{map[string]any{"type": "ROLE_RESTRICTION", "roles": []string{"OWNER"}}}}, f.admin.Access), 400, "BAD_REQUEST", "UNKNOWN_GUARD_ROLE")
+	m = apitest.RequireProblem(t, f.h.Do("PUT", path, map[string]any{"guards": []any{map[string]any{"type": "ROLE_RESTRICTION", "roles": []string{"OWNER"}}}}, f.admin.Access), 400, "BAD_REQUEST", apitest.Reason("UNKNOWN_GUARD_ROLE"))
 	require.Contains(t, m["message"], "OWNER")
-	m = requireProblem(t, f.h.Do("PUT", path, map[string]any{"guards": []any{map[string]any{"type": "NOPE"}}}, f.admin.Access, "Accept-Language", "de"), 400, "BAD_REQUEST", "UNKNOWN_GUARD_TYPE")
+	m = apitest.RequireProblem(t, f.h.Do("PUT", path, map[string]any{"guards": []any{map[string]any{"type": "NOPE"}}}, f.admin.Access, "Accept-Language", "de"), 400, "BAD_REQUEST", apitest.Reason("UNKNOWN_GUARD_TYPE"))
 	require.Equal(t, "Unbekannter Guard-Typ NOPE; erlaubt sind REQUIRED_FIELD und ROLE_RESTRICTION.", m["message"])
 
 	for _, f2 := range []string{"title", "description", "assigneeId", "storyPoints", "dueDate"} {
@@ -546,9 +532,9 @@ func TestWorkflowGuards(t *testing.T) {
 
 	other := workflowFixtureNew(t)
 	otherTr := other.transition(t, nil, other.done)
-	requireProblem(t, f.h.Do("PUT", f.base+"/transitions/"+otherTr+"/guards", map[string]any{"guards": []any{}}, f.admin.Access), 404, "NOT_FOUND", "TRANSITION_NOT_FOUND")
-	requireProblem(t, f.h.Do("PUT", f.base+"/transitions/"+uuid.NewString()+"/guards", map[string]any{"guards": []any{}}, f.admin.Access), 404, "NOT_FOUND", "TRANSITION_NOT_FOUND")
-	requireProblem(t, f.h.Do("PUT", f.base+"/transitions/x/guards", map[string]any{"guards": []any{}}, f.admin.Access), 400, "BAD_REQUEST", "INVALID_UUID")
+	apitest.RequireProblem(t, f.h.Do("PUT", f.base+"/transitions/"+otherTr+"/guards", map[string]any{"guards": []any{}}, f.admin.Access), 404, "NOT_FOUND", apitest.Reason("TRANSITION_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("PUT", f.base+"/transitions/"+uuid.NewString()+"/guards", map[string]any{"guards": []any{}}, f.admin.Access), 404, "NOT_FOUND", apitest.Reason("TRANSITION_NOT_FOUND"))
+	apitest.RequireProblem(t, f.h.Do("PUT", f.base+"/transitions/x/guards", map[string]any{"guards": []any{}}, f.admin.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
 }
 
 // TestWorkflowGuardsDecideStatusChanges runs guards saved through the API through the
@@ -621,7 +607,7 @@ func TestWorkflowLayout(t *testing.T) {
 		{map[string]any{"positions": []any{map[string]any{"statusId": f.todo}, map[string]any{"statusId": other.todo}}}, 404, "NOT_FOUND", "STATUS_NOT_FOUND", ""},
 		{map[string]any{"positions": []any{map[string]any{"statusId": uuid.New()}}}, 404, "NOT_FOUND", "STATUS_NOT_FOUND", ""},
 	} {
-		m := requireProblem(t, f.h.Do("PUT", f.base+"/layout", c.body, f.admin.Access), c.status, c.code, c.reason)
+		m := apitest.RequireProblem(t, f.h.Do("PUT", f.base+"/layout", c.body, f.admin.Access), c.status, c.code, apitest.ReasonOrNone(c.reason))
 		if c.detail != "" {
 			require.Contains(t, m["details"], c.detail)
 		}
@@ -662,13 +648,13 @@ func TestWorkflowRefusalsThroughIssuePatch(t *testing.T) {
 	}}, f.admin.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 
-	m := requireProblem(t, move(f.admin, map[string]any{"statusId": f.done}), 400, "BAD_REQUEST", "TRANSITION_NOT_ALLOWED")
+	m := apitest.RequireProblem(t, move(f.admin, map[string]any{"statusId": f.done}), 400, "BAD_REQUEST", apitest.Reason("TRANSITION_NOT_ALLOWED"))
 	require.Equal(t, "The workflow does not allow this status change.", m["message"])
-	m = requireProblem(t, move(f.admin, map[string]any{"statusId": f.prog}), 400, "BAD_REQUEST", "GUARD_FAILED")
+	m = apitest.RequireProblem(t, move(f.admin, map[string]any{"statusId": f.prog}), 400, "BAD_REQUEST", apitest.Reason("GUARD_FAILED"))
 	require.Equal(t, "The transition requires the field assigneeId.", m["message"])
-	m = requireProblem(t, move(f.admin, map[string]any{"statusId": f.prog}, "Accept-Language", "de"), 400, "BAD_REQUEST", "GUARD_FAILED")
+	m = apitest.RequireProblem(t, move(f.admin, map[string]any{"statusId": f.prog}, "Accept-Language", "de"), 400, "BAD_REQUEST", apitest.Reason("GUARD_FAILED"))
 	require.Equal(t, "Der Übergang erfordert das Feld assigneeId.", m["message"])
-	m = requireProblem(t, move(f.member, map[string]any{"statusId": f.prog, "assigneeId": f.member.ID}), 400, "BAD_REQUEST", "GUARD_FAILED")
+	m = apitest.RequireProblem(t, move(f.member, map[string]any{"statusId": f.prog, "assigneeId": f.member.ID}), 400, "BAD_REQUEST", apitest.Reason("GUARD_FAILED"))
 	require.Equal(t, "The role MEMBER may not make this transition.", m["message"])
 	require.Equal(t, f.todo.String(), statusNow(), "refused moves change nothing")
 	require.Nil(t, f.h.Do("GET", issue, nil, f.viewer.Access).JSON(t)["assigneeId"], "not even the other members of the refused patch")
