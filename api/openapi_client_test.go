@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/taskweave/taskweave/api/apitest"
 	"maps"
 	"os"
 	"os/exec"
@@ -147,7 +148,7 @@ func TestOpenAPIGoClient(t *testing.T) {
 
 	h := shared(t)
 	base := atListen(t, h)
-	key := pjKey()
+	key := apitest.UniqueProjectKey()
 	out := runIn(t, ctx, dir, nil, filepath.Join(dir, "journey"), base, key)
 
 	var res struct {
