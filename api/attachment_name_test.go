@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // TestAttachmentNamesLoseBidiControls: an upload named with right-to-left override or
@@ -13,7 +15,7 @@ import (
 // so nobody is shown "invoiceexe.pdf" for an .exe.
 func TestAttachmentNamesLoseBidiControls(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
+	f := atFixtureOn(t, apitest.Shared(t))
 	a := f.uploaded(t, f.Member.Access, "invoice\u202Efdp.exe", "application/octet-stream", "MZ")
 	require.Equal(t, "invoicefdp.exe", a["filename"])
 	require.True(t, strings.HasSuffix(f.storedName(t, a["id"]), ".exe"), "the real extension")

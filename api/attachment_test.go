@@ -123,7 +123,7 @@ var atStoredName = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 
 func TestAttachmentUploadListDownload(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
+	f := atFixtureOn(t, apitest.Shared(t))
 
 	// A field beside the file is read past; the file part keeps its name and type.
 	r := f.upload(t, f.Member.Access, atPart{"comment", "", "", "ignored"}, atFile("Report.PDF", "application/pdf", "%PDF-1.7 data"))
@@ -184,7 +184,7 @@ func TestAttachmentUploadListDownload(t *testing.T) {
 // fallback had to change the name, the exact name in RFC 5987 form; both parse back.
 func TestAttachmentDownloadHeaders(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
+	f := atFixtureOn(t, apitest.Shared(t))
 	for name, want := range map[string]string{
 		"plain-name_1.txt":   `attachment; filename="plain-name_1.txt"`,
 		"Übersicht 2026.pdf": `attachment; filename="_bersicht 2026.pdf"; filename*=UTF-8''%C3%9Cbersicht%202026.pdf`,
@@ -208,7 +208,7 @@ func TestAttachmentDownloadHeaders(t *testing.T) {
 
 func TestAttachmentUploadRefusals(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
+	f := atFixtureOn(t, apitest.Shared(t))
 	multi := func(parts ...atPart) func() ([]byte, string) {
 		return func() ([]byte, string) { return atBody(t, parts...) }
 	}
@@ -316,7 +316,7 @@ func TestAttachmentUploadOverLimit(t *testing.T) {
 
 func TestAttachmentDeleteRules(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
+	f := atFixtureOn(t, apitest.Shared(t))
 	member2, admin := f.H.Register("Member2"), f.H.Register("Admin")
 	f.AddMember(t, member2, "MEMBER")
 	f.AddMember(t, admin, "ADMIN")
@@ -461,7 +461,7 @@ func TestAttachmentPathTraversal(t *testing.T) {
 // commit together; the delivery's data is {attachmentId, filename}. A delete sends none.
 func TestAttachmentAddedWebhook(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
+	f := atFixtureOn(t, apitest.Shared(t))
 	hook, _ := apitest.CreateWebhook(t, f.H, f.Key, f.Owner.Access, map[string]any{"url": "http://[3ffe::10]/hook", "events": []string{"attachment.added"}})
 	a := f.uploaded(t, f.Member.Access, "Plan ü.txt", "", "x")
 

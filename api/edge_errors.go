@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/taskweave/taskweave/api/core"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+
+	"github.com/taskweave/taskweave/api/core"
 )
 
 // maxRequestHead is fasthttp's read buffer: the request line and the headers together

@@ -16,7 +16,7 @@ import (
 // a 5xx or fasthttp's plain text.
 func TestEdgeErrorsUseTheErrorBody(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	addr := apitest.ServeEdge(t, h)
 	const login = "POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 	big := 5<<20 + 1 // over the 4 MiB body limit

@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"github.com/taskweave/taskweave/api/core"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/automation"

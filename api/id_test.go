@@ -28,7 +28,7 @@ func idForms(id uuid.UUID) map[string]string {
 // 36-character form (valid RFC 9562 text) is the same id as the lower-case one.
 func TestIDFormsPathQueryBody(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	h := f.H
 	surfaces := []struct {
 		where, field string
@@ -85,7 +85,7 @@ func TestIDFormsPathQueryBody(t *testing.T) {
 // spellings of the id are no ref at all.
 func TestIDFormsIssueRef(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	iss := f.Create(t, map[string]any{"title": "by id"})
 	id := uuid.MustParse(iss["id"].(string))
 	for form, s := range idForms(id) {
@@ -100,7 +100,7 @@ func TestIDFormsIssueRef(t *testing.T) {
 // reply names the first of the endpoint's parameter list, each of 20 times.
 func TestQueryIDsNameTheSameField(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	query := "parentId=p&sprintId=s&assigneeId=a&statusId=st&affectsVersionId=av&fixVersionId=fv&labelId=l"
 	for range 20 {
 		r := f.H.Do("GET", f.Path("/issues?"+query), nil, f.Owner.Access)

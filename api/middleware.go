@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"github.com/taskweave/taskweave/api/core"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/auth"
 )
 
@@ -74,8 +74,8 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 }
 
 // deferredAuth picks the requests whose access token's user row is read with the
-// project of the path, in the statement projectAccess makes anyway: the issue list and
-// issue creation, the busiest calls, whose handlers call projectAccess before anything
+// project of the path, in the statement core.Env.ProjectAccess makes anyway: the issue list and
+// issue creation, the busiest calls, whose handlers call core.Env.ProjectAccess before anything
 // else. Every other request, and every personal access token or API key, is
 // authenticated here in full.
 func deferredAuth(c *fiber.Ctx, token string) bool {
@@ -96,7 +96,7 @@ func (s *Server) requireUser(c *fiber.Ctx) error {
 	p := core.Principal(c)
 	if p == nil {
 		if _, pending := c.Locals(core.PendingKey).(*auth.AccessClaims); pending {
-			return c.Next() // projectAccess checks the user row
+			return c.Next() // core.Env.ProjectAccess checks the user row
 		}
 		if err, ok := c.Locals(authErrKey).(error); ok {
 			return err // an ErrUnauthenticated: 401, TOKEN_EXPIRED for an expired token

@@ -33,7 +33,7 @@ func matrixMultipart(t *testing.T, parts ...atPart) matrixRaw {
 // table fails the test, so new endpoints must join it.
 func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	owner, sys := h.Register("Owner"), h.Register("Sys")
 	h.MakeAdmin(sys)
 	key := apitest.PostProject(t, h, owner.Access)

@@ -3,12 +3,12 @@ package api
 import (
 	"context"
 	"errors"
-	"github.com/taskweave/taskweave/api/core"
 	"net/http"
 
 	"github.com/gofiber/contrib/websocket"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/api/stomp"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/project"

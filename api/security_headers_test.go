@@ -34,7 +34,7 @@ func replyHeaders(t *testing.T, h *apitest.Harness, method, target, token, body 
 // attachment download keeps its own caching, with nosniff.
 func TestEveryReplyIsNosniffAndNoStore(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
+	f := atFixtureOn(t, apitest.Shared(t))
 	a := f.uploaded(t, f.Member.Access, "notes.txt", "text/plain", "hello")
 	big := `{"email":"` + strings.Repeat("a", 5<<20) + `"}`
 	for _, c := range []struct {
@@ -72,7 +72,7 @@ func TestEveryReplyIsNosniffAndNoStore(t *testing.T) {
 // answers /metrics like any unknown route.
 func TestMetricsCanLeaveTheAPIPort(t *testing.T) {
 	t.Parallel()
-	h := apitest.New(t, apitest.Options{DB: shared(t).DB, Configure: func(s *api.Settings) { s.MetricsOff = true }})
+	h := apitest.New(t, apitest.Options{DB: apitest.Shared(t).DB, Configure: func(s *api.Settings) { s.MetricsOff = true }})
 	status, hd := replyHeaders(t, h, "GET", "/metrics", "", "")
 	require.Equal(t, http.StatusNotFound, status)
 	require.Equal(t, "no-store", hd.Get("Cache-Control"))

@@ -5,6 +5,11 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
 	accountapi "github.com/taskweave/taskweave/api/account"
 	adminapi "github.com/taskweave/taskweave/api/admin"
 	automationapi "github.com/taskweave/taskweave/api/automation"
@@ -14,11 +19,6 @@ import (
 	reportapi "github.com/taskweave/taskweave/api/report"
 	servicedeskapi "github.com/taskweave/taskweave/api/servicedesk"
 	workapi "github.com/taskweave/taskweave/api/work"
-	"log/slog"
-	"time"
-
-	"github.com/gofiber/fiber/v2"
-
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/event"

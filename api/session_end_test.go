@@ -68,7 +68,7 @@ func stompAccepted(t *testing.T, c *stomptest.Client, msg string) {
 // with the project (the issue list); a bad token's 401 has no reason.
 func TestTokenExpiredReason(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	f := apitest.NewProject(t, h)
 	u := f.Owner
 	past := time.Now().Add(-time.Hour)
@@ -104,7 +104,7 @@ func TestTokenExpiredReason(t *testing.T) {
 // another login of the same user keeps working.
 func TestRefreshReuseRefusesTheFamilysAccessTokens(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	f := apitest.NewProject(t, h)
 	u := f.Member
 	other := h.Do("POST", "/api/v1/auth/login", map[string]any{"email": u.Email, "password": apitest.Password}, "").JSON(t)
@@ -226,7 +226,7 @@ func TestLoginSessionEndsOnEveryReplica(t *testing.T) {
 // expired token says TOKEN_EXPIRED.
 func TestStompGraceIsBoundToTheLoginSession(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	ws, _ := stompServe(t, h)
 	u := h.Register("Graceful")
 	other := h.Do("POST", "/api/v1/auth/login", map[string]any{"email": u.Email, "password": apitest.Password}, "").JSON(t)

@@ -50,7 +50,7 @@ func connExchange(t *testing.T, conn net.Conn, rd *bufio.Reader, raw string) (*h
 // after the drain the listener closes and Shutdown returns nil.
 func TestShutdownTellsKeepAliveClients(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Keepalive")
 	addr, served := shutdownServe(t, h)
 	conn, err := net.Dial("tcp", addr)
@@ -97,7 +97,7 @@ func TestShutdownTellsKeepAliveClients(t *testing.T) {
 func TestShutdownCutsSlowUploadCleanly(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	h := apitest.New(t, apitest.Options{DB: shared(t).DB, Configure: func(s *api.Settings) { s.AttachmentsDir = dir }})
+	h := apitest.New(t, apitest.Options{DB: apitest.Shared(t).DB, Configure: func(s *api.Settings) { s.AttachmentsDir = dir }})
 	f := apitest.NewProject(t, h)
 	ref := f.Create(t, map[string]any{"title": "Slow upload"})["key"].(string)
 	addr, served := shutdownServe(t, h)

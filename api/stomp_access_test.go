@@ -112,7 +112,7 @@ func TestStompAccessEndsOnEveryReplica(t *testing.T) {
 // leaves the organization.
 func TestStompInheritedAccessEnds(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	ws, _ := stompServe(t, h)
 	f := apitest.NewProject(t, h)
 	admin := h.Register("Sys")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/taskweave/taskweave/api/apitest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // TestStompRealClient drives the endpoint with @stomp/stompjs on Node, the library web
@@ -32,7 +33,7 @@ func TestStompRealClient(t *testing.T) {
 		t.Skip(msg)
 	}
 
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	ws, _ := stompServe(t, f.H)
 	id := f.Create(t, map[string]any{"title": "Seen by Node"})["id"].(string)
 

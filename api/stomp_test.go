@@ -88,7 +88,7 @@ func stompMessage(t *testing.T, c *stomptest.Client) (stomp.Frame, map[string]an
 
 func TestStompConnectNeedsAValidAccessToken(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	ws, _ := stompServe(t, h)
 	u := h.Register("Stomper")
 
@@ -137,7 +137,7 @@ func TestStompConnectNeedsAValidAccessToken(t *testing.T) {
 
 func TestStompMembersReceiveIssueMovedAfterCommit(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	ws, _ := stompServe(t, f.H)
 	topic := "/topic/projects/" + f.Key
 
@@ -196,7 +196,7 @@ func TestStompMembersReceiveIssueMovedAfterCommit(t *testing.T) {
 
 func TestStompRolledBackEventSendsNothing(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	ws, _ := stompServe(t, f.H)
 	c := stompDial(t, ws, f.Owner.Access)
 	_, err := c.Subscribe("b", "/topic/projects/"+f.Key)
@@ -291,7 +291,7 @@ func TestStompSessionOutlivesTheRequestTimeout(t *testing.T) {
 
 func TestStompEndpointsNeedAWebSocket(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	for _, p := range []string{"/ws-stomp", "/ws"} {
 		r := h.Do("GET", p, nil, "")
 		require.Equal(t, http.StatusUpgradeRequired, r.Status, "%s: %s", p, r.Body)
@@ -303,7 +303,7 @@ func TestStompEndpointsNeedAWebSocket(t *testing.T) {
 
 func TestStompDisconnectReceipt(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	ws, _ := stompServe(t, h)
 	u := h.Register("Leaver")
 	c := stompDial(t, ws, u.Access)
@@ -321,7 +321,7 @@ func TestStompDisconnectReceipt(t *testing.T) {
 
 func TestStompHeartBeatNegotiation(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	ws, _ := stompServe(t, h)
 	u := h.Register("Beater")
 	for _, tc := range []struct{ client, want string }{
@@ -339,7 +339,7 @@ func TestStompHeartBeatNegotiation(t *testing.T) {
 
 func TestStompUserQueueIsPrivate(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	ws, _ := stompServe(t, h)
 	a, b := h.Register("Ann"), h.Register("Ben")
 	ca, cb := stompDial(t, ws, a.Access), stompDial(t, ws, b.Access)

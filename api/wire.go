@@ -3,13 +3,13 @@ package api
 import (
 	"database/sql"
 	"fmt"
-	adminapi "github.com/taskweave/taskweave/api/admin"
 	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
+	adminapi "github.com/taskweave/taskweave/api/admin"
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/pipeline"

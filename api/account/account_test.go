@@ -13,7 +13,7 @@ import (
 
 func TestUpdateMe(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Profile")
 	r := h.Do("PATCH", "/api/v1/me", map[string]any{"displayName": "  New Name ", "avatarUrl": "https://example.com/a.png"}, u.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -38,7 +38,7 @@ func TestUpdateMe(t *testing.T) {
 
 func TestChangePassword(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Passwd")
 	pat := h.Do("POST", "/api/v1/me/tokens", map[string]any{"name": "ci"}, u.Access).JSON(t)["plaintext"].(string)
 
@@ -63,7 +63,7 @@ func TestChangePassword(t *testing.T) {
 
 func TestChangePasswordWithoutPassword(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("OAuthOnly")
 	_, err := h.DB.Pool.Exec(context.Background(), "UPDATE users SET password_hash = NULL, oauth_provider = 'github' WHERE id = $1", u.ID)
 	require.NoError(t, err)
@@ -74,7 +74,7 @@ func TestChangePasswordWithoutPassword(t *testing.T) {
 
 func TestDeleteMeAnonymizes(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Leaver")
 	pat := h.Do("POST", "/api/v1/me/tokens", map[string]any{"name": "ci"}, u.Access).JSON(t)["plaintext"].(string)
 	_, err := h.DB.Pool.Exec(context.Background(), "UPDATE users SET avatar_url = 'https://x/y.png', oauth_provider = 'github', oauth_subject = '42' WHERE id = $1", u.ID)
@@ -108,7 +108,7 @@ func TestDeleteMeAnonymizes(t *testing.T) {
 
 func TestNotificationPreferences(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Prefs")
 	r := h.Do("GET", "/api/v1/me/notification-preferences", nil, u.Access)
 	require.Equal(t, http.StatusOK, r.Status)

@@ -40,7 +40,7 @@ func TestRegisterFirstUserIsAdmin(t *testing.T) {
 
 func TestRegisterResponseShape(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	r := h.Do("POST", "/api/v1/auth/register", map[string]any{"email": "Shape.User@Example.com", "displayName": "Shape", "password": apitest.Password}, "")
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	m := r.JSON(t)
@@ -53,7 +53,7 @@ func TestRegisterResponseShape(t *testing.T) {
 
 func TestRegisterDuplicateEmail(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Dup")
 	r := h.Do("POST", "/api/v1/auth/register", map[string]any{"email": strings.ToUpper(u.Email), "displayName": "Other", "password": apitest.Password}, "")
 	require.Equal(t, http.StatusConflict, r.Status)
@@ -74,7 +74,7 @@ func TestRegistrationSwitch(t *testing.T) {
 
 func TestRegisterValidation(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	cases := []struct {
 		name   string
 		body   any
@@ -117,7 +117,7 @@ func TestRegisterValidation(t *testing.T) {
 
 func TestLoginRefusals(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Login")
 	inactive := h.Register("Inactive")
 	_, err := h.DB.Pool.Exec(context.Background(), "UPDATE users SET active = false WHERE id = $1", inactive.ID)
@@ -149,7 +149,7 @@ func TestLoginRefusals(t *testing.T) {
 
 func TestRefreshRotation(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Rotate")
 
 	var stored int
@@ -182,7 +182,7 @@ func TestRefreshRotation(t *testing.T) {
 
 func TestRefreshExpired(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Expired")
 	_, err := h.DB.Pool.Exec(context.Background(), "UPDATE refresh_tokens SET expires_at = now() - interval '1 second' WHERE user_id = $1", u.ID)
 	require.NoError(t, err)
@@ -193,7 +193,7 @@ func TestRefreshExpired(t *testing.T) {
 
 func TestLogoutRevokesRefreshTokens(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Logout")
 	second := h.Do("POST", "/api/v1/auth/login", map[string]any{"email": u.Email, "password": apitest.Password}, "").JSON(t)
 	require.Equal(t, http.StatusNoContent, h.Do("POST", "/api/v1/auth/logout", nil, u.Access).Status)
@@ -205,7 +205,7 @@ func TestLogoutRevokesRefreshTokens(t *testing.T) {
 
 func TestUnauthenticatedIs401(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Expiry")
 
 	expired := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
@@ -233,7 +233,7 @@ func TestUnauthenticatedIs401(t *testing.T) {
 
 func TestErrorsAreLocalized(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	en := h.Do("POST", "/api/v1/auth/login", map[string]any{"email": "x@example.com", "password": "whatever1"}, "").JSON(t)
 	de := h.Do("POST", "/api/v1/auth/login", map[string]any{"email": "x@example.com", "password": "whatever1"}, "", "Accept-Language", "de-DE,de;q=0.9,en;q=0.5").JSON(t)
 	require.Equal(t, "Invalid email or password.", en["message"])
@@ -257,7 +257,7 @@ func TestErrorsAreLocalized(t *testing.T) {
 
 func TestNulCharactersAreRefused(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	for _, body := range []string{
 		`{"email":"n@example.com","displayName":"a\u0000b","password":"password123"}`,
 		`{"email":"n\u0000@example.com","displayName":"n","password":"password123"}`,

@@ -1,11 +1,12 @@
 package account_test
 
 import (
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // TestCommentThroughTheAPINotifies is the whole path: a comment posted through the

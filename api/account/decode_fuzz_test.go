@@ -1,12 +1,13 @@
 package account
 
 import (
-	"github.com/taskweave/taskweave/api/core/coretest"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/taskweave/taskweave/api/core/coretest"
 )
 
 func FuzzAuthBodies(f *testing.F) {

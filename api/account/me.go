@@ -2,8 +2,8 @@ package account
 
 import (
 	"github.com/gofiber/fiber/v2"
-	"github.com/taskweave/taskweave/api/core"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/locale"
 	"github.com/taskweave/taskweave/domain/notify"

@@ -61,7 +61,7 @@ func ntIDs(t *testing.T, page map[string]any) []string {
 
 func TestNotificationListPagingAndRead(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u, other := h.Register("Reader"), h.Register("Other")
 	ids := ntSeed(t, h, u, 25)
 	otherIDs := ntSeed(t, h, other, 3)

@@ -2,13 +2,14 @@ package account_test
 
 import (
 	"context"
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 func TestNotificationIssueAssigned(t *testing.T) {

@@ -1,12 +1,12 @@
 package account
 
 import (
-	"github.com/taskweave/taskweave/api/core"
 	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/sso"
 )
 

@@ -1,13 +1,13 @@
 package account
 
 import (
-	"github.com/taskweave/taskweave/api/core"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/sso"
 )
 

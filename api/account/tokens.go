@@ -1,11 +1,11 @@
 package account
 
 import (
-	"github.com/taskweave/taskweave/api/core"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/store"
 )

@@ -16,7 +16,7 @@ import (
 
 func TestPersonalAccessTokens(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Pat")
 
 	r := h.Do("POST", "/api/v1/me/tokens", map[string]any{"name": "ci"}, u.Access)
@@ -60,7 +60,7 @@ func TestPersonalAccessTokens(t *testing.T) {
 
 func TestReadOnlyTokenCannotWrite(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("ReadOnly")
 	plain := h.Do("POST", "/api/v1/me/tokens", map[string]any{"name": "ro", "scope": "READ_ONLY"}, u.Access).JSON(t)["plaintext"].(string)
 
@@ -78,7 +78,7 @@ func TestReadOnlyTokenCannotWrite(t *testing.T) {
 
 func TestTokenValidation(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("TokVal")
 	require.Equal(t, "BAD_REQUEST", h.Do("POST", "/api/v1/me/tokens", map[string]any{"name": "x", "scope": "ADMIN"}, u.Access).JSON(t)["code"])
 	require.Equal(t, "BAD_REQUEST", h.Do("POST", "/api/v1/me/tokens", map[string]any{}, u.Access).JSON(t)["code"])
@@ -90,7 +90,7 @@ func TestTokenValidation(t *testing.T) {
 
 func TestExpiredAndInactiveTokens(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Expiring")
 	exp := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	r := h.Do("POST", "/api/v1/me/tokens", map[string]any{"name": "soon", "expiresAt": exp}, u.Access).JSON(t)
@@ -126,7 +126,7 @@ func insertAPIKey(t *testing.T, h *apitest.Harness, owner apitest.User, projectK
 
 func TestAPIKeyStaysInItsProject(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	owner := h.Register("KeyOwner")
 	h.MakeAdmin(owner)
 	key := insertAPIKey(t, h, owner, "AK"+strings.ToUpper(uuid.NewString()[:6]), nil)

@@ -1,18 +1,19 @@
 package account_test
 
 import (
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 func TestUserSearch(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	// A tag no other test's users carry, so the shared database does not interfere.
 	tag := strings.ToLower(apitest.UniqueProjectKey())
 	searcher := h.Register("Searcher")

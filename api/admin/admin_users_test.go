@@ -12,7 +12,7 @@ import (
 
 func TestAdminUsersNeedAdmin(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	member := h.Register("Plain")
 	h.SetSystemRole(member, "MEMBER")
 	target := h.Register("Target")

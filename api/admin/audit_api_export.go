@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/taskweave/taskweave/api/core"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/audit"
 )
 

@@ -135,7 +135,7 @@ func TestAuditListFiltersOrderAndShape(t *testing.T) {
 
 func TestAuditListRefusesBadQueries(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	admin := auditAdmin(h)
 	for query, reason := range map[string]string{
 		"from=yesterday":                                    "INVALID_INSTANT",
@@ -213,7 +213,7 @@ func TestAuditListPaging(t *testing.T) {
 
 func TestAuditAdminEndpointsNeedSystemAdmin(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	plain := h.Register("PlainAuditor")
 	h.SetSystemRole(plain, "MEMBER")
 	for _, c := range []struct{ method, path string }{
@@ -352,7 +352,7 @@ func TestAuditConfigRoundTrip(t *testing.T) {
 
 func TestAuditConfigRefusesBadBodies(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	admin := auditAdmin(h)
 	for body, reason := range map[string]string{
 		`{}`:                                     "MISSING_FIELD",

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"encoding/json"
-	"github.com/taskweave/taskweave/api/core"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/queue"
 )
 

@@ -129,7 +129,7 @@ func jobIDs(t *testing.T, page map[string]any) []int64 {
 
 func TestJobsEndpointsNeedSystemAdmin(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	member := h.Register("Mel")
 	h.SetSystemRole(member, "MEMBER")
 	calls := []struct{ method, path string }{

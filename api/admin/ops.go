@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/taskweave/taskweave/api/core"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/locale"
 	"github.com/taskweave/taskweave/domain/queue"

@@ -2,8 +2,9 @@ package apitest
 
 import (
 	"context"
-	"github.com/stretchr/testify/require"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // SetAuditLevel switches one audit level of h's database on or off.

@@ -2,13 +2,15 @@ package apitest
 
 import (
 	"context"
+	"sync/atomic"
+	"testing"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+
 	"github.com/taskweave/taskweave/store"
 	"github.com/taskweave/taskweave/store/storetest"
-	"sync/atomic"
-	"testing"
 )
 
 // QueryCounter counts every statement sent to Postgres (bun's and pgx's alike).

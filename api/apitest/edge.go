@@ -3,13 +3,15 @@ package apitest
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/stretchr/testify/require"
-	"github.com/taskweave/taskweave/api"
 	"io"
 	"net"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api"
 )
 
 // RawExchange writes raw on a new connection to addr and reads one response; the write

@@ -1,9 +1,10 @@
 package apitest
 
 import (
-	"github.com/stretchr/testify/require"
 	"sort"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // IssueResponseMembers is IssueResponse's member list (api/openapi/40-issues.yaml),

@@ -3,8 +3,6 @@ package apitest
 import (
 	"bufio"
 	"bytes"
-	smtp "github.com/emersion/go-smtp"
-	"github.com/stretchr/testify/require"
 	"io"
 	"mime"
 	"mime/quotedprintable"
@@ -13,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	smtp "github.com/emersion/go-smtp"
+	"github.com/stretchr/testify/require"
 )
 
 // SMTPMail is one message the test SMTP server accepted.

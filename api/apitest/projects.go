@@ -2,11 +2,12 @@ package apitest
 
 import (
 	"crypto/rand"
-	"github.com/google/uuid"
-	"github.com/stretchr/testify/require"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
 )
 
 // UniqueProjectKey is a fresh project key (8 of A-Z0-9), unique across the package's shared database.

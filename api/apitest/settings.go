@@ -1,8 +1,9 @@
 package apitest
 
 import (
-	"github.com/taskweave/taskweave/api"
 	"time"
+
+	"github.com/taskweave/taskweave/api"
 )
 
 // LimitedAuth configures a rate limit of limit logins per window per client address,

@@ -2,11 +2,11 @@ package automation
 
 import (
 	"encoding/json"
-	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/automation"
 	"github.com/taskweave/taskweave/domain/project"
 )

@@ -227,7 +227,7 @@ func TestAutomationExactlyOnce(t *testing.T) {
 // batches, and keeps the younger ones.
 func TestAutomationExecutionRetention(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	h := f.H
 	rule := autoRule(f, t, map[string]any{"name": "Logged", "triggerType": "ISSUE_CREATED"})
 	_, err := h.DB.Pool.Exec(context.Background(), `INSERT INTO automation_executions (rule_id, event_id, event_type, status, created_at)

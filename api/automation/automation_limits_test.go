@@ -57,7 +57,7 @@ func TestAutomationChainBudget(t *testing.T) {
 // condition that refuses what the rule makes lets it save.
 func TestAutomationSelfTriggerRefused(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	h := f.H
 	sub := autoAction("CREATE_SUBTASK", map[string]any{"title": "Again"})
 	for _, body := range []map[string]any{

@@ -67,7 +67,7 @@ func autoProblems(t *testing.T, r *apitest.Response) map[string]string {
 // and every parameter as a string; the triggerPayload object comes back as its text.
 func TestAutomationRuleReadsBackAsWritten(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	body := map[string]any{
 		"name": "Escalate blockers", "triggerType": "PRIORITY_CHANGED", "triggerPayload": map[string]any{"priority": "CRITICAL"},
 		"rootGroupLogic": "OR", "scope": "SYSTEM", // the path decides the scope
@@ -137,7 +137,7 @@ func TestAutomationRuleReadsBackAsWritten(t *testing.T) {
 // project scope, with the roles each needs; another project's rule is not found.
 func TestAutomationRuleLifecycle(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	h := f.H
 	var ids []string
 	for _, name := range []string{"one", "two", "three"} {
@@ -213,7 +213,7 @@ func TestAutomationRuleLifecycle(t *testing.T) {
 // SYSTEM rules and takes ids of any workflow (checked when the rule runs).
 func TestAutomationSystemRules(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	h := f.H
 	admin := h.Register("Ada")
 	h.MakeAdmin(admin)
@@ -271,7 +271,7 @@ func TestAutomationSystemRules(t *testing.T) {
 // whole, each problem named by its member path, and nothing is stored.
 func TestAutomationRuleValidation(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	h := f.H
 	other := apitest.NewProject(t, h) // its statuses are of another workflow
 	inactive := h.Register("Gone")
@@ -353,7 +353,7 @@ func TestAutomationRuleValidation(t *testing.T) {
 // more of any is refused (400) before anything else is looked at.
 func TestAutomationRuleLimits(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	h := f.H
 	nest := func(levels int) map[string]any {
 		// levels counts the root; the innermost group holds one condition.

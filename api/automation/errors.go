@@ -2,8 +2,8 @@ package automation
 
 import (
 	"errors"
-	"github.com/taskweave/taskweave/api/core"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/automation"
 )
 

@@ -2,6 +2,7 @@ package automation
 
 import (
 	"github.com/gofiber/fiber/v2"
+
 	"github.com/taskweave/taskweave/api/core"
 )
 

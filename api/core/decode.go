@@ -14,7 +14,7 @@ import (
 	"github.com/taskweave/taskweave/domain/weblink"
 )
 
-// decodeJSON reads a JSON object into dst. Malformed JSON, anything but an object, and a
+// DecodeJSON reads a JSON object into dst. Malformed JSON, anything but an object, and a
 // member of the wrong type are BAD_REQUEST; unknown members are ignored.
 func DecodeJSON(body []byte, dst any) error {
 	trimmed := bytes.TrimSpace(body)
@@ -67,7 +67,7 @@ func findNUL(v any, path string, f *Fields) {
 	}
 }
 
-// decodeOptionalJSON accepts an empty body as "{}" for calls whose body is optional.
+// DecodeOptionalJSON accepts an empty body as "{}" for calls whose body is optional.
 func DecodeOptionalJSON(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
@@ -75,18 +75,20 @@ func DecodeOptionalJSON(body []byte, dst any) error {
 	return DecodeJSON(body, dst)
 }
 
-// required is the BAD_REQUEST for an absent (or null) required member.
+// Required is the BAD_REQUEST for an absent (or null) required member.
 func Required(field string) error { return BadRequest("MISSING_FIELD", "field", field) }
 
-// fields collects constraint failures of present members into one VALIDATION_ERROR.
+// Fields collects constraint failures of present members into one VALIDATION_ERROR.
 type Fields []FieldError
 
+// Add records that field broke a constraint: code, and the message key with its
+// arguments.
 func (f *Fields) Add(field, code, key string, args ...string) {
 	*f = append(*f, FieldError{Field: field, Code: code, Key: key, Args: args})
 }
 
-// text checks a present string: not blank (when notBlank) and at most max characters
-// (max 0: no limit). NUL characters were already refused by decodeJSON.
+// Text checks a present string: not blank (when notBlank) and at most max characters
+// (max 0: no limit). NUL characters were already refused by DecodeJSON.
 func (f *Fields) Text(field, v string, notBlank bool, max int) {
 	switch {
 	case notBlank && strings.TrimSpace(v) == "":
@@ -96,13 +98,14 @@ func (f *Fields) Text(field, v string, notBlank bool, max int) {
 	}
 }
 
-// link checks a present, non-empty link: an absolute http or https URL (weblink.Valid).
+// Link checks a present, non-empty link: an absolute http or https URL (weblink.Valid).
 func (f *Fields) Link(field, v string) {
 	if !weblink.Valid(v) {
 		f.Add(field, "URL", "field.HTTP_URL")
 	}
 }
 
+// Email checks an e-mail address: not blank, at most MaxEmail characters, one address.
 func (f *Fields) Email(field, v string) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -134,6 +137,7 @@ func (f *Fields) Password(field, v string) {
 	}
 }
 
+// Err is the VALIDATION_ERROR naming every field recorded, or nil when none was.
 func (f Fields) Err() error {
 	if len(f) == 0 {
 		return nil
@@ -141,9 +145,10 @@ func (f Fields) Err() error {
 	return &Error{Status: 400, Code: "VALIDATION_ERROR", Key: "error.VALIDATION_ERROR", Fields: f}
 }
 
-// instant formats a timestamp as RFC 3339 UTC with Z.
+// Instant formats a timestamp as RFC 3339 UTC with Z.
 func Instant(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
+// InstantPtr is Instant of t, or nil.
 func InstantPtr(t *time.Time) *string {
 	if t == nil {
 		return nil

@@ -45,6 +45,8 @@ func (e *Error) Error() string {
 	return e.Code
 }
 
+// NewError is an API error of status and code with reason (may be empty), its message
+// the reason's when the catalog has one, else the code's.
 func NewError(status int, code, reason string, args ...string) *Error {
 	key := "error." + code
 	if reason != "" {
@@ -55,14 +57,18 @@ func NewError(status int, code, reason string, args ...string) *Error {
 	return &Error{Status: status, Code: code, Reason: reason, Key: key, Args: args}
 }
 
+// BadRequest is 400 BAD_REQUEST with reason.
 func BadRequest(reason string, args ...string) *Error {
 	return NewError(http.StatusBadRequest, "BAD_REQUEST", reason, args...)
 }
 
+// Forbidden is 403 FORBIDDEN with reason.
 func Forbidden(reason string) *Error { return NewError(http.StatusForbidden, "FORBIDDEN", reason) }
 
+// NotFound is 404 NOT_FOUND with reason.
 func NotFound(reason string) *Error { return NewError(http.StatusNotFound, "NOT_FOUND", reason) }
 
+// ErrUnauthorized is 401 UNAUTHORIZED without a reason.
 var ErrUnauthorized = NewError(http.StatusUnauthorized, "UNAUTHORIZED", "")
 
 // ErrorMapping ties a domain sentinel to its status, code and reason.

@@ -27,6 +27,7 @@ type FailureLog struct {
 // unavailableLogEvery is the least time between two log lines of unavailable failures.
 const unavailableLogEvery = 10 * time.Second
 
+// NewFailureLog logs to log.
 func NewFailureLog(log *slog.Logger) *FailureLog { return &FailureLog{log: log} }
 
 // Failed logs one failed request.

@@ -5,7 +5,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// parseID reads an id a client sent, in a path, a query parameter or a body member: the
+// ParseID reads an id a client sent, in a path, a query parameter or a body member: the
 // canonical 36-character hyphenated form only, in either case. uuid.Parse alone also
 // takes 32 bare hex digits, braces and a urn:uuid: prefix; every id goes through here so
 // an id is valid or not whatever part of the request carries it. A malformed one is
@@ -19,10 +19,10 @@ func ParseID(field, s string) (uuid.UUID, error) {
 	return uuid.Nil, BadRequest("INVALID_UUID", "field", field)
 }
 
-// pathUUID parses the id path parameter name.
+// PathUUID parses the id path parameter name.
 func PathUUID(c *fiber.Ctx, name string) (uuid.UUID, error) { return ParseID(name, c.Params(name)) }
 
-// queryID parses the value v of the optional id query parameter name; absent (empty)
+// QueryID parses the value v of the optional id query parameter name; absent (empty)
 // is nil.
 func QueryID(name, v string) (*uuid.UUID, error) {
 	if v == "" {
@@ -35,7 +35,7 @@ func QueryID(name, v string) (*uuid.UUID, error) {
 	return &id, nil
 }
 
-// optionalID parses an optional id body member; absent (or null) is nil.
+// OptionalID parses an optional id body member; absent (or null) is nil.
 func OptionalID(field string, s *string) (*uuid.UUID, error) {
 	if s == nil {
 		return nil, nil
@@ -47,7 +47,7 @@ func OptionalID(field string, s *string) (*uuid.UUID, error) {
 	return &id, nil
 }
 
-// parseIDs parses a list of ids sent as the body member field.
+// ParseIDs parses a list of ids sent as the body member field.
 func ParseIDs(field string, ss []string) ([]uuid.UUID, error) {
 	out := make([]uuid.UUID, 0, len(ss))
 	for _, s := range ss {

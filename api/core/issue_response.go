@@ -2,18 +2,18 @@ package core
 
 import (
 	"encoding/json"
-	"github.com/gofiber/fiber/v2"
-	"github.com/taskweave/taskweave/domain/customfield"
-	"github.com/taskweave/taskweave/domain/integration"
-	"github.com/taskweave/taskweave/store"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/domain/customfield"
+	"github.com/taskweave/taskweave/domain/integration"
 	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/store"
 )
 
-// issueResponse is IssueResponse in api/openapi/40-issues.yaml. Every nullable member is
+// IssueResponse is IssueResponse in api/openapi/40-issues.yaml. Every nullable member is
 // always sent; there is deliberately no `status` member (ticket items use that name for a
 // string).
 type IssueResponse struct {
@@ -47,20 +47,21 @@ type IssueResponse struct {
 	SLAStartTime    *string                    `json:"slaStartTime"`
 }
 
-// issueLabelResponse is a label on an issue.
+// IssueLabelResponse is a label on an issue.
 type IssueLabelResponse struct {
 	ID    uuid.UUID `json:"id"`
 	Name  string    `json:"name"`
 	Color string    `json:"color"`
 }
 
-// versionResponse is Version in api/openapi/40-issues.yaml, also used for an issue's
+// VersionResponse is Version in api/openapi/40-issues.yaml, also used for an issue's
 // versions.
 type VersionResponse struct {
 	ID   uuid.UUID `json:"id"`
 	Name string    `json:"name"`
 }
 
+// ToIssueResponse is v on the wire; Refs is left empty for the caller to fill.
 func ToIssueResponse(v *issue.View) IssueResponse {
 	r := IssueResponse{
 		ID: v.ID, Key: v.Key, Title: v.Title, Description: v.Description, Type: v.Type, Priority: v.Priority,
@@ -83,6 +84,7 @@ func ToIssueResponse(v *issue.View) IssueResponse {
 	return r
 }
 
+// ToVersionResponses is vs on the wire.
 func ToVersionResponses(vs []issue.VersionRef) []VersionResponse {
 	out := make([]VersionResponse, len(vs))
 	for i, v := range vs {
@@ -91,7 +93,7 @@ func ToVersionResponses(vs []issue.VersionRef) []VersionResponse {
 	return out
 }
 
-// customFieldValueResponse is CustomFieldValue in api/openapi/93-custom-fields.yaml: one
+// CustomFieldValueResponse is CustomFieldValue in api/openapi/93-custom-fields.yaml: one
 // per field of the project, every value member null when unset.
 type CustomFieldValueResponse struct {
 	FieldID      uuid.UUID    `json:"fieldId"`
@@ -106,6 +108,7 @@ type CustomFieldValueResponse struct {
 	OptionLabel  *string      `json:"optionLabel"`
 }
 
+// ToCustomFieldValueResponses is fvs on the wire.
 func ToCustomFieldValueResponses(fvs []customfield.FieldValue) []CustomFieldValueResponse {
 	out := make([]CustomFieldValueResponse, len(fvs))
 	for i, fv := range fvs {
@@ -125,7 +128,7 @@ func ToCustomFieldValueResponses(fvs []customfield.FieldValue) []CustomFieldValu
 	return out
 }
 
-// issueRefResponse is IssueRef in api/openapi/55-integrations.yaml.
+// IssueRefResponse is IssueRef in api/openapi/55-integrations.yaml.
 type IssueRefResponse struct {
 	ID         uuid.UUID `json:"id"`
 	Provider   string    `json:"provider"`
@@ -136,6 +139,7 @@ type IssueRefResponse struct {
 	CreatedAt  string    `json:"createdAt"`
 }
 
+// ToIssueRefResponses is rows on the wire.
 func ToIssueRefResponses(rows []store.IssueRef) []IssueRefResponse {
 	out := make([]IssueRefResponse, len(rows))
 	for i, r := range rows {

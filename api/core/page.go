@@ -7,10 +7,10 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// maxPageSize clamps every paged list (docs/api-conventions.md#pages).
+// MaxPageSize clamps every paged list (docs/api-conventions.md#pages).
 const MaxPageSize = 200
 
-// pageRequest is a parsed page/size query.
+// PageRequest is a parsed page/size query.
 type PageRequest struct {
 	Page int
 	Size int
@@ -19,7 +19,7 @@ type PageRequest struct {
 // Offset is the first row of the page.
 func (p PageRequest) Offset() int { return p.Page * p.Size }
 
-// parsePage reads `page` (0-based, default 0) and `size` (default def, clamped to 200);
+// ParsePage reads `page` (0-based, default 0) and `size` (default def, clamped to 200);
 // a negative page, a page past MaxInt32 (far past any last page, and page × size must
 // not overflow) or a size below 1 is BAD_REQUEST.
 func ParsePage(c *fiber.Ctx, def int) (PageRequest, error) {
@@ -41,12 +41,14 @@ func ParsePage(c *fiber.Ctx, def int) (PageRequest, error) {
 	return p, nil
 }
 
+// SortJSON is the sort member of a page: Taskweave's pages are never sorted by request.
 type SortJSON struct {
 	Empty    bool `json:"empty"`
 	Sorted   bool `json:"sorted"`
 	Unsorted bool `json:"unsorted"`
 }
 
+// PageableJSON is the pageable member of a page.
 type PageableJSON struct {
 	PageNumber int      `json:"pageNumber"`
 	PageSize   int      `json:"pageSize"`
@@ -56,7 +58,7 @@ type PageableJSON struct {
 	Sort       SortJSON `json:"sort"`
 }
 
-// page is the Spring Data page object of docs/api-conventions.md#pages; every member is
+// Page is the Spring Data page object of docs/api-conventions.md#pages; every member is
 // always sent.
 type Page[T any] struct {
 	Content          []T          `json:"content"`
@@ -72,7 +74,7 @@ type Page[T any] struct {
 	Pageable         PageableJSON `json:"pageable"`
 }
 
-// newPage wraps one page of content with its totals.
+// NewPage wraps one page of content with its totals.
 func NewPage[T any](content []T, req PageRequest, total int) Page[T] {
 	if content == nil {
 		content = []T{}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/taskweave/taskweave/domain/audit"

@@ -18,7 +18,7 @@ func (s *Env) ProjectAccess(c *fiber.Ctx, min project.Role) (*project.Access, er
 	return s.ProjectAccessWith(c, min, nil)
 }
 
-// ProjectAccessWith is projectAccess reading extra in the same statement when the
+// ProjectAccessWith is ProjectAccess reading extra in the same statement when the
 // credential is checked with the project (extra.Scanned says whether it was).
 func (s *Env) ProjectAccessWith(c *fiber.Ctx, min project.Role, extra *project.Extra) (*project.Access, error) {
 	a, err := s.loadAccess(c, extra)
@@ -68,7 +68,7 @@ func (s *Env) loadAccess(c *fiber.Ctx, extra *project.Extra) (*project.Access, e
 	return a, nil
 }
 
-// IssueAccess is projectAccess followed by the :issueKey path segment (a key or a UUID):
+// IssueAccess is ProjectAccess followed by the :issueKey path segment (a key or a UUID):
 // the preamble of every endpoint under /projects/:key/issues/:issueKey. The issue itself
 // is found by the domain call, in the project access returned.
 func (s *Env) IssueAccess(c *fiber.Ctx, min project.Role) (*project.Access, issue.Ref, error) {
@@ -93,7 +93,7 @@ func (s *Env) ProjectAccessOrAdmin(c *fiber.Ctx, min project.Role) (*project.Acc
 	return s.ProjectAccess(c, min)
 }
 
-// ProjectItem is projectAccess followed by the UUID in path parameter param: the
+// ProjectItem is ProjectAccess followed by the UUID in path parameter param: the
 // preamble of the endpoints on one thing of a project (a sprint, label, webhook ...).
 // Whether the thing belongs to the project is the domain call's to check.
 func (s *Env) ProjectItem(c *fiber.Ctx, min project.Role, param string) (*project.Access, uuid.UUID, error) {

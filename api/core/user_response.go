@@ -6,7 +6,7 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// userResponse is UserResponse in api/openapi/00-core.yaml.
+// UserResponse is UserResponse in api/openapi/00-core.yaml.
 type UserResponse struct {
 	ID          string  `json:"id"`
 	Email       string  `json:"email"`
@@ -18,6 +18,7 @@ type UserResponse struct {
 	CreatedAt   string  `json:"createdAt"`
 }
 
+// ToUserResponse is u on the wire.
 func ToUserResponse(u *store.User) UserResponse {
 	r := UserResponse{ID: u.ID.String(), Email: u.Email, DisplayName: u.DisplayName, AvatarURL: u.AvatarURL,
 		Role: u.SystemRole, Language: u.Language, CreatedAt: Instant(u.CreatedAt)}
@@ -28,7 +29,7 @@ func ToUserResponse(u *store.User) UserResponse {
 	return r
 }
 
-// adminUserResponse is AdminUserResponse in api/openapi/00-core.yaml (systemRole, and
+// AdminUserResponse is AdminUserResponse in api/openapi/00-core.yaml (systemRole, and
 // role too).
 type AdminUserResponse struct {
 	ID          string  `json:"id"`
@@ -42,12 +43,13 @@ type AdminUserResponse struct {
 	CreatedAt   string  `json:"createdAt"`
 }
 
+// ToAdminUserResponse is u on the wire for a system ADMIN.
 func ToAdminUserResponse(u *store.User) AdminUserResponse {
 	return AdminUserResponse{ID: u.ID.String(), Email: u.Email, DisplayName: u.DisplayName, SystemRole: u.SystemRole,
 		Active: u.Active, AvatarURL: u.AvatarURL, Role: u.SystemRole, Language: u.Language, CreatedAt: Instant(u.CreatedAt)}
 }
 
-// userResponseFor is the caller's own UserResponse: orgId is the organization its token
+// UserResponseFor is the caller's own UserResponse: orgId is the organization its token
 // is scoped to (switch-org), else the stored one.
 func UserResponseFor(c *fiber.Ctx, u *store.User) UserResponse {
 	r := ToUserResponse(u)

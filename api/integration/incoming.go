@@ -2,10 +2,10 @@ package integration
 
 import (
 	"errors"
-	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/integration"
 	"github.com/taskweave/taskweave/domain/locale"
 )

@@ -194,7 +194,7 @@ func TestIntegrationGitLabEventsBecomeRefs(t *testing.T) {
 
 func TestIntegrationIncomingRefusals(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	f := apitest.NewProject(t, h)
 	secret := igCreate(t, h, f.Owner.Access, f.Key, "github")["plaintextSecret"].(string)
 	other := apitest.NewProject(t, h)

@@ -98,7 +98,7 @@ func TestIntegrationCRUD(t *testing.T) {
 
 func TestIntegrationIssueRefsEndpoint(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	iss := f.Create(t, map[string]any{"title": "No refs yet"})
 	key := iss["key"].(string)
 	require.Equal(t, []any{}, iss["refs"], "create reply")

@@ -1,12 +1,12 @@
 package integration
 
 import (
-	"github.com/taskweave/taskweave/api/core"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/integration"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/store"

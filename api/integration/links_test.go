@@ -23,7 +23,7 @@ var notHTTPLinks = []string{
 // integration's repoUrl follows the same rule.
 func TestStoredLinksAreHTTPOnly(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Linker")
 	good := "https://cdn.example.com/avatars/linker.png"
 	r := h.Do("PATCH", "/api/v1/me", map[string]any{"avatarUrl": good}, u.Access)

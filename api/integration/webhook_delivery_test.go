@@ -428,7 +428,7 @@ func TestWebhookPingAndRedeliver(t *testing.T) {
 
 func TestWebhookDeliveriesList(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	f := apitest.NewProject(t, h)
 	wh, _ := apitest.CreateWebhook(t, h, f.Key, f.Owner.Access, map[string]any{"url": apitest.PublicWebhookURL, "events": []string{"issue.created"}})
 	whID := wh["id"].(string)

@@ -2,12 +2,13 @@ package integration_test
 
 import (
 	"encoding/json"
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // TestWebhookSprintEvents: starting and completing a sprint send sprint.started and

@@ -1,11 +1,11 @@
 package integration
 
 import (
-	"github.com/taskweave/taskweave/api/core"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"

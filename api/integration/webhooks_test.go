@@ -150,7 +150,7 @@ func TestWebhookURLRejected(t *testing.T) {
 	urls := []string{"http://127.0.0.1/hook", "http://localhost:8080/hook", "http://10.0.0.5/hook", "http://192.168.1.20/hook",
 		"http://169.254.169.254/latest", "http://[::1]/hook", "http://[fc00::1]/hook", "http://0.0.0.0/hook", "http://224.0.0.1/hook",
 		"http://[::ffff:127.0.0.1]/hook"}
-	h := shared(t)
+	h := apitest.Shared(t)
 	f := apitest.NewProject(t, h)
 	for _, u := range urls {
 		apitest.RequireProblem(t, h.Do("POST", f.Path("/webhooks"), map[string]any{"url": u, "events": []string{"issue.created"}}, f.Owner.Access),

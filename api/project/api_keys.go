@@ -1,11 +1,11 @@
 package project
 
 import (
-	"github.com/taskweave/taskweave/api/core"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/store"
 )

@@ -1,7 +1,6 @@
 package project_test
 
 import (
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,12 +9,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskweave/taskweave/api/apitest"
 	"github.com/taskweave/taskweave/domain/auth"
 )
 
 func TestProjectAPIKeys(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	owner, writer, viewer := h.Register("Owner"), h.Register("Writer"), h.Register("Viewer")
 	key := apitest.PostProject(t, h, owner.Access)
 	apitest.PostMember(t, h, owner.Access, key, writer.ID, "MEMBER")
@@ -77,7 +77,7 @@ func TestProjectAPIKeys(t *testing.T) {
 
 func TestCreateProjectAPIKeyRejects(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	owner := h.Register("Owner")
 	key := apitest.PostProject(t, h, owner.Access)
 	path := "/api/v1/projects/" + key + "/api-keys"
@@ -107,7 +107,7 @@ func TestCreateProjectAPIKeyRejects(t *testing.T) {
 // TestProjectAPIKeyScope: a key acts with its creator's rights, only inside its project.
 func TestProjectAPIKeyScope(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	creator, owner := h.Register("Creator"), h.Register("Owner")
 	h.MakeAdmin(creator)
 	key := apitest.PostProject(t, h, owner.Access)

@@ -2,6 +2,7 @@ package project
 
 import (
 	"errors"
+
 	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/label"
 	"github.com/taskweave/taskweave/domain/organization"

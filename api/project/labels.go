@@ -1,12 +1,12 @@
 package project
 
 import (
-	"github.com/taskweave/taskweave/api/core"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/samber/lo"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/label"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/store"

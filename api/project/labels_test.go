@@ -1,18 +1,19 @@
 package project_test
 
 import (
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 func TestLabels(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	owner, writer, viewer := h.Register("Owner"), h.Register("Writer"), h.Register("Viewer")
 	key := apitest.PostProject(t, h, owner.Access)
 	apitest.PostMember(t, h, owner.Access, key, writer.ID, "MEMBER")
@@ -70,7 +71,7 @@ func TestLabels(t *testing.T) {
 
 func TestLabelValidation(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	owner := h.Register("Owner")
 	key := apitest.PostProject(t, h, owner.Access)
 	path := "/api/v1/projects/" + key + "/labels"

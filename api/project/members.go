@@ -1,13 +1,13 @@
 package project
 
 import (
-	"github.com/taskweave/taskweave/api/core"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/samber/lo"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/project"
 )
 

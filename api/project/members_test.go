@@ -12,7 +12,7 @@ import (
 
 func TestProjectMembers(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	owner, admin, ada := h.Register("Owner"), h.Register("Admin"), h.Register("Ada")
 	key := apitest.PostProject(t, h, owner.Access)
 	path := "/api/v1/projects/" + key + "/members"
@@ -66,7 +66,7 @@ func TestProjectMembers(t *testing.T) {
 
 func TestAddProjectMemberRejects(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	owner, member, ada := h.Register("Owner"), h.Register("Member"), h.Register("Ada")
 	key := apitest.PostProject(t, h, owner.Access)
 	apitest.PostMember(t, h, owner.Access, key, member.ID, "MEMBER")

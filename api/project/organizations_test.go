@@ -14,7 +14,7 @@ import (
 
 func TestOrganizationsAdminOnly(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	sys, plain := h.Register("Sys"), h.Register("Plain")
 	h.MakeAdmin(sys)
 	h.SetSystemRole(plain, "MEMBER")
@@ -71,7 +71,7 @@ func TestOrganizationsAdminOnly(t *testing.T) {
 
 func TestOrganizationReadAccess(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	sys, member, outsider, other := h.Register("Sys"), h.Register("Member"), h.Register("Outsider"), h.Register("OtherSys")
 	h.MakeAdmin(sys)
 	h.MakeAdmin(other)
@@ -118,7 +118,7 @@ type orgSetup struct {
 }
 
 func newOrgSetup(t *testing.T) orgSetup {
-	h := shared(t)
+	h := apitest.Shared(t)
 	s := orgSetup{h: h, sys: h.Register("Sys"), owner: h.Register("Owner"), admin: h.Register("Admin"),
 		member: h.Register("Member"), nobody: h.Register("Nobody")}
 	h.MakeAdmin(s.sys)

@@ -2,13 +2,13 @@ package project
 
 import (
 	"encoding/json"
-	"github.com/taskweave/taskweave/api/core"
 	"net/http"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/project"
 )
 

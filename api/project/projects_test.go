@@ -16,7 +16,7 @@ import (
 
 func TestCreateProject(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Creator")
 	key := apitest.UniqueProjectKey()
 
@@ -52,7 +52,7 @@ func TestCreateProject(t *testing.T) {
 
 func TestCreateProjectRejectsBadInput(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("BadInput")
 	long := strings.Repeat("n", 256)
 	for _, c := range []struct {
@@ -93,7 +93,7 @@ func TestCreateProjectRejectsBadInput(t *testing.T) {
 
 func TestCreateProjectDuplicateKey(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	a, b := h.Register("First"), h.Register("Second")
 	key := apitest.PostProject(t, h, a.Access)
 
@@ -108,7 +108,7 @@ func TestCreateProjectDuplicateKey(t *testing.T) {
 // answer 404 (not 405) and change nothing.
 func TestProjectHasNoUpdateEndpoints(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("NoUpdate")
 	key := apitest.PostProject(t, h, u.Access)
 	for _, method := range []string{"PUT", "PATCH", "DELETE"} {
@@ -126,7 +126,7 @@ func TestProjectHasNoUpdateEndpoints(t *testing.T) {
 
 func TestListProjects(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	admin := h.Register("OrgAdmin")
 	h.MakeAdmin(admin)
 	owner, other, me := h.Register("Owner"), h.Register("Other"), h.Register("Me")
@@ -166,7 +166,7 @@ func TestListProjects(t *testing.T) {
 
 func TestSetProjectOrganization(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	sys := h.Register("Sys")
 	h.MakeAdmin(sys)
 	owner, orgAdmin, writer := h.Register("Owner"), h.Register("OrgAdmin"), h.Register("Writer")
@@ -262,7 +262,7 @@ func TestProjectListsMakeConstantQueries(t *testing.T) {
 // is an implicit ADMIN; a non-member gets 403 and an unknown key 404 everywhere.
 func TestProjectRoleMatrix(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	owner := h.Register("Owner")
 	key := apitest.PostProject(t, h, owner.Access)
 	target := h.Register("Target")
@@ -323,7 +323,7 @@ func TestProjectRoleMatrix(t *testing.T) {
 // inherits VIEWER on the organization's projects; inheritance only raises.
 func TestOrganizationRoleInheritance(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	sys, owner := h.Register("Sys"), h.Register("Owner")
 	h.MakeAdmin(sys)
 	key := apitest.PostProject(t, h, owner.Access)

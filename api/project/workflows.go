@@ -3,7 +3,6 @@ package project
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/taskweave/taskweave/api/core"
 	"math"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/samber/lo"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/domain/workflow"
 )

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/taskweave/taskweave/api/core"
-	"github.com/taskweave/taskweave/api/core/coretest"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -14,6 +12,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskweave/taskweave/api/core"
+	"github.com/taskweave/taskweave/api/core/coretest"
 	"github.com/taskweave/taskweave/domain/workflow"
 )
 

@@ -3,12 +3,12 @@ package project_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/samber/lo"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/samber/lo"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api/apitest"
@@ -31,7 +31,7 @@ type workflowFixture struct {
 
 func workflowFixtureNew(t *testing.T) *workflowFixture {
 	t.Helper()
-	h := shared(t)
+	h := apitest.Shared(t)
 	f := &workflowFixture{h: h, owner: h.Register("Owner"), admin: h.Register("Admin"), member: h.Register("Member"),
 		viewer: h.Register("Viewer"), outsider: h.Register("Outsider")}
 	f.key = "WF" + strings.ToUpper(strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
@@ -184,7 +184,7 @@ func TestWorkflowList(t *testing.T) {
 
 func TestWorkflowProjectWithoutWorkflow(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	owner := h.Register("Owner")
 	key := workflowFixtureBareProject(t, h, owner)
 	base := "/api/v1/projects/" + key

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/taskweave/taskweave/api/core"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/dashboard"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/store"

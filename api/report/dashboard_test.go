@@ -1,7 +1,6 @@
 package report_test
 
 import (
-	"github.com/taskweave/taskweave/api/apitest"
 	"math"
 	"net/http"
 	"sync"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // dashboardWidget adds a widget as the owner (an ADMIN) and returns the reply.
@@ -29,7 +30,7 @@ func dashboardOf(t *testing.T, f *apitest.Project, token string) map[string]any 
 
 func TestDashboardCreatedOnFirstRead(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	require.Zero(t, f.H.Count("SELECT count(*) FROM dashboards WHERE project_id = $1", f.ProjectID))
 
 	// Concurrent first reads agree on one dashboard.
@@ -60,7 +61,7 @@ func TestDashboardCreatedOnFirstRead(t *testing.T) {
 
 func TestDashboardWidgets(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 
 	// Adding a widget creates the dashboard when nobody read it yet.
 	w := dashboardWidget(t, f, map[string]any{"type": "BURNDOWN"})
@@ -124,7 +125,7 @@ func TestDashboardWidgets(t *testing.T) {
 
 func TestDashboardLayout(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	a := dashboardWidget(t, f, map[string]any{"type": "BURNDOWN"})
 	b := dashboardWidget(t, f, map[string]any{"type": "VELOCITY", "gridX": 4})
 	c := dashboardWidget(t, f, map[string]any{"type": "CYCLE_TIME", "gridY": 4})
@@ -190,7 +191,7 @@ func TestDashboardLayout(t *testing.T) {
 
 func TestDashboardRoles(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	w := dashboardWidget(t, f, map[string]any{"type": "ISSUE_COUNT"})
 	for _, u := range []struct {
 		name, token string
@@ -209,7 +210,7 @@ func TestDashboardRoles(t *testing.T) {
 // accepted and kept, as are the largest positions; the layout moves widgets there too.
 func TestDashboardWidgetAtTheBottom(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	w := dashboardWidget(t, f, map[string]any{"type": "ISSUE_COUNT", "gridX": 0, "gridY": 9999, "gridW": 1000, "gridH": 1000})
 	require.Equal(t, []any{9999.0, 1000.0, 1000.0}, []any{w["gridY"], w["gridW"], w["gridH"]})
 	far := dashboardWidget(t, f, map[string]any{"type": "VELOCITY", "gridX": math.MaxInt32, "gridY": math.MaxInt32})

@@ -52,7 +52,7 @@ func reportGet(t *testing.T, f *apitest.Project, path, token string) map[string]
 
 func TestReportBurndownAPI(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	// Four days long, five dates: two before today, today, two after.
 	s := reportSprint(t, f.H, f.ProjectID, "ACTIVE", reportDay(-2), reportDay(2), 8)
 	done := f.Create(t, map[string]any{"title": "Done today", "storyPoints": 3, "sprintId": s})
@@ -79,7 +79,7 @@ func TestReportBurndownAPI(t *testing.T) {
 
 func TestReportErrors(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	other := apitest.NewProject(t, f.H)
 	foreign := reportSprint(t, f.H, other.ProjectID, "CLOSED", reportDay(-10), reportDay(-1), 5)
 	for _, report := range []string{"burndown", "cycle-time"} {
@@ -98,7 +98,7 @@ func TestReportErrors(t *testing.T) {
 
 func TestReportVelocityAPI(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	require.Equal(t, map[string]any{"entries": []any{}}, reportGet(t, f, "/reports/velocity", f.Viewer.Access))
 	first := reportSprint(t, f.H, f.ProjectID, "CLOSED", "", "", 13)
 	_, err := f.H.DB.Pool.Exec(context.Background(), "UPDATE sprints SET completed_points = 11 WHERE id = $1", first)
@@ -115,7 +115,7 @@ func TestReportVelocityAPI(t *testing.T) {
 // ones the service writes (with status ids), then backdates them to known moments.
 func TestReportCycleTimeAPI(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	ctx := context.Background()
 	s := reportSprint(t, f.H, f.ProjectID, "PLANNED", "", "", -1)
 	empty := reportSprint(t, f.H, f.ProjectID, "CLOSED", "", "", -1)

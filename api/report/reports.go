@@ -2,13 +2,13 @@ package report
 
 import (
 	"context"
-	"github.com/taskweave/taskweave/api/core"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/domain/report"

@@ -1,7 +1,6 @@
 package servicedesk
 
 import (
-	"github.com/taskweave/taskweave/api/core"
 	"strconv"
 	"strings"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/domain/servicedesk"

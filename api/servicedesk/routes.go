@@ -2,8 +2,8 @@ package servicedesk
 
 import (
 	"github.com/gofiber/fiber/v2"
-	"github.com/taskweave/taskweave/api/core"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/servicedesk"
 )
 

@@ -263,7 +263,7 @@ func TestDeskAddressVerificationMail(t *testing.T) {
 // a stranger's "Re: [KEY-n]" opens a new ticket.
 func TestTicketReceiptReplyToken(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	f := apitest.NewProject(t, h)
 	addr := deskAddr("form")
 	require.Equal(t, http.StatusOK, h.Do("POST", f.Path("/service-desk/enable"), map[string]any{"emailAddress": addr}, f.Owner.Access).Status)

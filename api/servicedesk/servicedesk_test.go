@@ -47,7 +47,7 @@ func (f *deskFixture) policy(t *testing.T, priority string, response, resolution
 
 func TestServiceDeskEnable(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	f := apitest.NewProject(t, h)
 
 	apitest.RequireProblem(t, h.Do("GET", f.Path("/service-desk"), nil, f.Owner.Access), 404, "NOT_FOUND", apitest.Reason("SERVICE_DESK_NOT_FOUND"))
@@ -197,7 +197,7 @@ func TestTicketRateLimit(t *testing.T) {
 
 func TestTicketList(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	f := deskFixtureOn(t, h)
 	apitest.RequireProblem(t, h.Do("GET", f.Path("/service-desk/tickets"), nil, f.Outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 
@@ -258,7 +258,7 @@ func TestTicketList(t *testing.T) {
 
 func TestSLAPolicies(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	f := apitest.NewProject(t, h)
 	body := map[string]any{"name": "Gold", "priority": "HIGH", "responseMinutes": 15, "resolutionMinutes": 240}
 	apitest.RequireProblem(t, h.Do("POST", f.Path("/service-desk/sla-policies"), body, f.Owner.Access), 404, "NOT_FOUND", apitest.Reason("SERVICE_DESK_NOT_FOUND"))
@@ -355,7 +355,7 @@ func TestSLAPolicies(t *testing.T) {
 
 func TestIncidents(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	f := apitest.NewProject(t, h)
 	iss := f.Create(t, map[string]any{"title": "Checkout down"})
 	id := iss["id"].(string)

@@ -2,7 +2,6 @@ package work_test
 
 import (
 	"context"
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // acFeed reads one page of an issue's activity as token.
@@ -43,7 +44,7 @@ func acSummary(page map[string]any) []string {
 // first with display values, actor and comment link; defaults are page 0, size 50.
 func TestActivityFeed(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewSprintProject(t, shared(t))
+	f := apitest.NewSprintProject(t, apitest.Shared(t))
 	h := f.H
 	iss := f.Create(t, map[string]any{"title": "Watched"})
 	id, key := iss["id"].(string), iss["key"].(string)
@@ -145,7 +146,7 @@ func TestActivityFeed(t *testing.T) {
 // pages of 1 and of 4 hold each entry exactly once.
 func TestActivityFeedPagesStably(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	iss := f.Create(t, map[string]any{"title": "Stable"})
 	type row struct {
 		id string

@@ -3,7 +3,6 @@ package work
 import (
 	"context"
 	"errors"
-	"github.com/taskweave/taskweave/api/core"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/project"

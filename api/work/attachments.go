@@ -3,7 +3,6 @@ package work
 import (
 	"context"
 	"fmt"
-	"github.com/taskweave/taskweave/api/core"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -11,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/store"

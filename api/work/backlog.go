@@ -2,10 +2,10 @@ package work
 
 import (
 	"encoding/json"
-	"github.com/taskweave/taskweave/api/core"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/board"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/project"

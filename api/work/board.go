@@ -2,12 +2,12 @@ package work
 
 import (
 	"errors"
-	"github.com/taskweave/taskweave/api/core"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/board"
 	"github.com/taskweave/taskweave/domain/issue"

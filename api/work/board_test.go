@@ -1,12 +1,12 @@
 package work_test
 
 import (
-	"github.com/samber/lo"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/samber/lo"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api/apitest"
@@ -29,7 +29,7 @@ func boardKeys(t *testing.T, m map[string]any) [][]string {
 
 func TestBoardShapeAndLivePoints(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewSprintProject(t, shared(t))
+	f := apitest.NewSprintProject(t, apitest.Shared(t))
 	r := f.H.Do("GET", f.Path("/board"), nil, f.Viewer.Access)
 	require.Equal(t, http.StatusNoContent, r.Status, "no ACTIVE sprint: %s", r.Body)
 	require.Empty(t, r.Body)
@@ -110,7 +110,7 @@ func TestBoardDaysRemaining(t *testing.T) {
 		{map[string]any{"name": "tomorrow", "endDate": today.AddDate(0, 0, 1).Format(time.DateOnly)}, 1.0},
 		{map[string]any{"name": "two weeks", "endDate": today.AddDate(0, 0, 14).Format(time.DateOnly)}, 14.0},
 	} {
-		f := apitest.NewSprintProject(t, shared(t))
+		f := apitest.NewSprintProject(t, apitest.Shared(t))
 		f.Start(t, f.NewSprint(t, tc.body)["id"].(string))
 		r := f.H.Do("GET", f.Path("/board"), nil, f.Member.Access)
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -122,7 +122,7 @@ func TestBoardDaysRemaining(t *testing.T) {
 
 func TestBoardMoveIsAStatusPatch(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewSprintProject(t, shared(t))
+	f := apitest.NewSprintProject(t, apitest.Shared(t))
 	sp := f.NewSprint(t, map[string]any{"name": "S"})["id"].(string)
 	a := f.Create(t, map[string]any{"title": "a", "sprintId": sp})
 	b := f.Create(t, map[string]any{"title": "b", "sprintId": sp})
@@ -173,7 +173,7 @@ func TestBoardMoveIsAStatusPatch(t *testing.T) {
 
 func TestBacklog(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewSprintProject(t, shared(t))
+	f := apitest.NewSprintProject(t, apitest.Shared(t))
 	r := f.H.Do("GET", f.Path("/backlog"), nil, f.Viewer.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	require.Equal(t, map[string]any{"sprints": []any{}, "backlogIssues": []any{}}, r.JSON(t))

@@ -167,7 +167,7 @@ func TestCommentCreate(t *testing.T) {
 // are checked before anything is written.
 func TestCommentCreateRefused(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	h := f.H
 	iss := f.Create(t, map[string]any{"title": "Quiet"})
 	key := iss["key"].(string)
@@ -305,7 +305,7 @@ func TestCommentEdit(t *testing.T) {
 // ADMIN) soft-deletes; anyone else gets 403; a second delete is 404.
 func TestCommentDelete(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	h := f.H
 	mate, admin, orgAdmin := h.Register("Mate"), h.Register("Adele"), h.Register("Orla")
 	f.AddMember(t, mate, "MEMBER")
@@ -369,7 +369,7 @@ func TestCommentDelete(t *testing.T) {
 // live comment exactly once.
 func TestCommentListPagesStably(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	h := f.H
 	iss := f.Create(t, map[string]any{"title": "Busy"})
 	issueID, key := iss["id"].(string), iss["key"].(string)

@@ -3,8 +3,8 @@ package work
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/taskweave/taskweave/api/core"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/comment"
 	"github.com/taskweave/taskweave/domain/project"
 )

@@ -1,7 +1,6 @@
 package work_test
 
 import (
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskweave/taskweave/api/apitest"
 	"github.com/taskweave/taskweave/domain/customfield"
 )
 
@@ -20,7 +20,7 @@ func cf(field, value string) string { return "cf=" + url.QueryEscape(field+":"+v
 
 func TestIssueListCustomFieldFilter(t *testing.T) {
 	t.Parallel()
-	f := cfFixtureOn(t, shared(t))
+	f := cfFixtureOn(t, apitest.Shared(t))
 	label := f.Label(t, "l")
 	mk := func(title string, body map[string]any, values ...map[string]any) string {
 		body["title"] = title
@@ -148,7 +148,7 @@ func TestIssueListQueryCountWithCustomFields(t *testing.T) {
 // are one condition that still means all of them.
 func TestIssueListCustomFieldFilterCeiling(t *testing.T) {
 	t.Parallel()
-	f := cfFixtureOn(t, shared(t))
+	f := cfFixtureOn(t, apitest.Shared(t))
 	A := f.Create(t, map[string]any{"title": "A", "customFieldValues": []any{cfv(f.text, "Login FAILS on Safari 17"), cfv(f.checkbox, "true")}})["key"].(string)
 	B := f.Create(t, map[string]any{"title": "B", "customFieldValues": []any{cfv(f.text, "login works on Firefox")}})["key"].(string)
 

@@ -64,7 +64,7 @@ func cfv(id string, v any) map[string]any { return map[string]any{"fieldId": id,
 
 func TestCustomFieldValuesByType(t *testing.T) {
 	t.Parallel()
-	f := cfFixtureOn(t, shared(t))
+	f := cfFixtureOn(t, apitest.Shared(t))
 
 	// Create with a value of every type: the reply, the GET and the list show one entry
 	// per field in the fields' order.
@@ -116,7 +116,7 @@ func TestCustomFieldValuesByType(t *testing.T) {
 	// Invalid values: 400 CUSTOM_FIELD_INVALID naming the field, nothing changed, on
 	// create and on patch.
 	before := cfValues(t, f.Get(t, id))
-	otherProject := apitest.NewProject(t, shared(t))
+	otherProject := apitest.NewProject(t, apitest.Shared(t))
 	foreign := customField(otherProject, t, map[string]any{"name": "Theirs", "type": "TEXT"})["id"].(string)
 	foreignOption := customOption(otherProject, t, customField(otherProject, t, map[string]any{"name": "Pick", "type": "DROPDOWN"})["id"].(string), "A", 0)
 	for _, tc := range []struct {
@@ -181,7 +181,7 @@ func TestCustomFieldValuesByType(t *testing.T) {
 
 func TestCustomFieldRequired(t *testing.T) {
 	t.Parallel()
-	f := cfFixtureOn(t, shared(t))
+	f := cfFixtureOn(t, apitest.Shared(t))
 	old := f.Create(t, map[string]any{"title": "Before the rule"})
 
 	r := f.H.Do("PUT", f.Path("/custom-fields/"+f.dropdown), map[string]any{"required": true}, f.Owner.Access)
@@ -227,7 +227,7 @@ func TestCustomFieldRequired(t *testing.T) {
 
 func TestCustomFieldValuesCascade(t *testing.T) {
 	t.Parallel()
-	f := cfFixtureOn(t, shared(t))
+	f := cfFixtureOn(t, apitest.Shared(t))
 	a := f.Create(t, map[string]any{"title": "A", "customFieldValues": []any{cfv(f.dropdown, f.high), cfv(f.text, "keep"), cfv(f.number, "1")}})
 	b := f.Create(t, map[string]any{"title": "B", "customFieldValues": []any{cfv(f.dropdown, f.low), cfv(f.number, "2")}})
 	count := func(field string) int {

@@ -2,12 +2,13 @@ package work_test
 
 import (
 	"encoding/json"
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // customField creates a field through the API as the owner and returns the reply.
@@ -63,8 +64,8 @@ func formatNumber(v any) string {
 
 func TestCustomFieldDefinitions(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
-	other := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
+	other := apitest.NewProject(t, apitest.Shared(t))
 
 	// Web client: GET when the project opens. An empty project has [].
 	require.Equal(t, []string{}, customFieldNames(f, t, f.Viewer.Access))

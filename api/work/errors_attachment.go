@@ -2,9 +2,9 @@ package work
 
 import (
 	"errors"
-	"github.com/taskweave/taskweave/api/core"
 	"net/http"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/attachment"
 )
 

@@ -57,7 +57,7 @@ func issueParallel(t *testing.T, h *apitest.Harness, method, path, token string,
 // KEY-1 … KEY-50, each exactly once.
 func TestIssueConcurrentCreatesGetDistinctKeys(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	bodies := make([]any, 50)
 	for i := range bodies {
 		bodies[i] = map[string]any{"title": fmt.Sprintf("Parallel %d", i)}
@@ -84,7 +84,7 @@ func TestIssueConcurrentCreatesGetDistinctKeys(t *testing.T) {
 // value, and no change is lost.
 func TestIssueConcurrentPatchesSerialize(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	id := f.Create(t, map[string]any{"title": "Contended", "storyPoints": 0})["id"].(string)
 	bodies := make([]any, 30)
 	for i := range bodies {
@@ -118,7 +118,7 @@ func TestIssueConcurrentPatchesSerialize(t *testing.T) {
 // the row, 404 ISSUE_NOT_FOUND), and the issue ends in the status of the last move.
 func TestIssueConcurrentMovesNeverNotFound(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	created := f.Create(t, map[string]any{"title": "Moved about"})
 	refs := []string{created["id"].(string), created["key"].(string)}
 	statuses := []string{f.Prog.String(), f.Done.String(), f.Todo.String()}

@@ -2,12 +2,13 @@ package work
 
 import (
 	"encoding/json"
-	"github.com/taskweave/taskweave/api/core"
 	"strconv"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/api/core"
 )
 
 // The issue list is the busiest read of the API and its page is tens of kilobytes:

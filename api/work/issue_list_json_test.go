@@ -3,10 +3,11 @@ package work
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/taskweave/taskweave/api/core"
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/api/core"
 )
 
 // jsonListTricky are strings encoding/json escapes one way or another: quotes,

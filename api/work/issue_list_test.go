@@ -33,8 +33,8 @@ func listKeys(f *apitest.Project, t *testing.T, token, q string) []string {
 
 func TestIssueListFilters(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
-	other := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
+	other := apitest.NewProject(t, apitest.Shared(t))
 	other.Create(t, map[string]any{"title": "Other project login", "priority": "HIGH"})
 	l1, l2 := f.Label(t, "l1"), f.Label(t, "l2")
 	v1, v2 := f.Version(t, "v1"), f.Version(t, "v2")
@@ -121,7 +121,7 @@ func TestIssueListFilters(t *testing.T) {
 
 func TestIssueListPages(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	_, err := f.H.DB.Pool.Exec(context.Background(), `
 		WITH n AS (UPDATE projects SET issue_seq = 205 WHERE id = $1 RETURNING key)
 		INSERT INTO issues (project_id, number, key, title, status_id, reporter_id)

@@ -2,18 +2,19 @@ package work_test
 
 import (
 	"context"
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 func TestIssuePatchAbsentOrNullChangesNothing(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	sprint := f.Sprint(t, "S1", "ACTIVE")
 	l := f.Label(t, "keep")
 	iss := f.Create(t, map[string]any{"title": "Full", "description": "d", "priority": "HIGH", "assigneeId": f.Member.ID,
@@ -37,7 +38,7 @@ func TestIssuePatchAbsentOrNullChangesNothing(t *testing.T) {
 
 func TestIssuePatchFieldsWriteActivity(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	s1, s2 := f.Sprint(t, "Sprint A", "PLANNED"), f.Sprint(t, "Sprint B", "ACTIVE")
 	iss := f.Create(t, map[string]any{"title": "Old title"})
 	id, key := iss["id"].(string), iss["key"].(string)
@@ -85,8 +86,8 @@ func TestIssuePatchFieldsWriteActivity(t *testing.T) {
 
 func TestIssuePatchSets(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
-	other := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
+	other := apitest.NewProject(t, apitest.Shared(t))
 	a, b := f.Label(t, "a"), f.Label(t, "b")
 	foreignLabel, foreignVersion := other.Label(t, "x"), other.Version(t, "x")
 	v1, v2 := f.Version(t, "1.0"), f.Version(t, "2.0")
@@ -126,8 +127,8 @@ func TestIssuePatchSets(t *testing.T) {
 
 func TestIssuePatchRefusalsChangeNothing(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
-	other := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
+	other := apitest.NewProject(t, apitest.Shared(t))
 	closed := f.Sprint(t, "Closed", "CLOSED")
 	foreignSprint := other.Sprint(t, "Theirs", "PLANNED")
 	iss := f.Create(t, map[string]any{"title": "Stable", "storyPoints": 2})
@@ -169,7 +170,7 @@ func TestIssuePatchRefusalsChangeNothing(t *testing.T) {
 
 func TestIssuePatchStatusFollowsWorkflow(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	apitest.SetAuditLevel(t, f.H, "WRITE", true)
 	iss := f.Create(t, map[string]any{"title": "Flow"})
 	id := iss["id"].(string)
@@ -221,7 +222,7 @@ func TestIssuePatchStatusFollowsWorkflow(t *testing.T) {
 
 func TestIssueSLATimer(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	id := f.Create(t, map[string]any{"title": "Timed"})["id"].(string)
 	sla := func(m map[string]any) string {
 		if m["slaStartTime"] == nil {

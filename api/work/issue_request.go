@@ -1,7 +1,6 @@
 package work
 
 import (
-	"github.com/taskweave/taskweave/api/core"
 	"math"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/customfield"
 	"github.com/taskweave/taskweave/domain/issue"
 )
@@ -259,7 +259,7 @@ func issueEnum(field, v string, values []string) (string, error) {
 func issueFlag(b *bool) bool { return b != nil && *b }
 
 // issueText checks a present text member: not blank (when notBlank), at most max
-// characters. (decodeJSON already refused NUL characters.)
+// characters. (DecodeJSON already refused NUL characters.)
 func issueText(f *core.Fields, field string, v *string, notBlank bool, max int) {
 	if v != nil {
 		f.Text(field, *v, notBlank, max)

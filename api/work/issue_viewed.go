@@ -2,12 +2,12 @@ package work
 
 import (
 	"context"
-	"github.com/taskweave/taskweave/api/core"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/project"

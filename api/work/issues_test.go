@@ -2,7 +2,6 @@ package work_test
 
 import (
 	"context"
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,11 +9,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 func TestIssueCreateDefaults(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 
 	m := f.Create(t, map[string]any{"title": "Login fails"})
 	apitest.RequireIssueShape(t, m)
@@ -48,9 +49,9 @@ func TestIssueCreateDefaults(t *testing.T) {
 
 func TestIssueCreateAllMembers(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	lb, la := f.Label(t, "backend"), f.Label(t, "api")
-	other := apitest.NewProject(t, shared(t))
+	other := apitest.NewProject(t, apitest.Shared(t))
 	foreign := other.Label(t, "foreign")
 	sprint := f.Sprint(t, "Sprint 1", "PLANNED")
 	parent := f.Create(t, map[string]any{"title": "Epic", "type": "EPIC"})
@@ -91,8 +92,8 @@ func TestIssueCreateAllMembers(t *testing.T) {
 
 func TestIssueCreateRefusals(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
-	other := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
+	other := apitest.NewProject(t, apitest.Shared(t))
 	foreignIssue := other.Create(t, map[string]any{"title": "Elsewhere"})
 	foreignSprint := other.Sprint(t, "Theirs", "PLANNED")
 	closed := f.Sprint(t, "Old", "CLOSED")
@@ -158,7 +159,7 @@ func TestIssueCreateRefusals(t *testing.T) {
 
 func TestIssueCreateWithoutDefaultStatus(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	_, err := f.H.DB.Pool.Exec(context.Background(), "UPDATE workflow_statuses SET category = 'IN_PROGRESS' WHERE id = $1", f.Todo)
 	require.NoError(t, err)
 	apitest.RequireProblem(t, f.H.Do("POST", f.Path("/issues"), map[string]any{"title": "t"}, f.Owner.Access), 404, "NOT_FOUND", apitest.Reason("NO_DEFAULT_STATUS"))
@@ -172,7 +173,7 @@ func TestIssueCreateWithoutDefaultStatus(t *testing.T) {
 
 func TestIssueRoles(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	iss := f.Create(t, map[string]any{"title": "Existing"})
 	key := iss["key"].(string)
 	body := map[string]any{"title": "x"}
@@ -212,10 +213,10 @@ func TestIssueRoles(t *testing.T) {
 
 func TestIssueGet(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	iss := f.Create(t, map[string]any{"title": "Find me"})
 	id, key := iss["id"].(string), iss["key"].(string)
-	other := apitest.NewProject(t, shared(t))
+	other := apitest.NewProject(t, apitest.Shared(t))
 	foreign := other.Create(t, map[string]any{"title": "Not here"})
 
 	require.Equal(t, id, f.Get(t, key)["id"])
@@ -242,7 +243,7 @@ func TestIssueGet(t *testing.T) {
 
 func TestIssueDelete(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
 	apitest.SetAuditLevel(t, f.H, "WRITE", true)
 	epic := f.Create(t, map[string]any{"title": "Epic", "type": "EPIC"})
 	story := f.Create(t, map[string]any{"title": "Story", "type": "STORY", "parentId": epic["id"]})

@@ -1,13 +1,13 @@
 package work_test
 
 import (
-	"github.com/samber/lo"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/samber/lo"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api/apitest"
@@ -15,7 +15,7 @@ import (
 
 func TestSprintCreateListAndPatch(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewSprintProject(t, shared(t))
+	f := apitest.NewSprintProject(t, apitest.Shared(t))
 	a := f.NewSprint(t, map[string]any{"name": "  Sprint A ", "goal": "Ship", "startDate": "2026-03-02", "endDate": "2026-03-16"})
 	require.ElementsMatch(t, []string{"id", "name", "goal", "status", "startDate", "endDate", "plannedPoints",
 		"completedPoints", "projectId", "createdAt"}, lo.Keys(a))
@@ -82,7 +82,7 @@ func TestSprintCreateListAndPatch(t *testing.T) {
 
 func TestSprintStartSnapshotsPointsAndDate(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewSprintProject(t, shared(t))
+	f := apitest.NewSprintProject(t, apitest.Shared(t))
 	sp := f.NewSprint(t, map[string]any{"name": "S"})
 	id := sp["id"].(string)
 	i1 := f.Create(t, map[string]any{"title": "one", "storyPoints": 3})
@@ -104,7 +104,7 @@ func TestSprintStartSnapshotsPointsAndDate(t *testing.T) {
 	require.EqualValues(t, 8, r.Array(t)[0].(map[string]any)["plannedPoints"])
 
 	// A given start date is kept; an empty sprint snapshots 0.
-	g := apitest.NewSprintProject(t, shared(t))
+	g := apitest.NewSprintProject(t, apitest.Shared(t))
 	dated := g.NewSprint(t, map[string]any{"name": "D", "startDate": "2026-01-05"})
 	m := g.Start(t, dated["id"].(string))
 	require.Equal(t, "2026-01-05", m["startDate"])
@@ -161,7 +161,7 @@ func TestSprintCompleteMovesUnfinishedToBacklog(t *testing.T) {
 // sprint as it was.
 func TestSprintStateTable(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewSprintProject(t, shared(t))
+	f := apitest.NewSprintProject(t, apitest.Shared(t))
 	iss := f.Create(t, map[string]any{"title": "x"})
 	closed := f.NewSprint(t, map[string]any{"name": "closed"})["id"].(string)
 	f.Start(t, closed)
@@ -213,7 +213,7 @@ func TestSprintStateTable(t *testing.T) {
 func TestSprintConcurrentStarts(t *testing.T) {
 	t.Parallel()
 	for round := 0; round < 5; round++ {
-		f := apitest.NewSprintProject(t, shared(t))
+		f := apitest.NewSprintProject(t, apitest.Shared(t))
 		ids := []string{f.NewSprint(t, map[string]any{"name": "a"})["id"].(string),
 			f.NewSprint(t, map[string]any{"name": "b"})["id"].(string)}
 		statuses := make([]int, 2)
@@ -242,8 +242,8 @@ func TestSprintConcurrentStarts(t *testing.T) {
 
 func TestSprintOfAnotherProject(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewSprintProject(t, shared(t))
-	g := apitest.NewSprintProject(t, shared(t))
+	f := apitest.NewSprintProject(t, apitest.Shared(t))
+	g := apitest.NewSprintProject(t, apitest.Shared(t))
 	foreign := g.NewSprint(t, map[string]any{"name": "theirs"})["id"].(string)
 	iss := f.Create(t, map[string]any{"title": "x"})
 	for _, tc := range []struct {
@@ -299,7 +299,7 @@ func TestSprintIssueMembership(t *testing.T) {
 	apitest.RequireProblem(t, r, http.StatusConflict, "CONFLICT", apitest.Reason("ISSUE_NOT_IN_SPRINT"))
 
 	// Issues of another project, unknown issues and malformed refs.
-	g := apitest.NewSprintProject(t, shared(t))
+	g := apitest.NewSprintProject(t, apitest.Shared(t))
 	theirs := g.Create(t, map[string]any{"title": "theirs"})
 	for _, ref := range []string{theirs["id"].(string), theirs["key"].(string), uuid.NewString(), f.Key + "-999"} {
 		r = f.Call("PUT", a, "/issues/"+ref, nil)

@@ -2,13 +2,13 @@ package work
 
 import (
 	"context"
-	"github.com/taskweave/taskweave/api/core"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/domain/sprint"

@@ -2,8 +2,8 @@ package work
 
 import (
 	"github.com/gofiber/fiber/v2"
-	"github.com/taskweave/taskweave/api/core"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/domain/version"
 	"github.com/taskweave/taskweave/store"

@@ -1,7 +1,6 @@
 package work_test
 
 import (
-	"github.com/taskweave/taskweave/api/apitest"
 	"net/http"
 	"sort"
 	"strings"
@@ -9,12 +8,14 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 func TestVersions(t *testing.T) {
 	t.Parallel()
-	f := apitest.NewProject(t, shared(t))
-	other := apitest.NewProject(t, shared(t))
+	f := apitest.NewProject(t, apitest.Shared(t))
+	other := apitest.NewProject(t, apitest.Shared(t))
 	foreign := other.Version(t, "1.0")
 
 	require.Equal(t, []any{}, f.H.Do("GET", f.Path("/versions"), nil, f.Viewer.Access).Array(t))
