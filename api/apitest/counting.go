@@ -28,16 +28,23 @@ func (q *QueryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryE
 // CountingHarness is a harness on a fresh database whose every statement is counted.
 func CountingHarness(t testing.TB) (*Harness, *QueryCounter) {
 	t.Helper()
+	counter := &QueryCounter{}
+	return TracedHarness(t, counter), counter
+}
+
+// TracedHarness is a harness on a fresh database whose every statement goes through
+// tracer.
+func TracedHarness(t testing.TB, tracer pgx.QueryTracer) *Harness {
+	t.Helper()
 	ctx := context.Background()
 	url, err := storetest.CloneURL(ctx)
 	require.NoError(t, err)
 	t.Cleanup(func() { storetest.Drop(url) })
 	cfg, err := pgxpool.ParseConfig(url)
 	require.NoError(t, err)
-	counter := &QueryCounter{}
-	cfg.ConnConfig.Tracer = counter
+	cfg.ConnConfig.Tracer = tracer
 	db, err := store.OpenConfig(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
-	return New(t, Options{DB: db}), counter
+	return New(t, Options{DB: db})
 }

@@ -8,12 +8,9 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api/apitest"
-	"github.com/taskweave/taskweave/store"
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
 // statementLog records the first words of every statement sent to Postgres while on.
@@ -54,18 +51,8 @@ func (l *statementLog) during(fn func()) []string {
 // something to write (here: an enabled webhook's delivery records).
 func TestIssueCreateStatements(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	url, err := storetest.CloneURL(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { storetest.Drop(url) })
-	cfg, err := pgxpool.ParseConfig(url)
-	require.NoError(t, err)
 	log := &statementLog{}
-	cfg.ConnConfig.Tracer = log
-	db, err := store.OpenConfig(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(db.Close)
-	h := apitest.New(t, apitest.Options{DB: db})
+	h := apitest.TracedHarness(t, log)
 	f := cfFixtureOn(t, h)
 	f.Create(t, map[string]any{"title": "warm"})
 
