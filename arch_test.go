@@ -94,6 +94,35 @@ var archRules = []archRule{
 	{"nothing imports cmd", func(e importEdge) bool {
 		return e.own && under(e.to, "cmd")
 	}},
+	// The API is split by area (api/account, api/project, api/work, ...) over api/core;
+	// package api wires the areas into one server. An area reaches another only through
+	// core or domain, so each can be read, and changed, alone.
+	{"an api area imports no other area and not api (only api/core of the api)", func(e importEdge) bool {
+		area := apiArea(e.from)
+		if area == "" || !e.own || !under(e.to, "api") || under(e.to, area) || under(e.to, "api/core") {
+			return false
+		}
+		// An area's tests build the whole server (api) with the harness (api/apitest).
+		return !(e.test && (e.to == "api" || underAny(e.to, "api/apitest", "api/stomp")))
+	}},
+	{"api/core imports nothing of the api but itself", func(e importEdge) bool {
+		return under(e.from, "api/core") && e.own && under(e.to, "api") && !under(e.to, "api/core")
+	}},
+}
+
+// apiShared are the packages under api/ that are no area: the core the areas share, the
+// HTTP test harness and the STOMP endpoint the server mounts.
+var apiShared = []string{"api/core", "api/apitest", "api/stomp"}
+
+// apiArea is the area of the API dir belongs to ("api/project" for api/project and
+// below), or "" for api itself, the shared packages and everything outside api/.
+func apiArea(dir string) string {
+	rest, ok := strings.CutPrefix(dir, "api/")
+	if !ok || underAny(dir, apiShared...) {
+		return ""
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	return "api/" + first
 }
 
 // archViolations lists every edge that breaks a rule, as "file imports X: rule".
@@ -220,6 +249,20 @@ func TestArchitectureRules(t *testing.T) {
 		{"api → cmd", edge("api/server.go", "cmd/taskweave"), []string{archRules[6].name}},
 		{"bench → cmd", edge("bench/main.go", "cmd/taskweave"), []string{archRules[6].name}},
 		{"cmd → api, workers", edge("cmd/taskweave/app.go", "workers"), nil},
+		{"api → area", edge("api/server.go", "api/project"), nil},
+		{"area → core", edge("api/project/members.go", "api/core"), nil},
+		{"area → domain", edge("api/project/members.go", "domain/project"), nil},
+		{"area → its own package", edge("api/admin/ops.go", "api/admin"), nil},
+		{"area → area", edge("api/work/issues.go", "api/project"), []string{archRules[7].name}},
+		{"area → api", edge("api/work/issues.go", "api"), []string{archRules[7].name}},
+		{"area → apitest", edge("api/work/issues.go", "api/apitest"), []string{archRules[4].name, archRules[7].name}},
+		{"area test → api, apitest", edge("api/work/issues_test.go", "api"), nil},
+		{"area test → apitest", edge("api/work/issues_test.go", "api/apitest"), nil},
+		{"area test → area", edge("api/work/issues_test.go", "api/project"), []string{archRules[7].name}},
+		{"core → area", edge("api/core/errors.go", "api/work"), []string{archRules[8].name}},
+		{"core → api", edge("api/core/errors.go", "api"), []string{archRules[8].name}},
+		{"coretest → core", edge("api/core/coretest/coretest.go", "api/core"), nil},
+		{"stomp → core", edge("api/stomp/hub.go", "api/core"), nil},
 	} {
 		var want []string
 		for _, rule := range c.want {

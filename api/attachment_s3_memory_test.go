@@ -44,7 +44,7 @@ func TestS3UploadMemory(t *testing.T) {
 			var wg sync.WaitGroup
 			for range 10 {
 				wg.Go(func() {
-					resp, body, _ := atStreamUpload(t, client, base+f.at(""), f.member.Access, size)
+					resp, body, _ := atStreamUpload(t, client, base+f.at(""), f.Member.Access, size)
 					require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
 				})
 			}

@@ -44,14 +44,14 @@ func TestS3AttachmentLifecycle(t *testing.T) {
 	f := atFixtureOn(t, h)
 
 	content := strings.Repeat("0123456789", 1000)
-	a := f.uploaded(t, f.member.Access, "Notes.TXT", "text/plain", content)
+	a := f.uploaded(t, f.Member.Access, "Notes.TXT", "text/plain", content)
 	name := f.storedName(t, a["id"])
 	require.Equal(t, []string{"tw/" + name}, fake.Keys(t, "files"))
 	require.Empty(t, f.files(t), "nothing on the local disk")
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM attachments WHERE id = $1 AND storage = 's3'", a["id"]))
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM attachment_orphans"), "the upload's queue entry went with its commit")
 
-	d := f.h.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.viewer.Access)
+	d := f.H.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.Viewer.Access)
 	require.Equal(t, http.StatusOK, d.Status, "%s", d.Body)
 	require.Equal(t, content, string(d.Body))
 	require.Equal(t, "text/plain", d.Header.Get("Content-Type"))
@@ -65,19 +65,19 @@ func TestS3AttachmentLifecycle(t *testing.T) {
 		{"bytes=-3", content[9997:], "bytes 9997-9999/10000"},
 		{"bytes=9990-20000", content[9990:], "bytes 9990-9999/10000"},
 	} {
-		d := f.h.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.viewer.Access, "Range", c.rng)
+		d := f.H.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.Viewer.Access, "Range", c.rng)
 		require.Equal(t, http.StatusPartialContent, d.Status, "%s: %s", c.rng, d.Body)
 		require.Equal(t, c.want, string(d.Body), c.rng)
 		require.Equal(t, c.contentRange, d.Header.Get("Content-Range"), c.rng)
 	}
-	d = f.h.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.viewer.Access, "Range", "bytes=10000-")
-	issueProblem(t, d, http.StatusRequestedRangeNotSatisfiable, "BAD_REQUEST", "RANGE_NOT_SATISFIABLE")
+	d = f.H.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.Viewer.Access, "Range", "bytes=10000-")
+	apitest.RequireProblem(t, d, http.StatusRequestedRangeNotSatisfiable, "BAD_REQUEST", apitest.Reason("RANGE_NOT_SATISFIABLE"))
 	require.Equal(t, "bytes */10000", d.Header.Get("Content-Range"))
-	d = f.h.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.viewer.Access, "Range", "bytes=0-1,5-6")
+	d = f.H.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.Viewer.Access, "Range", "bytes=0-1,5-6")
 	require.Equal(t, http.StatusOK, d.Status, "several ranges: the whole file")
 	require.Equal(t, content, string(d.Body))
 
-	r := f.h.Do("DELETE", f.at("/"+a["id"].(string)), nil, f.member.Access)
+	r := f.H.Do("DELETE", f.at("/"+a["id"].(string)), nil, f.Member.Access)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
 	n, err := h.Server.SweepAttachments(context.Background())
 	require.NoError(t, err)
@@ -99,9 +99,9 @@ func TestS3FailedUploadsLeaveNothing(t *testing.T) {
 	fake := s3test.New(t)
 	h := atS3(t, storetest.NewDB(t), fake.Config("files", ""), func(s *api.Settings) { s.MaxUploadBytes = 6 << 20 })
 	f := atFixtureOn(t, h)
-	r := f.upload(t, f.member.Access, atFile("big.bin", "", strings.Repeat("b", 7<<20)))
-	issueProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "FILE_TOO_LARGE")
-	r = f.upload(t, f.member.Access, atFile("", "", "no name"))
+	r := f.upload(t, f.Member.Access, atFile("big.bin", "", strings.Repeat("b", 7<<20)))
+	apitest.RequireProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", apitest.Reason("FILE_TOO_LARGE"))
+	r = f.upload(t, f.Member.Access, atFile("", "", "no name"))
 	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
 	require.Empty(t, fake.Keys(t, "files"))
 	require.Zero(t, f.rows())
@@ -136,17 +136,17 @@ func TestS3TwoAPIProcesses(t *testing.T) {
 	require.NotEqual(t, h1.Settings.AttachmentsDir, h2.Settings.AttachmentsDir)
 	f1 := atFixtureOn(t, h1)
 	f2 := *f1
-	f2.issueFixture = &issueFixture{}
-	*f2.issueFixture = *f1.issueFixture
-	f2.h = h2
+	f2.Project = &apitest.Project{}
+	*f2.Project = *f1.Project
+	f2.H = h2
 	f2.dir = h2.Settings.AttachmentsDir
 
-	one := f1.uploaded(t, f1.member.Access, "one.txt", "text/plain", "uploaded through the first")
-	two := f2.uploaded(t, f2.member.Access, "two.txt", "text/plain", "uploaded through the second")
-	d := f2.h.Do("GET", f2.at("/"+one["id"].(string)+"/download"), nil, f2.member.Access)
+	one := f1.uploaded(t, f1.Member.Access, "one.txt", "text/plain", "uploaded through the first")
+	two := f2.uploaded(t, f2.Member.Access, "two.txt", "text/plain", "uploaded through the second")
+	d := f2.H.Do("GET", f2.at("/"+one["id"].(string)+"/download"), nil, f2.Member.Access)
 	require.Equal(t, http.StatusOK, d.Status, "%s", d.Body)
 	require.Equal(t, "uploaded through the first", string(d.Body))
-	d = f1.h.Do("GET", f1.at("/"+two["id"].(string)+"/download"), nil, f1.member.Access, "Range", "bytes=0-7")
+	d = f1.H.Do("GET", f1.at("/"+two["id"].(string)+"/download"), nil, f1.Member.Access, "Range", "bytes=0-7")
 	require.Equal(t, http.StatusPartialContent, d.Status, "%s", d.Body)
 	require.Equal(t, "uploaded", string(d.Body))
 	require.Empty(t, f1.files(t))
@@ -164,8 +164,8 @@ func TestS3PresignedDownload(t *testing.T) {
 	cfg.Presign = true
 	h := atS3(t, storetest.PackageDB(t), cfg)
 	f := atFixtureOn(t, h)
-	a := f.uploaded(t, f.member.Access, "r.txt", "text/plain", "presigned")
-	d := f.h.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.viewer.Access)
+	a := f.uploaded(t, f.Member.Access, "r.txt", "text/plain", "presigned")
+	d := f.H.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.Viewer.Access)
 	require.Equal(t, http.StatusFound, d.Status, "%s", d.Body)
 	loc, err := url.Parse(d.Header.Get("Location"))
 	require.NoError(t, err)
@@ -176,7 +176,7 @@ func TestS3PresignedDownload(t *testing.T) {
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
-	d = f.h.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.outsider.Access)
+	d = f.H.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.Outsider.Access)
 	require.Equal(t, http.StatusForbidden, d.Status, "%s", d.Body)
 	require.Empty(t, d.Header.Get("Location"))
 }

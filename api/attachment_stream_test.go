@@ -96,7 +96,7 @@ func TestAttachmentUploadStreams200MiB(t *testing.T) {
 	var resp *http.Response
 	var body []byte
 	var sum string
-	baseline, peak := heapPeak(func() { resp, body, sum = atStreamUpload(t, client, base+f.at(""), f.member.Access, size) })
+	baseline, peak := heapPeak(func() { resp, body, sum = atStreamUpload(t, client, base+f.at(""), f.Member.Access, size) })
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
 	growth := int64(peak) - int64(baseline)
 	t.Logf("heap in use: baseline %d MiB, peak %d MiB during the upload", baseline>>20, peak>>20)
@@ -128,7 +128,7 @@ func TestAttachmentOverLimitOnListener(t *testing.T) {
 	base := atListen(t, h)
 	client := &http.Client{Timeout: time.Minute}
 
-	resp, body, _ := atStreamUpload(t, client, base+f.at(""), f.member.Access, 3<<20)
+	resp, body, _ := atStreamUpload(t, client, base+f.at(""), f.Member.Access, 3<<20)
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "%s", body)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(body, &m))
@@ -136,7 +136,7 @@ func TestAttachmentOverLimitOnListener(t *testing.T) {
 	require.Empty(t, f.files(t))
 	require.Zero(t, f.rows())
 
-	resp, body, _ = atStreamUpload(t, client, base+f.at(""), f.member.Access, 1<<20)
+	resp, body, _ = atStreamUpload(t, client, base+f.at(""), f.Member.Access, 1<<20)
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
 	require.Len(t, f.files(t), 1)
 }
@@ -147,23 +147,23 @@ func TestAttachmentOverLimitOnListener(t *testing.T) {
 func TestBodyLimitWithStreaming(t *testing.T) {
 	t.Parallel()
 	h := atLimited(t, 25<<20, func(s *api.Settings) { s.BodyLimit = 64 << 10 })
-	f := issueFixtureOn(t, h)
+	f := apitest.NewProject(t, h)
 	big := `{"title":"big","description":"` + strings.Repeat("d", 70<<10) + `"}`
 
-	r := h.Do("POST", f.path("/issues"), big, f.member.Access)
-	issueProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE")
+	r := h.Do("POST", f.Path("/issues"), big, f.Member.Access)
+	apitest.RequireProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", apitest.Reason("BODY_TOO_LARGE"))
 	require.Equal(t, "The request body is larger than the limit of 65536 bytes.", r.JSON(t)["message"])
-	require.Equal(t, http.StatusCreated, h.Do("POST", f.path("/issues"), map[string]any{"title": "normal"}, f.member.Access).Status)
+	require.Equal(t, http.StatusCreated, h.Do("POST", f.Path("/issues"), map[string]any{"title": "normal"}, f.Member.Access).Status)
 
 	base := atListen(t, h)
 	client := &http.Client{Timeout: time.Minute}
 	post := func(body string) (int, map[string]any) {
 		t.Helper()
-		req, err := http.NewRequest("POST", base+f.path("/issues"), io.MultiReader(strings.NewReader(body)))
+		req, err := http.NewRequest("POST", base+f.Path("/issues"), io.MultiReader(strings.NewReader(body)))
 		require.NoError(t, err)
 		req.ContentLength = -1 // unknown: net/http sends the body chunked
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+f.member.Access)
+		req.Header.Set("Authorization", "Bearer "+f.Member.Access)
 		resp, err := client.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
@@ -177,7 +177,7 @@ func TestBodyLimitWithStreaming(t *testing.T) {
 	status, m = post(`{"title":"chunked"}`)
 	require.Equal(t, http.StatusCreated, status, "%v", m)
 	require.Equal(t, "chunked", m["title"])
-	require.Equal(t, 0, h.Count("SELECT count(*) FROM issues WHERE project_id = $1 AND title = 'big'", f.projectID))
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM issues WHERE project_id = $1 AND title = 'big'", f.ProjectID))
 }
 
 // TestAttachmentUploadOutlivesRequestTimeout: the file streams in without the request
@@ -211,7 +211,7 @@ func TestAttachmentUploadOutlivesRequestTimeout(t *testing.T) {
 	req, err := http.NewRequest("POST", base+f.at(""), pr)
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+f.member.Access)
+	req.Header.Set("Authorization", "Bearer "+f.Member.Access)
 	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

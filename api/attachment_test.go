@@ -63,27 +63,27 @@ func atBody(t *testing.T, parts ...atPart) ([]byte, string) {
 
 // atFixture is an issueFixture with one issue, and the harness's storage directory.
 type atFixture struct {
-	*issueFixture
+	*apitest.Project
 	issueID, issueKey string
 	dir               string
 }
 
 func atFixtureOn(t *testing.T, h *apitest.Harness) *atFixture {
 	t.Helper()
-	f := issueFixtureOn(t, h)
-	iss := f.create(t, map[string]any{"title": "With files"})
-	return &atFixture{issueFixture: f, issueID: iss["id"].(string), issueKey: iss["key"].(string), dir: h.Settings.AttachmentsDir}
+	f := apitest.NewProject(t, h)
+	iss := f.Create(t, map[string]any{"title": "With files"})
+	return &atFixture{Project: f, issueID: iss["id"].(string), issueKey: iss["key"].(string), dir: h.Settings.AttachmentsDir}
 }
 
 // at is the issue's attachments path followed by suffix.
 func (f *atFixture) at(suffix string) string {
-	return f.path("/issues/" + f.issueKey + "/attachments" + suffix)
+	return f.Path("/issues/" + f.issueKey + "/attachments" + suffix)
 }
 
 func (f *atFixture) upload(t *testing.T, token string, parts ...atPart) *apitest.Response {
 	t.Helper()
 	body, ct := atBody(t, parts...)
-	return f.h.Do("POST", f.at(""), body, token, "Content-Type", ct)
+	return f.H.Do("POST", f.at(""), body, token, "Content-Type", ct)
 }
 
 // uploaded uploads one file as token and returns the reply.
@@ -109,13 +109,13 @@ func (f *atFixture) files(t *testing.T) []string {
 
 // rows counts the issue's attachment records.
 func (f *atFixture) rows() int {
-	return f.h.Count("SELECT count(*) FROM attachments WHERE issue_id = $1", f.issueID)
+	return f.H.Count("SELECT count(*) FROM attachments WHERE issue_id = $1", f.issueID)
 }
 
 func (f *atFixture) storedName(t *testing.T, id any) string {
 	t.Helper()
 	var name string
-	require.NoError(t, f.h.DB.Pool.QueryRow(context.Background(), "SELECT stored_name FROM attachments WHERE id = $1", id).Scan(&name))
+	require.NoError(t, f.H.DB.Pool.QueryRow(context.Background(), "SELECT stored_name FROM attachments WHERE id = $1", id).Scan(&name))
 	return name
 }
 
@@ -123,10 +123,10 @@ var atStoredName = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 
 func TestAttachmentUploadListDownload(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
+	f := atFixtureOn(t, apitest.Shared(t))
 
 	// A field beside the file is read past; the file part keeps its name and type.
-	r := f.upload(t, f.member.Access, atPart{"comment", "", "", "ignored"}, atFile("Report.PDF", "application/pdf", "%PDF-1.7 data"))
+	r := f.upload(t, f.Member.Access, atPart{"comment", "", "", "ignored"}, atFile("Report.PDF", "application/pdf", "%PDF-1.7 data"))
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	pdf := r.JSON(t)
 	keys := []string{}
@@ -136,7 +136,7 @@ func TestAttachmentUploadListDownload(t *testing.T) {
 	require.ElementsMatch(t, []string{"id", "issueId", "uploaderId", "filename", "contentType", "size", "createdAt"}, keys,
 		"exactly AttachmentResponse's members: no stored name, no path")
 	require.Equal(t, f.issueID, pdf["issueId"])
-	require.Equal(t, f.member.ID.String(), pdf["uploaderId"])
+	require.Equal(t, f.Member.ID.String(), pdf["uploaderId"])
 	require.Equal(t, "Report.PDF", pdf["filename"])
 	require.Equal(t, "application/pdf", pdf["contentType"])
 	require.EqualValues(t, 13, pdf["size"])
@@ -151,22 +151,22 @@ func TestAttachmentUploadListDownload(t *testing.T) {
 	require.Equal(t, "%PDF-1.7 data", string(raw))
 
 	// No Content-Type → application/octet-stream; a type is kept in canonical form.
-	plain := f.uploaded(t, f.owner.Access, "notes", "", "plain")
+	plain := f.uploaded(t, f.Owner.Access, "notes", "", "plain")
 	require.Equal(t, "application/octet-stream", plain["contentType"])
 	require.Regexp(t, `^[0-9a-f-]{36}$`, f.storedName(t, plain["id"]), "no extension, none added")
-	typed := f.uploaded(t, f.owner.Access, "backup.tar.gz", "Text/Plain; Charset=UTF-8", "x")
+	typed := f.uploaded(t, f.Owner.Access, "backup.tar.gz", "Text/Plain; Charset=UTF-8", "x")
 	require.Equal(t, "text/plain; charset=UTF-8", typed["contentType"])
 	require.True(t, strings.HasSuffix(f.storedName(t, typed["id"]), ".gz"))
 	require.Len(t, f.files(t), 3)
 
 	// Any project role lists (by createdAt) and downloads; the issue may be named by id.
-	list := f.h.Do("GET", f.path("/issues/"+f.issueID+"/attachments"), nil, f.viewer.Access)
+	list := f.H.Do("GET", f.Path("/issues/"+f.issueID+"/attachments"), nil, f.Viewer.Access)
 	require.Equal(t, http.StatusOK, list.Status, "%s", list.Body)
 	var got []map[string]any
 	require.NoError(t, json.Unmarshal(list.Body, &got))
 	require.Equal(t, []map[string]any{pdf, plain, typed}, got)
 
-	d := f.h.Do("GET", f.at("/"+pdf["id"].(string)+"/download"), nil, f.viewer.Access)
+	d := f.H.Do("GET", f.at("/"+pdf["id"].(string)+"/download"), nil, f.Viewer.Access)
 	require.Equal(t, http.StatusOK, d.Status, "%s", d.Body)
 	require.Equal(t, "%PDF-1.7 data", string(d.Body))
 	require.Equal(t, "application/pdf", d.Header.Get("Content-Type"))
@@ -175,25 +175,25 @@ func TestAttachmentUploadListDownload(t *testing.T) {
 	require.Equal(t, "nosniff", d.Header.Get("X-Content-Type-Options"))
 
 	require.Equal(t, []string{"ATTACHMENT_ADDED:∅→Report.PDF", "ATTACHMENT_ADDED:∅→notes", "ATTACHMENT_ADDED:∅→backup.tar.gz"},
-		f.activity(t, f.issueID))
-	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1 AND actor_id = $2 AND type = 'ATTACHMENT_ADDED'",
-		f.issueID, f.member.ID))
+		f.Activity(t, f.issueID))
+	require.Equal(t, 1, f.H.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1 AND actor_id = $2 AND type = 'ATTACHMENT_ADDED'",
+		f.issueID, f.Member.ID))
 }
 
 // TestAttachmentDownloadHeaders: Content-Disposition has an ASCII fallback and, when the
 // fallback had to change the name, the exact name in RFC 5987 form; both parse back.
 func TestAttachmentDownloadHeaders(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
+	f := atFixtureOn(t, apitest.Shared(t))
 	for name, want := range map[string]string{
 		"plain-name_1.txt":   `attachment; filename="plain-name_1.txt"`,
 		"Übersicht 2026.pdf": `attachment; filename="_bersicht 2026.pdf"; filename*=UTF-8''%C3%9Cbersicht%202026.pdf`,
 		`Bericht "Q1".txt`:   `attachment; filename="Bericht _Q1_.txt"; filename*=UTF-8''Bericht%20%22Q1%22.txt`,
 		"日本語 (1).txt":        `attachment; filename="___ (1).txt"; filename*=UTF-8''%E6%97%A5%E6%9C%AC%E8%AA%9E%20%281%29.txt`,
 	} {
-		a := f.uploaded(t, f.member.Access, name, "text/plain; charset=utf-8", "content of "+name)
+		a := f.uploaded(t, f.Member.Access, name, "text/plain; charset=utf-8", "content of "+name)
 		require.Equal(t, name, a["filename"])
-		d := f.h.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.member.Access)
+		d := f.H.Do("GET", f.at("/"+a["id"].(string)+"/download"), nil, f.Member.Access)
 		require.Equal(t, http.StatusOK, d.Status, "%s", d.Body)
 		require.Equal(t, "content of "+name, string(d.Body))
 		require.Equal(t, "text/plain; charset=utf-8", d.Header.Get("Content-Type"))
@@ -208,7 +208,7 @@ func TestAttachmentDownloadHeaders(t *testing.T) {
 
 func TestAttachmentUploadRefusals(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
+	f := atFixtureOn(t, apitest.Shared(t))
 	multi := func(parts ...atPart) func() ([]byte, string) {
 		return func() ([]byte, string) { return atBody(t, parts...) }
 	}
@@ -237,7 +237,7 @@ func TestAttachmentUploadRefusals(t *testing.T) {
 		{"type too long", multi(atFile("a.txt", "application/"+strings.Repeat("x", 120), "data")), "VALIDATION_ERROR", "", "contentType", "LENGTH"},
 	} {
 		body, ct := c.body()
-		r := f.h.Do("POST", f.at(""), body, f.member.Access, "Content-Type", ct)
+		r := f.H.Do("POST", f.at(""), body, f.Member.Access, "Content-Type", ct)
 		require.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", c.name, r.Body)
 		m := r.JSON(t)
 		require.Equal(t, c.code, m["code"], "%s: %s", c.name, r.Body)
@@ -254,25 +254,25 @@ func TestAttachmentUploadRefusals(t *testing.T) {
 		require.Empty(t, f.files(t), "%s: nothing stored", c.name)
 	}
 	require.Zero(t, f.rows())
-	require.Empty(t, f.activity(t, f.issueID))
+	require.Empty(t, f.Activity(t, f.issueID))
 
 	// Who and where: checked before the body is read.
-	r := f.upload(t, f.viewer.Access, atFile("a.txt", "", "x"))
+	r := f.upload(t, f.Viewer.Access, atFile("a.txt", "", "x"))
 	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
-	issueProblem(t, f.upload(t, f.outsider.Access, atFile("a.txt", "", "x")), http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, f.upload(t, f.Outsider.Access, atFile("a.txt", "", "x")), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	body, ct := atBody(t, atFile("a.txt", "", "x"))
-	issueProblem(t, f.h.Do("POST", f.path("/issues/"+f.key+"-999/attachments"), body, f.member.Access, "Content-Type", ct),
-		http.StatusNotFound, "NOT_FOUND", "ISSUE_NOT_FOUND")
-	issueProblem(t, f.h.Do("POST", f.path("/issues/not-a-ref!/attachments"), body, f.member.Access, "Content-Type", ct),
-		http.StatusBadRequest, "BAD_REQUEST", "INVALID_ISSUE_REF")
-	other := atFixtureOn(t, f.h)
-	issueProblem(t, f.h.Do("POST", f.path("/issues/"+other.issueID+"/attachments"), body, f.owner.Access, "Content-Type", ct),
-		http.StatusNotFound, "NOT_FOUND", "ISSUE_NOT_FOUND")
+	apitest.RequireProblem(t, f.H.Do("POST", f.Path("/issues/"+f.Key+"-999/attachments"), body, f.Member.Access, "Content-Type", ct),
+		http.StatusNotFound, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
+	apitest.RequireProblem(t, f.H.Do("POST", f.Path("/issues/not-a-ref!/attachments"), body, f.Member.Access, "Content-Type", ct),
+		http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_ISSUE_REF"))
+	other := atFixtureOn(t, f.H)
+	apitest.RequireProblem(t, f.H.Do("POST", f.Path("/issues/"+other.issueID+"/attachments"), body, f.Owner.Access, "Content-Type", ct),
+		http.StatusNotFound, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 	require.Empty(t, f.files(t))
 
 	// A path in the client's file name is dropped, whichever separator it uses.
-	require.Equal(t, "passwd.txt", f.uploaded(t, f.member.Access, "../../etc/passwd.txt", "", "x")["filename"])
-	require.Equal(t, "a b.doc", f.uploaded(t, f.member.Access, `C:\Users\Ann\a b.doc`, "", "x")["filename"])
+	require.Equal(t, "passwd.txt", f.uploaded(t, f.Member.Access, "../../etc/passwd.txt", "", "x")["filename"])
+	require.Equal(t, "a b.doc", f.uploaded(t, f.Member.Access, `C:\Users\Ann\a b.doc`, "", "x")["filename"])
 	require.Equal(t, 2, f.rows())
 }
 
@@ -291,88 +291,88 @@ func TestAttachmentUploadOverLimit(t *testing.T) {
 	t.Parallel()
 	f := atFixtureOn(t, atLimited(t, 1024))
 
-	r := f.upload(t, f.member.Access, atFile("big.bin", "", strings.Repeat("b", 1025)))
-	issueProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "FILE_TOO_LARGE")
+	r := f.upload(t, f.Member.Access, atFile("big.bin", "", strings.Repeat("b", 1025)))
+	apitest.RequireProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", apitest.Reason("FILE_TOO_LARGE"))
 	require.Equal(t, "The file is larger than the limit of 1024 bytes.", r.JSON(t)["message"])
 	require.Empty(t, f.files(t), "nothing of it stays on disk")
 	require.Zero(t, f.rows())
-	require.Empty(t, f.activity(t, f.issueID))
+	require.Empty(t, f.Activity(t, f.issueID))
 
 	body, ct := atBody(t, atFile("big.bin", "", strings.Repeat("b", 1025)))
-	r = f.h.Do("POST", f.at(""), body, f.member.Access, "Content-Type", ct, "Accept-Language", "de")
+	r = f.H.Do("POST", f.at(""), body, f.Member.Access, "Content-Type", ct, "Accept-Language", "de")
 	require.Equal(t, "Die Datei ist größer als das Limit von 1024 Bytes.", r.JSON(t)["message"])
 
 	// A Content-Length clearly over the limit is refused before the body is used.
 	body, ct = atBody(t, atFile("huge.bin", "", strings.Repeat("h", 1024+2<<20)))
-	r = f.h.Do("POST", f.at(""), body, f.member.Access, "Content-Type", ct)
-	issueProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "FILE_TOO_LARGE")
+	r = f.H.Do("POST", f.at(""), body, f.Member.Access, "Content-Type", ct)
+	apitest.RequireProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", apitest.Reason("FILE_TOO_LARGE"))
 	require.Empty(t, f.files(t))
 
 	// Exactly the limit is fine.
-	ok := f.uploaded(t, f.member.Access, "fits.bin", "", strings.Repeat("f", 1024))
+	ok := f.uploaded(t, f.Member.Access, "fits.bin", "", strings.Repeat("f", 1024))
 	require.EqualValues(t, 1024, ok["size"])
 	require.Len(t, f.files(t), 1)
 }
 
 func TestAttachmentDeleteRules(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
-	member2, admin := f.h.Register("Member2"), f.h.Register("Admin")
-	f.addMember(t, member2, "MEMBER")
-	f.addMember(t, admin, "ADMIN")
+	f := atFixtureOn(t, apitest.Shared(t))
+	member2, admin := f.H.Register("Member2"), f.H.Register("Admin")
+	f.AddMember(t, member2, "MEMBER")
+	f.AddMember(t, admin, "ADMIN")
 	del := func(id any, token string) *apitest.Response {
-		return f.h.Do("DELETE", f.at("/"+id.(string)), nil, token)
+		return f.H.Do("DELETE", f.at("/"+id.(string)), nil, token)
 	}
 
-	own := f.uploaded(t, f.member.Access, "own.txt", "", "mine")
+	own := f.uploaded(t, f.Member.Access, "own.txt", "", "mine")
 	ownFile := f.storedName(t, own["id"])
-	issueProblem(t, del(own["id"], member2.Access), http.StatusForbidden, "FORBIDDEN", "NOT_UPLOADER")
-	require.Equal(t, http.StatusForbidden, del(own["id"], f.viewer.Access).Status)
-	issueProblem(t, del(own["id"], f.outsider.Access), http.StatusForbidden, "FORBIDDEN", "NOT_A_MEMBER")
+	apitest.RequireProblem(t, del(own["id"], member2.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_UPLOADER"))
+	require.Equal(t, http.StatusForbidden, del(own["id"], f.Viewer.Access).Status)
+	apitest.RequireProblem(t, del(own["id"], f.Outsider.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Equal(t, 1, f.rows())
 	require.Equal(t, []string{ownFile}, f.files(t))
 
-	require.Equal(t, http.StatusNoContent, del(own["id"], f.member.Access).Status, "the uploader may")
+	require.Equal(t, http.StatusNoContent, del(own["id"], f.Member.Access).Status, "the uploader may")
 	require.Zero(t, f.rows())
 	require.Equal(t, []string{ownFile}, f.files(t), "the file stays for the deletion grace (TestDeletedFilesGoAfterTheGrace)")
-	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM attachment_orphans WHERE stored_name = $1", ownFile), "queued for the sweep")
-	require.Equal(t, []string{"ATTACHMENT_ADDED:∅→own.txt", "ATTACHMENT_REMOVED:own.txt→∅"}, f.activity(t, f.issueID))
-	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1 AND actor_id = $2 AND type = 'ATTACHMENT_REMOVED'",
-		f.issueID, f.member.ID))
-	issueProblem(t, del(own["id"], f.member.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
+	require.Equal(t, 1, f.H.Count("SELECT count(*) FROM attachment_orphans WHERE stored_name = $1", ownFile), "queued for the sweep")
+	require.Equal(t, []string{"ATTACHMENT_ADDED:∅→own.txt", "ATTACHMENT_REMOVED:own.txt→∅"}, f.Activity(t, f.issueID))
+	require.Equal(t, 1, f.H.Count("SELECT count(*) FROM issue_activities WHERE issue_id = $1 AND actor_id = $2 AND type = 'ATTACHMENT_REMOVED'",
+		f.issueID, f.Member.ID))
+	apitest.RequireProblem(t, del(own["id"], f.Member.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_NOT_FOUND"))
 
 	// A project ADMIN (the owner, or by member role) deletes anyone's.
-	for _, token := range []string{f.owner.Access, admin.Access} {
-		a := f.uploaded(t, f.member.Access, "theirs.txt", "", "x")
+	for _, token := range []string{f.Owner.Access, admin.Access} {
+		a := f.uploaded(t, f.Member.Access, "theirs.txt", "", "x")
 		require.Equal(t, http.StatusNoContent, del(a["id"], token).Status)
 	}
 	require.Zero(t, f.rows())
 
 	// An uploader who lost WRITE may no longer delete.
 	mine := f.uploaded(t, member2.Access, "mine.txt", "", "x")
-	r := f.h.Do("PATCH", f.path("/members/"+member2.ID.String()), map[string]any{"role": "VIEWER"}, f.owner.Access)
+	r := f.H.Do("PATCH", f.Path("/members/"+member2.ID.String()), map[string]any{"role": "VIEWER"}, f.Owner.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	require.Equal(t, http.StatusForbidden, del(mine["id"], member2.Access).Status)
 	require.Equal(t, 1, f.rows())
 
 	// Ids: malformed, unknown, of another issue (also for the download).
-	issueProblem(t, f.h.Do("DELETE", f.at("/nope"), nil, f.owner.Access), http.StatusBadRequest, "BAD_REQUEST", "INVALID_UUID")
-	issueProblem(t, del(uuid.NewString(), f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
-	otherIssue := f.create(t, map[string]any{"title": "Other"})
+	apitest.RequireProblem(t, f.H.Do("DELETE", f.at("/nope"), nil, f.Owner.Access), http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_UUID"))
+	apitest.RequireProblem(t, del(uuid.NewString(), f.Owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_NOT_FOUND"))
+	otherIssue := f.Create(t, map[string]any{"title": "Other"})
 	body, ct := atBody(t, atFile("elsewhere.txt", "", "x"))
-	r = f.h.Do("POST", f.path("/issues/"+otherIssue["key"].(string)+"/attachments"), body, f.owner.Access, "Content-Type", ct)
+	r = f.H.Do("POST", f.Path("/issues/"+otherIssue["key"].(string)+"/attachments"), body, f.Owner.Access, "Content-Type", ct)
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	elsewhere := r.JSON(t)["id"].(string)
-	issueProblem(t, del(elsewhere, f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
-	issueProblem(t, f.h.Do("GET", f.at("/"+elsewhere+"/download"), nil, f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_NOT_FOUND")
-	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM attachments WHERE id = $1", elsewhere))
+	apitest.RequireProblem(t, del(elsewhere, f.Owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_NOT_FOUND"))
+	apitest.RequireProblem(t, f.H.Do("GET", f.at("/"+elsewhere+"/download"), nil, f.Owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_NOT_FOUND"))
+	require.Equal(t, 1, f.H.Count("SELECT count(*) FROM attachments WHERE id = $1", elsewhere))
 
 	// A file already gone counts as removed: the download says so, the delete succeeds.
-	gone := f.uploaded(t, f.owner.Access, "gone.txt", "", "x")
+	gone := f.uploaded(t, f.Owner.Access, "gone.txt", "", "x")
 	require.NoError(t, os.Remove(filepath.Join(f.dir, f.storedName(t, gone["id"]))))
-	issueProblem(t, f.h.Do("GET", f.at("/"+gone["id"].(string)+"/download"), nil, f.owner.Access), http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_FILE_MISSING")
-	require.Equal(t, http.StatusNoContent, del(gone["id"], f.owner.Access).Status)
-	require.Zero(t, f.h.Count("SELECT count(*) FROM attachments WHERE id = $1", gone["id"]))
+	apitest.RequireProblem(t, f.H.Do("GET", f.at("/"+gone["id"].(string)+"/download"), nil, f.Owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_FILE_MISSING"))
+	require.Equal(t, http.StatusNoContent, del(gone["id"], f.Owner.Access).Status)
+	require.Zero(t, f.H.Count("SELECT count(*) FROM attachments WHERE id = $1", gone["id"]))
 }
 
 // atFlakyStorage is the real local storage whose Put or Remove can be made to fail.
@@ -409,17 +409,17 @@ func TestAttachmentFailingStorage(t *testing.T) {
 		return flaky
 	}})
 	f := atFixtureOn(t, h)
-	a := f.uploaded(t, f.member.Access, "keep.txt", "", "kept")
+	a := f.uploaded(t, f.Member.Access, "keep.txt", "", "kept")
 	stored := f.storedName(t, a["id"])
 
 	flaky.failRemove.Store(true)
-	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.at("/"+a["id"].(string)), nil, f.owner.Access).Status)
+	require.Equal(t, http.StatusNoContent, f.H.Do("DELETE", f.at("/"+a["id"].(string)), nil, f.Owner.Access).Status)
 	require.Zero(t, f.rows())
 	require.Equal(t, []string{stored}, f.files(t))
 
 	flaky.failPut.Store(true)
-	r := f.upload(t, f.member.Access, atFile("lost.txt", "", "data"))
-	issueProblem(t, r, http.StatusServiceUnavailable, "UNAVAILABLE", "STORAGE_UNAVAILABLE")
+	r := f.upload(t, f.Member.Access, atFile("lost.txt", "", "data"))
+	apitest.RequireProblem(t, r, http.StatusServiceUnavailable, "UNAVAILABLE", apitest.Reason("STORAGE_UNAVAILABLE"))
 	require.NotContains(t, string(r.Body), "secret")
 	require.Zero(t, f.rows())
 }
@@ -441,13 +441,13 @@ func TestAttachmentPathTraversal(t *testing.T) {
 
 	for _, name := range []string{"../victim.txt", "../../etc/passwd", "sub/inner.txt", "/etc/passwd", "sub", ".."} {
 		var id string
-		require.NoError(t, f.h.DB.Pool.QueryRow(context.Background(), `INSERT INTO attachments
+		require.NoError(t, f.H.DB.Pool.QueryRow(context.Background(), `INSERT INTO attachments
 			(issue_id, uploader_id, filename, stored_name, content_type, size) VALUES ($1, $2, 'x.txt', $3, 'text/plain', 6)
-			RETURNING id`, f.issueID, f.owner.ID, name).Scan(&id))
-		d := f.h.Do("GET", f.at("/"+id+"/download"), nil, f.owner.Access)
-		issueProblem(t, d, http.StatusNotFound, "NOT_FOUND", "ATTACHMENT_FILE_MISSING")
+			RETURNING id`, f.issueID, f.Owner.ID, name).Scan(&id))
+		d := f.H.Do("GET", f.at("/"+id+"/download"), nil, f.Owner.Access)
+		apitest.RequireProblem(t, d, http.StatusNotFound, "NOT_FOUND", apitest.Reason("ATTACHMENT_FILE_MISSING"))
 		require.NotContains(t, string(d.Body), "secret", name)
-		require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.at("/"+id), nil, f.owner.Access).Status, name)
+		require.Equal(t, http.StatusNoContent, f.H.Do("DELETE", f.at("/"+id), nil, f.Owner.Access).Status, name)
 	}
 	for _, p := range []string{victim, filepath.Join(sub, "inner.txt")} {
 		raw, err := os.ReadFile(p)
@@ -461,47 +461,47 @@ func TestAttachmentPathTraversal(t *testing.T) {
 // commit together; the delivery's data is {attachmentId, filename}. A delete sends none.
 func TestAttachmentAddedWebhook(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
-	hook, _ := whCreate(t, f.h, f.key, f.owner.Access, map[string]any{"url": "http://[3ffe::10]/hook", "events": []string{"attachment.added"}})
-	a := f.uploaded(t, f.member.Access, "Plan ü.txt", "", "x")
+	f := atFixtureOn(t, apitest.Shared(t))
+	hook, _ := apitest.CreateWebhook(t, f.H, f.Key, f.Owner.Access, map[string]any{"url": "http://[3ffe::10]/hook", "events": []string{"attachment.added"}})
+	a := f.uploaded(t, f.Member.Access, "Plan ü.txt", "", "x")
 
 	var eventType, payload, deliveryID string
-	require.NoError(t, f.h.DB.Pool.QueryRow(context.Background(),
+	require.NoError(t, f.H.DB.Pool.QueryRow(context.Background(),
 		"SELECT id::text, event_type, payload FROM webhook_deliveries WHERE webhook_id = $1", hook["id"]).Scan(&deliveryID, &eventType, &payload))
 	require.Equal(t, "attachment.added", eventType)
 	var body map[string]any
 	require.NoError(t, json.Unmarshal([]byte(payload), &body))
 	require.Equal(t, "attachment.added", body["event"])
-	require.Equal(t, f.projectID.String(), body["projectId"])
-	require.Equal(t, f.key, body["projectKey"])
+	require.Equal(t, f.ProjectID.String(), body["projectId"])
+	require.Equal(t, f.Key, body["projectKey"])
 	require.Equal(t, map[string]any{"attachmentId": a["id"], "filename": "Plan ü.txt"}, body["data"])
-	require.Equal(t, 1, f.h.Count(`SELECT count(*) FROM river_job AS j, webhook_deliveries AS d, attachments AS a, issue_activities AS act
+	require.Equal(t, 1, f.H.Count(`SELECT count(*) FROM river_job AS j, webhook_deliveries AS d, attachments AS a, issue_activities AS act
 		WHERE d.id = $1::uuid AND a.id = $2 AND act.issue_id = a.issue_id AND act.type = 'ATTACHMENT_ADDED'
 		AND j.kind = 'webhook.deliver' AND j.args->'deliveryIds' = jsonb_build_array($1::text)
 		AND j.xmin = d.xmin AND d.xmin = a.xmin AND a.xmin = act.xmin`, deliveryID, a["id"]), "one transaction")
 
-	require.Equal(t, http.StatusNoContent, f.h.Do("DELETE", f.at("/"+a["id"].(string)), nil, f.member.Access).Status)
-	require.Equal(t, 1, f.h.Count("SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1", hook["id"]))
+	require.Equal(t, http.StatusNoContent, f.H.Do("DELETE", f.at("/"+a["id"].(string)), nil, f.Member.Access).Status)
+	require.Equal(t, 1, f.H.Count("SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1", hook["id"]))
 }
 
 // TestAttachmentListQueryCount: the list costs the same statements for 1 attachment as
 // for 12.
 func TestAttachmentListQueryCount(t *testing.T) {
 	t.Parallel()
-	h, counter := countingHarness(t)
+	h, counter := apitest.CountingHarness(t)
 	f := atFixtureOn(t, h)
 	count := func() int64 {
-		before := counter.n.Load()
-		r := h.Do("GET", f.at(""), nil, f.viewer.Access)
+		before := counter.N.Load()
+		r := h.Do("GET", f.at(""), nil, f.Viewer.Access)
 		require.Equal(t, http.StatusOK, r.Status)
-		return counter.n.Load() - before
+		return counter.N.Load() - before
 	}
-	f.uploaded(t, f.member.Access, "0.txt", "", "x")
+	f.uploaded(t, f.Member.Access, "0.txt", "", "x")
 	one := count()
 	for i := 1; i < 12; i++ {
-		f.uploaded(t, f.member.Access, fmt.Sprintf("%d.txt", i), "", "x")
+		f.uploaded(t, f.Member.Access, fmt.Sprintf("%d.txt", i), "", "x")
 	}
-	require.Len(t, h.Do("GET", f.at(""), nil, f.viewer.Access).Array(t), 12)
+	require.Len(t, h.Do("GET", f.at(""), nil, f.Viewer.Access).Array(t), 12)
 	require.Equal(t, one, count())
 	require.Equal(t, int64(4), one, "credential check, project access, the issue, the list")
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+
+	"github.com/taskweave/taskweave/api/core"
 )
 
 // maxRequestHead is fasthttp's read buffer: the request line and the headers together
@@ -21,11 +23,11 @@ const maxRequestHead = 8 << 10
 
 // Errors fasthttp meets before a request reaches the router.
 var (
-	errURITooLong      = newError(http.StatusRequestURITooLong, "URI_TOO_LONG", "")
-	errHeadersTooLarge = newError(http.StatusRequestHeaderFieldsTooLarge, "HEADERS_TOO_LARGE", "")
-	errMalformed       = badRequest("MALFORMED_REQUEST")
-	errReadTimeout     = newError(http.StatusRequestTimeout, "REQUEST_TIMEOUT", "")
-	errUnknownMethod   = newError(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "")
+	errURITooLong      = core.NewError(http.StatusRequestURITooLong, "URI_TOO_LONG", "")
+	errHeadersTooLarge = core.NewError(http.StatusRequestHeaderFieldsTooLarge, "HEADERS_TOO_LARGE", "")
+	errMalformed       = core.BadRequest("MALFORMED_REQUEST")
+	errReadTimeout     = core.NewError(http.StatusRequestTimeout, "REQUEST_TIMEOUT", "")
+	errUnknownMethod   = core.NewError(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "")
 )
 
 // guardServer makes the answers fasthttp and Fiber give on their own carry the error
@@ -55,7 +57,7 @@ func (s *Server) serverError(fctx *fasthttp.RequestCtx, err error) {
 // a read that timed out 408; anything else (a malformed request line, header or body
 // framing, a connection error mid-request) 400. Never a 5xx: none of these is the
 // server's fault.
-func (s *Server) edgeError(fctx *fasthttp.RequestCtx, err error) *Error {
+func (s *Server) edgeError(fctx *fasthttp.RequestCtx, err error) *core.Error {
 	var small *fasthttp.ErrSmallBuffer
 	var netErr net.Error
 	switch {
@@ -65,7 +67,7 @@ func (s *Server) edgeError(fctx *fasthttp.RequestCtx, err error) *Error {
 		}
 		return errURITooLong
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		return newError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE", "limit", strconv.Itoa(s.cfg.BodyLimit))
+		return core.NewError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE", "limit", strconv.Itoa(s.cfg.BodyLimit))
 	case errors.Is(err, fasthttp.ErrTimeout), errors.As(err, &netErr) && netErr.Timeout():
 		return errReadTimeout
 	default:
@@ -147,11 +149,11 @@ func (c *headConn) newlineInHead() bool {
 }
 
 // writeEdgeError writes e on a request that never reached the middleware chain.
-func (s *Server) writeEdgeError(fctx *fasthttp.RequestCtx, e *Error) {
+func (s *Server) writeEdgeError(fctx *fasthttp.RequestCtx, e *core.Error) {
 	c := s.App.AcquireCtx(fctx)
 	defer s.App.ReleaseCtx(c)
 	secureHeaders(c)
-	writeError(c, s.failures, e)
+	s.env.Errors.Write(c, s.failures, e)
 }
 
 // secureHeaders are on every reply: no content sniffing, and no caching (replies carry

@@ -1,60 +1,23 @@
 package api_test
 
 import (
-	"bufio"
-	"encoding/json"
-	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/api/apitest"
 )
-
-// rawExchange writes raw on a new connection to addr and reads one response; the write
-// runs beside the read, so a server that answers before reading everything (a body
-// over the limit) does not block the test.
-func rawExchange(t *testing.T, addr, raw string) (*http.Response, map[string]any) {
-	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer conn.Close()
-	require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
-	go func() { _, _ = io.WriteString(conn, raw) }()
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	require.NoError(t, err, "a reply, not a closed or silent connection")
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(body, &m), "the error body: %s", body)
-	return resp, m
-}
-
-// edgeServe serves h as the taskweave command does (api.Server.Listen: HeadListener) on
-// its own 127.0.0.1 listener until the test ends, and returns its address.
-func edgeServe(t *testing.T, h *apitest.Harness) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = h.Server.App.Listener(api.HeadListener(ln)) }()
-	t.Cleanup(func() { require.NoError(t, h.Server.App.ShutdownWithTimeout(5*time.Second)) })
-	return ln.Addr().String()
-}
 
 // TestEdgeErrorsUseTheErrorBody drives, over a real TCP connection, every way a request
 // can fail before it reaches a handler: each gets a 4xx and the API's error body, never
 // a 5xx or fasthttp's plain text.
 func TestEdgeErrorsUseTheErrorBody(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
-	addr := edgeServe(t, h)
+	h := apitest.Shared(t)
+	addr := apitest.ServeEdge(t, h)
 	const login = "POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 	big := 5<<20 + 1 // over the 4 MiB body limit
 	for _, c := range []struct {
@@ -83,7 +46,7 @@ func TestEdgeErrorsUseTheErrorBody(t *testing.T) {
 		{"body over the limit", login + "Content-Length: " + strconv.Itoa(big) + "\r\n\r\n" + strings.Repeat(" ", big), 413, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			resp, m := rawExchange(t, addr, c.raw)
+			resp, m := apitest.RawExchange(t, addr, c.raw)
 			require.Equal(t, c.status, resp.StatusCode)
 			require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 			require.Equal(t, c.code, m["code"])
@@ -101,13 +64,13 @@ func TestEdgeErrorsUseTheErrorBody(t *testing.T) {
 	}
 
 	// The message follows Accept-Language like every other error's, when the header was read.
-	resp, m := rawExchange(t, addr, "FOO /api/v1/me HTTP/1.1\r\nHost: x\r\nAccept-Language: de\r\nAccept: application/problem+json\r\n\r\n")
+	resp, m := apitest.RawExchange(t, addr, "FOO /api/v1/me HTTP/1.1\r\nHost: x\r\nAccept-Language: de\r\nAccept: application/problem+json\r\n\r\n")
 	require.Equal(t, 405, resp.StatusCode)
 	require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
 	require.Equal(t, "Diese Methode ist hier nicht erlaubt.", m["message"])
 
 	// Just under the buffer still works.
-	resp, m = rawExchange(t, addr, "GET /"+strings.Repeat("a", 8000)+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, m = apitest.RawExchange(t, addr, "GET /"+strings.Repeat("a", 8000)+" HTTP/1.1\r\nHost: x\r\n\r\n")
 	require.Equal(t, 404, resp.StatusCode, "%v", m)
 	require.Equal(t, "ROUTE_NOT_FOUND", m["reason"])
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/automation"
@@ -231,7 +232,7 @@ func TestDomainErrorsAreNot500(t *testing.T) {
 	t.Parallel()
 	for name, sentinel := range domainErrors {
 		for _, err := range []error{sentinel, fmt.Errorf("context: %w", sentinel)} {
-			e := toAPIError(err)
+			e := core.NewErrors(errorTables()...).ToAPI(err)
 			assert.NotEqual(t, 500, e.Status, "%s maps to %d %s", name, e.Status, e.Code)
 		}
 	}

@@ -1,27 +1,15 @@
 package api_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/taskweave/taskweave/api/apitest"
 	"github.com/taskweave/taskweave/domain/attachment/s3test"
-	"github.com/taskweave/taskweave/store/storetest"
 )
 
-// TestMain runs the package's tests on their own database, then leaves the summary of
-// the answers the harness checked against the OpenAPI document in
-// apitest.CoverageFile() (printed under -v).
 func TestMain(m *testing.M) {
 	if s3test.ServeIfChild() { // the fake bucket of TestS3UploadMemory, in a process of its own
 		return
 	}
-	code := storetest.Main(m)
-	apitest.WriteOpenAPICoverage()
-	os.Exit(code)
-}
-
-// shared is a harness on the package's shared database.
-func shared(t *testing.T) *apitest.Harness {
-	return apitest.New(t, apitest.Options{DB: storetest.PackageDB(t)})
+	apitest.Main(m)
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -11,16 +10,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/auth"
-	"github.com/taskweave/taskweave/domain/locale"
 )
-
-const principalKey = "principal"
-
-// pendingKey holds an access token verified without its user row (deferredAuth), until
-// projectAccess reads the row with the project.
-const pendingKey = "pendingAccess"
 
 // authErrKey holds why a sent credential was refused, for requireUser's 401 (an
 // expired access token's carries reason TOKEN_EXPIRED).
@@ -42,7 +34,7 @@ func (s *Server) edge(c *fiber.Ctx) (err error) {
 			err = fmt.Errorf("panic: %v", r)
 		}
 		if err != nil {
-			writeError(c, s.failures, err)
+			s.env.Errors.Write(c, s.failures, err)
 			err = nil
 		}
 		s.metrics.observe(c, time.Since(start))
@@ -60,8 +52,8 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 			claims, err := s.authn.VerifyAccessToken(token)
 			switch {
 			case err == nil:
-				c.Locals(pendingKey, claims)
-			case !isUnauthenticated(err):
+				c.Locals(core.PendingKey, claims)
+			case !core.IsUnauthenticated(err):
 				return err
 			default:
 				c.Locals(authErrKey, err)
@@ -71,8 +63,8 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		p, err := s.authn.Authenticate(c.UserContext(), token)
 		switch {
 		case err == nil:
-			c.Locals(principalKey, p)
-		case !isUnauthenticated(err):
+			c.Locals(core.PrincipalKey, p)
+		case !core.IsUnauthenticated(err):
 			return err
 		default:
 			c.Locals(authErrKey, err)
@@ -81,11 +73,9 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-func isUnauthenticated(err error) bool { return err != nil && errors.Is(err, auth.ErrUnauthenticated) }
-
 // deferredAuth picks the requests whose access token's user row is read with the
-// project of the path, in the statement projectAccess makes anyway: the issue list and
-// issue creation, the busiest calls, whose handlers call projectAccess before anything
+// project of the path, in the statement core.Env.ProjectAccess makes anyway: the issue list and
+// issue creation, the busiest calls, whose handlers call core.Env.ProjectAccess before anything
 // else. Every other request, and every personal access token or API key, is
 // authenticated here in full.
 func deferredAuth(c *fiber.Ctx, token string) bool {
@@ -103,25 +93,25 @@ func deferredAuth(c *fiber.Ctx, token string) bool {
 // requireUser guards every protected route: 401 without a valid credential, 403 for a
 // read-only token that writes or an API key outside its project.
 func (s *Server) requireUser(c *fiber.Ctx) error {
-	p := principal(c)
+	p := core.Principal(c)
 	if p == nil {
-		if _, pending := c.Locals(pendingKey).(*auth.AccessClaims); pending {
-			return c.Next() // projectAccess checks the user row
+		if _, pending := c.Locals(core.PendingKey).(*auth.AccessClaims); pending {
+			return c.Next() // core.Env.ProjectAccess checks the user row
 		}
 		if err, ok := c.Locals(authErrKey).(error); ok {
 			return err // an ErrUnauthenticated: 401, TOKEN_EXPIRED for an expired token
 		}
-		return errUnauthorized
+		return core.ErrUnauthorized
 	}
 	if p.Method == auth.MethodPAT && p.Scope == auth.ScopeReadOnly {
 		switch c.Method() {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 		default:
-			return forbidden("READ_ONLY_TOKEN")
+			return core.Forbidden("READ_ONLY_TOKEN")
 		}
 	}
 	if p.Method == auth.MethodAPIKey && !apiKeyMayUse(p, c.Path()) {
-		return forbidden("API_KEY_SCOPE")
+		return core.Forbidden("API_KEY_SCOPE")
 	}
 	return c.Next()
 }
@@ -133,46 +123,4 @@ func apiKeyMayUse(p *auth.Principal, path string) bool {
 	}
 	base := "/api/v1/projects/" + p.ProjectKey
 	return path == base || strings.HasPrefix(path, base+"/")
-}
-
-// requireAdmin allows system ADMINs only.
-func (s *Server) requireAdmin(c *fiber.Ctx) error {
-	if p := principal(c); p == nil || !p.IsAdmin() {
-		return forbidden("ADMIN_ONLY")
-	}
-	return c.Next()
-}
-
-// rateLimited applies the shared login/register limit per client address.
-func (s *Server) rateLimited(c *fiber.Ctx) error {
-	if err := s.limiter.Hit(c.UserContext(), "auth:"+c.IP()); err != nil {
-		return err
-	}
-	return c.Next()
-}
-
-// principal is the authenticated caller, or nil.
-func principal(c *fiber.Ctx) *auth.Principal {
-	p, _ := c.Locals(principalKey).(*auth.Principal)
-	return p
-}
-
-// language is the reply language: the caller's stored one, else Accept-Language.
-func language(c *fiber.Ctx) string {
-	var stored *string
-	if p := principal(c); p != nil {
-		stored = p.Language
-	}
-	return locale.Pick(stored, c.Get(fiber.HeaderAcceptLanguage))
-}
-
-// meta is what the audit log keeps about the request.
-func meta(c *fiber.Ctx) auth.Meta {
-	return auth.Meta{IP: c.IP(), UserAgent: c.Get(fiber.HeaderUserAgent)}
-}
-
-// auditActor is the authenticated caller as the audit log records them.
-func auditActor(c *fiber.Ctx) audit.Actor {
-	p, m := principal(c), meta(c)
-	return audit.Actor{UserID: p.UserID, Email: p.Email, IP: m.IP, UserAgent: m.UserAgent}
 }

@@ -84,24 +84,24 @@ var routeParam = regexp.MustCompile(`:[A-Za-z]+\??|\*\d*|\+\d*`)
 func TestNoRequestShapeIsA5xx(t *testing.T) {
 	t.Parallel()
 	h := apitest.New(t, apitest.Options{})
-	f := issueFixtureOn(t, h)
-	h.MakeAdmin(f.owner)
-	issueKey := f.create(t, map[string]any{"title": "Target"})["key"].(string)
+	f := apitest.NewProject(t, h)
+	h.MakeAdmin(f.Owner)
+	issueKey := f.Create(t, map[string]any{"title": "Target"})["key"].(string)
 
 	// Path values: the real project and issue where the name says so, then nonsense.
 	realValue := func(name string) string {
 		switch strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(name, ":"), "?")) {
 		case "key", "projectkey":
-			return f.key
+			return f.Key
 		case "issuekey", "idorkey":
 			return issueKey
 		case "userid":
-			return f.member.ID.String()
+			return f.Member.ID.String()
 		}
 		return uuid.NewString()
 	}
 	nonsense := []string{"x", "0", "-1", "99999999999999999999", "00000000-0000-0000-0000-000000000000",
-		"%E2%80%AE%00", strings.Repeat("a", 200), "..%2F..%2Fetc%2Fpasswd", f.key + "-99999999999999999999"}
+		"%E2%80%AE%00", strings.Repeat("a", 200), "..%2F..%2Fetc%2Fpasswd", f.Key + "-99999999999999999999"}
 
 	type shape struct{ method, target, contentType, body, token string }
 	var shapes []shape
@@ -117,7 +117,7 @@ func TestNoRequestShapeIsA5xx(t *testing.T) {
 		}
 		for i, p := range paths {
 			for _, q := range malformedQueries {
-				shapes = append(shapes, shape{r.Method, p + q, "", "", f.owner.Access})
+				shapes = append(shapes, shape{r.Method, p + q, "", "", f.Owner.Access})
 			}
 			if i > 1 {
 				continue // every body goes to the real path and the first nonsense one
@@ -125,7 +125,7 @@ func TestNoRequestShapeIsA5xx(t *testing.T) {
 			switch r.Method {
 			case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 				for _, b := range malformedBodies {
-					shapes = append(shapes, shape{r.Method, p, b.contentType, b.body, f.owner.Access})
+					shapes = append(shapes, shape{r.Method, p, b.contentType, b.body, f.Owner.Access})
 				}
 			}
 			shapes = append(shapes, shape{r.Method, p, "application/json", "{}", ""})

@@ -29,16 +29,16 @@ func TestOpenAPIDeclaresKnownAnswers(t *testing.T) {
 
 	t.Run("null means unchanged", func(t *testing.T) {
 		body := `{"title":"Renamed","priority":null,"type":null,"clearSprint":null,"labelIds":null}`
-		r := h.Do("PATCH", f.path("/issues/"+f.issueKey), body, f.member.Access)
+		r := h.Do("PATCH", f.Path("/issues/"+f.issueKey), body, f.Member.Access)
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		require.Equal(t, "MEDIUM", r.JSON(t)["priority"])
-		require.NoError(t, check("PATCH", f.path("/issues/"+f.issueKey), jsonHeader, []byte(body), r))
+		require.NoError(t, check("PATCH", f.Path("/issues/"+f.issueKey), jsonHeader, []byte(body), r))
 	})
 
 	t.Run("download answers the stored content type", func(t *testing.T) {
-		a := f.uploaded(t, f.member.Access, "notes.txt", "text/plain", "plain words")
+		a := f.uploaded(t, f.Member.Access, "notes.txt", "text/plain", "plain words")
 		target := f.at("/" + a["id"].(string) + "/download")
-		r := h.Do("GET", target, nil, f.member.Access)
+		r := h.Do("GET", target, nil, f.Member.Access)
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		require.True(t, strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain"), r.Header.Get("Content-Type"))
 		require.NoError(t, check("GET", target, nil, nil, r))
@@ -46,37 +46,37 @@ func TestOpenAPIDeclaresKnownAnswers(t *testing.T) {
 
 	t.Run("413 on a JSON body", func(t *testing.T) {
 		big := `{"title":"big","description":"` + strings.Repeat("d", 70<<10) + `"}`
-		r := h.Do("POST", f.path("/issues"), big, f.member.Access)
-		issueProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "BODY_TOO_LARGE")
-		require.NoError(t, check("POST", f.path("/issues"), jsonHeader, []byte(big), r))
+		r := h.Do("POST", f.Path("/issues"), big, f.Member.Access)
+		apitest.RequireProblem(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", apitest.Reason("BODY_TOO_LARGE"))
+		require.NoError(t, check("POST", f.Path("/issues"), jsonHeader, []byte(big), r))
 	})
 
 	// The checker itself refuses what the document does not declare.
 	t.Run("undeclared answers are refused", func(t *testing.T) {
-		r := h.Do("GET", f.path("/issues/"+f.issueKey), nil, f.member.Access)
+		r := h.Do("GET", f.Path("/issues/"+f.issueKey), nil, f.Member.Access)
 		require.Equal(t, http.StatusOK, r.Status)
-		require.NoError(t, check("GET", f.path("/issues/"+f.issueKey), nil, nil, r))
+		require.NoError(t, check("GET", f.Path("/issues/"+f.issueKey), nil, nil, r))
 
 		teapot := *r
 		teapot.Status = http.StatusTeapot
-		require.ErrorContains(t, check("GET", f.path("/issues/"+f.issueKey), nil, nil, &teapot), "status is not supported")
+		require.ErrorContains(t, check("GET", f.Path("/issues/"+f.issueKey), nil, nil, &teapot), "status is not supported")
 
 		csv := *r
 		csv.Header = http.Header{"Content-Type": {"text/csv"}}
-		require.ErrorContains(t, check("GET", f.path("/issues/"+f.issueKey), nil, nil, &csv), "text/csv")
+		require.ErrorContains(t, check("GET", f.Path("/issues/"+f.issueKey), nil, nil, &csv), "text/csv")
 
 		broken := *r
 		broken.Body = []byte(strings.Replace(string(r.Body), `"priority":"MEDIUM"`, `"priority":"URGENT"`, 1))
 		require.NotEqual(t, r.Body, broken.Body)
-		require.ErrorContains(t, check("GET", f.path("/issues/"+f.issueKey), nil, nil, &broken), "priority")
+		require.ErrorContains(t, check("GET", f.Path("/issues/"+f.issueKey), nil, nil, &broken), "priority")
 
 		withBody := *r
 		withBody.Status = http.StatusNoContent
-		require.ErrorContains(t, check("DELETE", f.path("/issues/"+f.issueKey), nil, nil, &withBody), "declared without a body")
+		require.ErrorContains(t, check("DELETE", f.Path("/issues/"+f.issueKey), nil, nil, &withBody), "declared without a body")
 
 		// A request the document rejects (an unknown priority) must not be answered 2xx.
 		bad := `{"priority":"URGENT"}`
-		require.ErrorContains(t, check("PATCH", f.path("/issues/"+f.issueKey), jsonHeader, []byte(bad), r),
+		require.ErrorContains(t, check("PATCH", f.Path("/issues/"+f.issueKey), jsonHeader, []byte(bad), r),
 			"the server accepted a request the document rejects")
 
 		// Unknown paths may answer 4xx, never 2xx.

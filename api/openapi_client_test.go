@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // oapiTypeName is the Go type name oapi-codegen gives a component: its name with the
@@ -145,9 +147,9 @@ func TestOpenAPIGoClient(t *testing.T) {
 		"-o", filepath.Join("twclient", "client.gen.go"), "openapi.yaml")
 	runIn(t, ctx, dir, env, goCmd, "build", "-o", "journey", ".")
 
-	h := shared(t)
+	h := apitest.Shared(t)
 	base := atListen(t, h)
-	key := pjKey()
+	key := apitest.UniqueProjectKey()
 	out := runIn(t, ctx, dir, nil, filepath.Join(dir, "journey"), base, key)
 
 	var res struct {

@@ -69,7 +69,7 @@ type exSeed struct {
 
 func newExSeed(t *testing.T, h *apitest.Harness, exampleOf func(string) any) *exSeed {
 	t.Helper()
-	s := &exSeed{t: t, h: h, admin: h.Register("Examples"), key: pjKey(), exampleOf: exampleOf}
+	s := &exSeed{t: t, h: h, admin: h.Register("Examples"), key: apitest.UniqueProjectKey(), exampleOf: exampleOf}
 	h.MakeAdmin(s.admin)
 	s.post("/api/v1/projects", map[string]any{"key": s.key, "name": "Examples " + s.key})
 	iss := s.post(s.p("/issues"), map[string]any{"title": "Seeded"})
@@ -129,10 +129,10 @@ var exParams = map[string]func(s *exSeed) map[string]string{
 		return map[string]string{"id": s.id(s.post("/api/v1/admin/sso", s.exampleOf("createSSOConfig")))}
 	},
 	"addOrgMember": func(s *exSeed) map[string]string {
-		return map[string]string{"id": s.id(s.post("/api/v1/organizations", map[string]any{"name": "Org", "slug": strings.ToLower(pjKey())}))}
+		return map[string]string{"id": s.id(s.post("/api/v1/organizations", map[string]any{"name": "Org", "slug": strings.ToLower(apitest.UniqueProjectKey())}))}
 	},
 	"changeOrgMemberRole": func(s *exSeed) map[string]string {
-		org := s.id(s.post("/api/v1/organizations", map[string]any{"name": "Org", "slug": strings.ToLower(pjKey())}))
+		org := s.id(s.post("/api/v1/organizations", map[string]any{"name": "Org", "slug": strings.ToLower(apitest.UniqueProjectKey())}))
 		u := s.h.Register("OrgMember")
 		s.post("/api/v1/organizations/"+org+"/members", map[string]any{"userId": u.ID, "role": "MEMBER"})
 		return map[string]string{"id": org, "userId": u.ID.String()}

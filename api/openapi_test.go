@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api"
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // loadOpenAPI parses the embedded document.
@@ -47,7 +48,7 @@ func openAPIPath(p string) string { return fiberParam.ReplaceAllString(p, "{$1}"
 // registered route is documented, and every documented operation is registered.
 func TestOpenAPIRoutesMatchDocument(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	doc := loadOpenAPI(t)
 
 	// GetRoutes(true) leaves out Use middleware, including the handlers passed to
@@ -106,7 +107,7 @@ func TestOpenAPIRoutesMatchDocument(t *testing.T) {
 
 func TestSwaggerUI(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 
 	r := h.Do("GET", "/openapi.yaml", nil, "")
 	require.Equal(t, http.StatusOK, r.Status)
@@ -128,7 +129,7 @@ func TestSwaggerUI(t *testing.T) {
 func TestSwaggerUIIndexPage(t *testing.T) {
 	t.Parallel()
 	// Routing ignores trailing slashes: /swagger-ui/ must serve the UI, not redirect to itself.
-	h := shared(t)
+	h := apitest.Shared(t)
 	r := h.Do("GET", "/swagger-ui/", nil, "")
 	require.Equal(t, http.StatusOK, r.Status, "Location %q", r.Header.Get("Location"))
 	require.Contains(t, r.Header.Get("Content-Type"), "text/html")

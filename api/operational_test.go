@@ -21,7 +21,7 @@ import (
 
 func TestHealthAndMetrics(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	h.Registry.MustRegister(queue.NewCollector(h.DB.Pool, apitest.TestLogger(t)))
 	require.Equal(t, http.StatusOK, h.Do("GET", "/healthz", nil, "").Status)
 	ready := h.Do("GET", "/readyz", nil, "")

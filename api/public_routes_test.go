@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // TestPublicRoutesAreDeclared pins which /api/v1 operations answer without credentials:
@@ -14,7 +16,7 @@ import (
 // for an anonymous caller, whatever its path parameters.
 func TestPublicRoutesAreDeclared(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	doc := loadOpenAPI(t)
 
 	var public []string

@@ -8,24 +8,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/api/apitest"
 	"github.com/taskweave/taskweave/store/storetest"
 )
-
-func limited(limit int, window time.Duration) func(*api.Settings) {
-	return func(s *api.Settings) {
-		s.AuthRateLimit, s.AuthRateWindow = limit, window
-		s.TrustedProxies = []string{"0.0.0.0", "127.0.0.1"}
-	}
-}
 
 func TestLoginRateLimitSharedByReplicas(t *testing.T) {
 	t.Parallel()
 	db := storetest.NewDB(t)
 	// Two servers on one database stand for two API replicas.
-	a := apitest.New(t, apitest.Options{DB: db, Configure: limited(3, time.Minute)})
-	b := apitest.New(t, apitest.Options{DB: db, Configure: limited(3, time.Minute)})
+	a := apitest.New(t, apitest.Options{DB: db, Configure: apitest.LimitedAuth(3, time.Minute)})
+	b := apitest.New(t, apitest.Options{DB: db, Configure: apitest.LimitedAuth(3, time.Minute)})
 	login := map[string]any{"email": "x@example.com", "password": "whatever1"}
 	from := func(ip string) []string { return []string{"X-Forwarded-For", ip} }
 
@@ -54,7 +46,7 @@ func TestLoginRateLimitSharedByReplicas(t *testing.T) {
 
 func TestRateLimitWindowSlides(t *testing.T) {
 	t.Parallel()
-	h := apitest.New(t, apitest.Options{Configure: limited(2, 700*time.Millisecond)})
+	h := apitest.New(t, apitest.Options{Configure: apitest.LimitedAuth(2, 700*time.Millisecond)})
 	login := map[string]any{"email": "x@example.com", "password": "whatever1"}
 	ip := []string{"X-Forwarded-For", "10.9.9.9"}
 	require.Equal(t, http.StatusForbidden, h.Do("POST", "/api/v1/auth/login", login, "", ip...).Status)

@@ -28,7 +28,7 @@ func TestConnectionTimeouts(t *testing.T) {
 	t.Parallel()
 	const head, idle = 300 * time.Millisecond, 800 * time.Millisecond
 	h := apitest.New(t, apitest.Options{Configure: func(s *api.Settings) { s.HeadTimeout, s.IdleTimeout = head, idle }})
-	addr := edgeServe(t, h)
+	addr := apitest.ServeEdge(t, h)
 	dial := func() (net.Conn, *bufio.Reader) {
 		conn, err := net.Dial("tcp", addr)
 		require.NoError(t, err)

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -32,30 +33,30 @@ func matrixMultipart(t *testing.T, parts ...atPart) matrixRaw {
 // table fails the test, so new endpoints must join it.
 func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	owner, sys := h.Register("Owner"), h.Register("Sys")
 	h.MakeAdmin(sys)
-	key := pjCreate(t, h, owner.Access)
+	key := apitest.PostProject(t, h, owner.Access)
 	base := "/api/v1/projects/" + key
 
 	users := map[string]string{}
 	for _, role := range []string{"ADMIN", "MEMBER", "VIEWER"} {
 		u := h.Register(role)
-		pjAddMember(t, h, owner.Access, key, u.ID, role)
+		apitest.PostMember(t, h, owner.Access, key, u.ID, role)
 		users[role] = u.Access
 	}
 	target := h.Register("Target")
-	pjAddMember(t, h, owner.Access, key, target.ID, "VIEWER")
+	apitest.PostMember(t, h, owner.Access, key, target.ID, "VIEWER")
 
 	// An organization ADMIN inherits ADMIN on the organization's projects.
-	org := pjCreateOrg(t, h, sys.Access)
+	org := apitest.PostOrganization(t, h, sys.Access)
 	orgAdmin := h.Register("OrgAdmin")
-	pjAddOrgMember(t, h, sys.Access, org, orgAdmin.ID, "ADMIN")
-	pjAddOrgMember(t, h, sys.Access, org, owner.ID, "ADMIN")
+	apitest.PostOrgMember(t, h, sys.Access, org, orgAdmin.ID, "ADMIN")
+	apitest.PostOrgMember(t, h, sys.Access, org, owner.ID, "ADMIN")
 	require.Equal(t, http.StatusOK, h.Do("PATCH", base+"/organization", map[string]any{"orgId": org}, sys.Access).Status)
 
 	readOnly := h.Do("POST", "/api/v1/me/tokens", map[string]any{"name": "ro", "scope": "READ_ONLY"}, owner.Access).JSON(t)["plaintext"].(string)
-	otherKey := pjCreate(t, h, owner.Access)
+	otherKey := apitest.PostProject(t, h, owner.Access)
 	foreignKey := h.Do("POST", "/api/v1/projects/"+otherKey+"/api-keys", map[string]any{"name": "other"}, owner.Access).JSON(t)["plaintext"].(string)
 
 	// Fixtures the calls work on.
@@ -283,4 +284,14 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 			}
 		}
 	}
+}
+
+// reportMatrixSprint inserts a PLANNED sprint of the project with key, for the role
+// matrix's report rows.
+func reportMatrixSprint(t *testing.T, h *apitest.Harness, key string) string {
+	t.Helper()
+	var id uuid.UUID
+	require.NoError(t, h.DB.Pool.QueryRow(context.Background(), `INSERT INTO sprints (project_id, name, start_date)
+		SELECT id, 'Matrix', current_date FROM projects WHERE key = $1 RETURNING id`, key).Scan(&id))
+	return id.String()
 }

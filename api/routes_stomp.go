@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/contrib/websocket"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/api/stomp"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/project"
@@ -55,11 +56,11 @@ func (s *Server) stompRoutes(app *fiber.App) {
 	// context after the handshake, so edge's request deadline never cuts it.
 	handler := func(c *fiber.Ctx) error {
 		if !websocket.IsWebSocketUpgrade(c) {
-			return newError(http.StatusUpgradeRequired, "UPGRADE_REQUIRED", "WEBSOCKET_REQUIRED")
+			return core.NewError(http.StatusUpgradeRequired, "UPGRADE_REQUIRED", "WEBSOCKET_REQUIRED")
 		}
 		if err := upgrade(c); err != nil {
 			if errors.Is(err, fiber.ErrUpgradeRequired) {
-				return newError(http.StatusUpgradeRequired, "UPGRADE_REQUIRED", "WEBSOCKET_REQUIRED")
+				return core.NewError(http.StatusUpgradeRequired, "UPGRADE_REQUIRED", "WEBSOCKET_REQUIRED")
 			}
 			return err
 		}

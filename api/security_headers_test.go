@@ -34,8 +34,8 @@ func replyHeaders(t *testing.T, h *apitest.Harness, method, target, token, body 
 // attachment download keeps its own caching, with nosniff.
 func TestEveryReplyIsNosniffAndNoStore(t *testing.T) {
 	t.Parallel()
-	f := atFixtureOn(t, shared(t))
-	a := f.uploaded(t, f.member.Access, "notes.txt", "text/plain", "hello")
+	f := atFixtureOn(t, apitest.Shared(t))
+	a := f.uploaded(t, f.Member.Access, "notes.txt", "text/plain", "hello")
 	big := `{"email":"` + strings.Repeat("a", 5<<20) + `"}`
 	for _, c := range []struct {
 		method, target, token, body string
@@ -45,8 +45,8 @@ func TestEveryReplyIsNosniffAndNoStore(t *testing.T) {
 		{"GET", "/readyz", "", "", 200},
 		{"GET", "/metrics", "", "", 200},
 		{"GET", "/openapi.yaml", "", "", 200},
-		{"GET", "/api/v1/auth/me", f.member.Access, "", 200},
-		{"GET", f.at(""), f.member.Access, "", 200},
+		{"GET", "/api/v1/auth/me", f.Member.Access, "", 200},
+		{"GET", f.at(""), f.Member.Access, "", 200},
 		{"GET", "/api/v1/auth/me", "", "", 401},
 		{"POST", "/api/v1/auth/login", "", `{"email":"nobody@example.com","password":"wrong-password"}`, 403},
 		{"POST", "/api/v1/auth/login", "", `{`, 400},
@@ -55,13 +55,13 @@ func TestEveryReplyIsNosniffAndNoStore(t *testing.T) {
 		{"DELETE", "/healthz", "", "", 405},
 		{"FOO", "/api/v1/auth/me", "", "", 405},
 	} {
-		status, hd := replyHeaders(t, f.h, c.method, c.target, c.token, c.body)
+		status, hd := replyHeaders(t, f.H, c.method, c.target, c.token, c.body)
 		require.Equal(t, c.status, status, "%s %s", c.method, c.target)
 		require.Equal(t, "nosniff", hd.Get("X-Content-Type-Options"), "%s %s", c.method, c.target)
 		require.Equal(t, "no-store", hd.Get("Cache-Control"), "%s %s", c.method, c.target)
 	}
 
-	status, hd := replyHeaders(t, f.h, "GET", f.at("/"+a["id"].(string)+"/download"), f.member.Access, "")
+	status, hd := replyHeaders(t, f.H, "GET", f.at("/"+a["id"].(string)+"/download"), f.Member.Access, "")
 	require.Equal(t, 200, status)
 	require.Equal(t, "nosniff", hd.Get("X-Content-Type-Options"))
 	require.Equal(t, "private, no-cache", hd.Get("Cache-Control"), "the download keeps its own")
@@ -72,7 +72,7 @@ func TestEveryReplyIsNosniffAndNoStore(t *testing.T) {
 // answers /metrics like any unknown route.
 func TestMetricsCanLeaveTheAPIPort(t *testing.T) {
 	t.Parallel()
-	h := apitest.New(t, apitest.Options{DB: shared(t).DB, Configure: func(s *api.Settings) { s.MetricsOff = true }})
+	h := apitest.New(t, apitest.Options{DB: apitest.Shared(t).DB, Configure: func(s *api.Settings) { s.MetricsOff = true }})
 	status, hd := replyHeaders(t, h, "GET", "/metrics", "", "")
 	require.Equal(t, http.StatusNotFound, status)
 	require.Equal(t, "no-store", hd.Get("Cache-Control"))

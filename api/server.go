@@ -3,81 +3,33 @@
 package api
 
 import (
-	"database/sql"
+	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/riverqueue/river"
 
-	"github.com/taskweave/taskweave/domain/attachment"
+	accountapi "github.com/taskweave/taskweave/api/account"
+	adminapi "github.com/taskweave/taskweave/api/admin"
+	automationapi "github.com/taskweave/taskweave/api/automation"
+	"github.com/taskweave/taskweave/api/core"
+	integrationapi "github.com/taskweave/taskweave/api/integration"
+	projectapi "github.com/taskweave/taskweave/api/project"
+	reportapi "github.com/taskweave/taskweave/api/report"
+	servicedeskapi "github.com/taskweave/taskweave/api/servicedesk"
+	workapi "github.com/taskweave/taskweave/api/work"
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/event"
-	"github.com/taskweave/taskweave/domain/sso"
-	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
 
-// Config is the part of the configuration the edge needs.
-type Config struct {
-	// TrustedProxies are addresses whose X-Forwarded-For is believed (rate limits, audit).
-	TrustedProxies []string
-	RequestTimeout time.Duration
-	BodyLimit      int
-	BaseURL        string
-	// AttachmentsDir is the root of the local attachment storage (TW_ATTACHMENTS_DIR).
-	AttachmentsDir string
-	// MaxUploadBytes is the per-file upload limit (TW_MAX_UPLOAD_BYTES); larger → 413.
-	MaxUploadBytes int64
-	// AttachmentDeleteGrace is how long a deleted attachment's file stays in storage
-	// (TW_ATTACHMENT_DELETE_GRACE): longer than a backup takes.
-	AttachmentDeleteGrace time.Duration
-	// MetricsOff leaves /metrics off the API's port: TW_METRICS_ADDR turned it off or
-	// gave it a listener of its own.
-	MetricsOff bool
-	// HeadTimeout bounds the reading of a request's line and headers, from the
-	// connection's accept or the request's first byte (default 30 s): a client that
-	// opens connections and trickles or withholds headers cannot hold them forever.
-	// Bodies have their own idle limit (bodyIdleTimeout), refreshed while bytes arrive,
-	// so a long upload is not cut. Upgraded (STOMP) connections drop both.
-	HeadTimeout time.Duration
-	// IdleTimeout closes a keep-alive connection with no next request (default 2 min).
-	IdleTimeout time.Duration
-	// MailboxAddresses are the shared desk mailbox's own addresses, lower case: no desk
-	// may be enabled with one (TW_MAIL_MAILBOX_ADDRESSES, TW_IMAP_USER).
-	MailboxAddresses []string
-}
+// Config is the part of the configuration the edge needs (core.Config).
+type Config = core.Config
 
-// Deps are the services the handlers call.
-type Deps struct {
-	Log      *slog.Logger
-	DB       *store.DB
-	Auth     *auth.Service
-	Authn    *auth.Authenticator
-	Limiter  *auth.Limiter
-	Registry *prometheus.Registry
-	// Bus turns domain events into jobs on the request's transaction.
-	Bus   *event.Bus
-	Audit *audit.Recorder
-	// River is the insert-only client on db.SQL; job operations (retry, cancel) use it.
-	River *river.Client[*sql.Tx]
-	// Webhook is the outgoing webhook configuration.
-	Webhook webhook.Config
-	// Ready reports whether the database answers and migrations are current.
-	Ready func(ctxTimeout time.Duration) error
-	// Attachments are where attachment files are kept: the uploads' storage and every
-	// storage rows may name (the disk, the bucket).
-	Attachments *attachment.Stores
-	// RiverUI is River UI's handler (NewRiverUI), mounted at /admin/river/; nil: not
-	// mounted.
-	RiverUI http.Handler
-	// SSO holds the SSO configs and runs the external login flows.
-	SSO *sso.Service
-}
+// Deps are the services the handlers call (core.Deps).
+type Deps = core.Deps
 
 // Server holds the Fiber app and what its handlers need.
 type Server struct {
@@ -90,12 +42,19 @@ type Server struct {
 	bus     *event.Bus
 	audit   *audit.Recorder
 	metrics *httpMetrics
-	boards  *boardCache
 	cfg     Config
 	deps    Deps
 	stop    stopping
 	// failures logs 5xx answers, unavailable-database ones at a bounded rate.
-	failures *failureLog
+	failures *core.FailureLog
+	// env is what the areas' handlers share.
+	env *core.Env
+}
+
+// errorTables are every area's error table, consulted in this order after core.Table.
+func errorTables() []core.ErrorTable {
+	return []core.ErrorTable{accountapi.Errors, projectapi.Errors, workapi.Errors, reportapi.Errors,
+		integrationapi.Errors, servicedeskapi.Errors, automationapi.Errors, adminapi.Errors}
 }
 
 // New builds the app with every route registered.
@@ -113,8 +72,9 @@ func New(cfg Config, d Deps) *Server {
 		cfg.BodyLimit = 4 << 20
 	}
 	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, authn: d.Authn, limiter: d.Limiter, cfg: cfg, deps: d, bus: d.Bus, audit: d.Audit,
-		metrics: newHTTPMetrics(d.Registry), boards: newBoardCache(boardCacheBudget), stop: newStopping(),
-		failures: newFailureLog(d.Log)}
+		metrics: newHTTPMetrics(d.Registry), stop: newStopping(),
+		failures: core.NewFailureLog(d.Log)}
+	s.env = &core.Env{Deps: d, Cfg: cfg, Errors: core.NewErrors(errorTables()...), UntilHardStop: s.untilHardStop}
 	fc := fiber.Config{
 		AppName:               "taskweave",
 		DisableStartupMessage: true,
@@ -122,11 +82,11 @@ func New(cfg Config, d Deps) *Server {
 		JSONEncoder:           json.Marshal,
 		JSONDecoder:           json.Unmarshal,
 		ErrorHandler: func(c *fiber.Ctx, err error) error {
-			writeError(c, s.failures, err)
+			s.env.Errors.Write(c, s.failures, err)
 			return nil
 		},
 	}
-	// Bodies arrive as a stream so an upload never sits whole in memory; bodyGuard reads
+	// Bodies arrive as a stream so an upload never sits whole in memory; core.BodyGuard reads
 	// every other body into memory up to BodyLimit, as fasthttp would. fasthttp must not
 	// pre-parse multipart bodies either (it would spool the upload to memory and disk).
 	fc.StreamRequestBody = true
@@ -157,61 +117,42 @@ func New(cfg Config, d Deps) *Server {
 func (s *Server) routes() {
 	app := s.App
 	app.Use(s.edge)
-	app.Use(s.bodyGuard)
+	app.Use(core.BodyGuard(s.cfg.BodyLimit, workapi.IsUploadRoute))
 	s.operationalRoutes(app)
 	s.docsRoutes(app)
-	s.opsRoutes(app)
-	s.riverUIRoutes(app)
+	adminapi.PageRoutes(app, s.env)
 	s.stompRoutes(app)
 
 	v1 := app.Group("/api/v1", s.authenticate)
-	v1.Post("/auth/register", s.rateLimited, s.register)
-	v1.Post("/auth/login", s.rateLimited, s.login)
-	v1.Post("/auth/refresh", s.refresh)
-	s.ssoPublicRoutes(v1)
-	s.incomingRoutes(v1)
-	s.serviceDeskPublicRoutes(v1)
+	accountapi.PublicRoutes(app, v1, s.env)
+	integrationapi.PublicRoutes(v1, s.env)
+	servicedeskapi.PublicRoutes(v1, s.env)
 
 	v1.Use(s.requireUser)
-	v1.Post("/auth/logout", s.logout)
-	v1.Get("/auth/me", s.me)
-	v1.Patch("/me", s.updateMe)
-	v1.Delete("/me", s.deleteMe)
-	v1.Post("/me/password", s.changePassword)
-	v1.Post("/me/sign-out-everywhere", s.signOutEverywhere)
-	v1.Patch("/me/language", s.setLanguage)
-	v1.Get("/me/notification-preferences", s.getPreferences)
-	v1.Put("/me/notification-preferences", s.putPreferences)
-	v1.Get("/me/tokens", s.listTokens)
-	v1.Post("/me/tokens", s.createToken)
-	v1.Delete("/me/tokens/:id", s.revokeToken)
-	s.ssoMeRoutes(v1)
+	accountapi.Routes(v1, s.env)
 
-	s.projectRoutes(v1)
-	s.workflowRoutes(v1)
-	s.issueRoutes(v1)
-	s.customFieldRoutes(v1)
-	s.webhookRoutes(v1)
-	s.integrationRoutes(v1)
-	s.sprintRoutes(v1)
-	s.reportRoutes(v1)
-	s.commentRoutes(v1)
-	s.attachmentRoutes(v1)
-	s.notificationRoutes(v1)
-	s.serviceDeskRoutes(v1)
+	projectapi.Routes(v1, s.env)
+	workapi.Routes(v1, s.env)
+	integrationapi.Routes(v1, s.env)
+	reportapi.Routes(v1, s.env)
+	servicedeskapi.Routes(v1, s.env)
 
-	admin := v1.Group("/admin", s.requireAdmin)
-	admin.Get("/users", s.listUsers)
-	admin.Post("/users/:id/deactivate", s.deactivateUser)
-	admin.Post("/users/:id/activate", s.activateUser)
-	admin.Delete("/users/:id", s.deleteUser)
-	admin.Post("/users/:id/sign-out", s.signOutUser)
-	s.ssoAdminRoutes(admin)
-	s.auditRoutes(v1, admin)
-	s.jobRoutes(admin)
-	s.automationRoutes(v1, admin)
-	s.serviceDeskAdminRoutes(admin)
+	admin := v1.Group("/admin", core.RequireAdmin)
+	adminapi.Routes(v1, admin, s.env)
+	accountapi.AdminRoutes(admin, s.env)
+	automationapi.Routes(v1, admin, s.env)
+	servicedeskapi.AdminRoutes(admin, s.env)
 }
 
 // Bus is the event bus the handlers emit on; the load generator emits on it directly.
 func (s *Server) Bus() *event.Bus { return s.bus }
+
+// SweepAttachments removes the files of attachments deleted longer than
+// Config.AttachmentDeleteGrace ago (work.SweepAttachments).
+func (s *Server) SweepAttachments(ctx context.Context) (int, error) {
+	return workapi.SweepAttachments(ctx, s.env)
+}
+
+// RunSweeps sweeps deleted attachments' files now and then until ctx ends
+// (work.RunSweeps).
+func (s *Server) RunSweeps(ctx context.Context) error { return workapi.RunSweeps(ctx, s.env) }

@@ -68,9 +68,9 @@ func stompAccepted(t *testing.T, c *stomptest.Client, msg string) {
 // with the project (the issue list); a bad token's 401 has no reason.
 func TestTokenExpiredReason(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
-	f := issueFixtureOn(t, h)
-	u := f.owner
+	h := apitest.Shared(t)
+	f := apitest.NewProject(t, h)
+	u := f.Owner
 	past := time.Now().Add(-time.Hour)
 	expired := mintAccess(t, u.ID, nil, past, time.Now().Add(-time.Minute))
 	forged, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": u.ID.String(), "type": "access", "jti": "x",
@@ -80,7 +80,7 @@ func TestTokenExpiredReason(t *testing.T) {
 		"iat": past.Unix(), "exp": time.Now().Add(-time.Minute).Unix()}).SignedString([]byte(apitest.Secret))
 	require.NoError(t, err)
 
-	for _, path := range []string{"/api/v1/auth/me", "/api/v1/projects/" + f.key + "/issues"} {
+	for _, path := range []string{"/api/v1/auth/me", "/api/v1/projects/" + f.Key + "/issues"} {
 		r := h.Do("GET", path, nil, expired)
 		require.Equal(t, http.StatusUnauthorized, r.Status, "%s %s", path, r.Body)
 		require.Equal(t, "Bearer", r.Header.Get("WWW-Authenticate"))
@@ -95,7 +95,7 @@ func TestTokenExpiredReason(t *testing.T) {
 			require.NotContains(t, r.JSON(t), "reason", "%s %s", path, name)
 		}
 	}
-	require.Equal(t, http.StatusOK, h.Do("GET", "/api/v1/projects/"+f.key+"/issues", nil, u.Access).Status)
+	require.Equal(t, http.StatusOK, h.Do("GET", "/api/v1/projects/"+f.Key+"/issues", nil, u.Access).Status)
 }
 
 // TestRefreshReuseRefusesTheFamilysAccessTokens: once a refresh-token reuse revokes a
@@ -104,14 +104,14 @@ func TestTokenExpiredReason(t *testing.T) {
 // another login of the same user keeps working.
 func TestRefreshReuseRefusesTheFamilysAccessTokens(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
-	f := issueFixtureOn(t, h)
-	u := f.member
+	h := apitest.Shared(t)
+	f := apitest.NewProject(t, h)
+	u := f.Member
 	other := h.Do("POST", "/api/v1/auth/login", map[string]any{"email": u.Email, "password": apitest.Password}, "").JSON(t)
 	rotated := h.Do("POST", "/api/v1/auth/refresh", map[string]any{"refreshToken": u.Refresh}, "")
 	require.Equal(t, http.StatusOK, rotated.Status, "%s", rotated.Body)
 	newAccess := rotated.JSON(t)["accessToken"].(string)
-	paths := []string{"/api/v1/auth/me", "/api/v1/projects/" + f.key + "/issues"}
+	paths := []string{"/api/v1/auth/me", "/api/v1/projects/" + f.Key + "/issues"}
 	for _, tok := range []string{u.Access, newAccess, other["accessToken"].(string)} {
 		for _, p := range paths {
 			require.Equal(t, http.StatusOK, h.Do("GET", p, nil, tok).Status, p)
@@ -226,7 +226,7 @@ func TestLoginSessionEndsOnEveryReplica(t *testing.T) {
 // expired token says TOKEN_EXPIRED.
 func TestStompGraceIsBoundToTheLoginSession(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	ws, _ := stompServe(t, h)
 	u := h.Register("Graceful")
 	other := h.Do("POST", "/api/v1/auth/login", map[string]any{"email": u.Email, "password": apitest.Password}, "").JSON(t)

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -45,9 +44,6 @@ func (s *Server) closeWhileDraining(c *fiber.Ctx) {
 		c.Set(fiber.HeaderConnection, "close")
 	}
 }
-
-// errShuttingDown answers a request cut off by the end of the shutdown's grace.
-var errShuttingDown = newError(http.StatusServiceUnavailable, "UNAVAILABLE", "SHUTTING_DOWN")
 
 // hardStopWait bounds how long Shutdown waits, after the grace, for cancelled
 // requests to clean up (remove a partial upload, answer 503).

@@ -50,7 +50,7 @@ func connExchange(t *testing.T, conn net.Conn, rd *bufio.Reader, raw string) (*h
 // after the drain the listener closes and Shutdown returns nil.
 func TestShutdownTellsKeepAliveClients(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	u := h.Register("Keepalive")
 	addr, served := shutdownServe(t, h)
 	conn, err := net.Dial("tcp", addr)
@@ -97,9 +97,9 @@ func TestShutdownTellsKeepAliveClients(t *testing.T) {
 func TestShutdownCutsSlowUploadCleanly(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	h := apitest.New(t, apitest.Options{DB: shared(t).DB, Configure: func(s *api.Settings) { s.AttachmentsDir = dir }})
-	f := issueFixtureOn(t, h)
-	ref := f.create(t, map[string]any{"title": "Slow upload"})["key"].(string)
+	h := apitest.New(t, apitest.Options{DB: apitest.Shared(t).DB, Configure: func(s *api.Settings) { s.AttachmentsDir = dir }})
+	f := apitest.NewProject(t, h)
+	ref := f.Create(t, map[string]any{"title": "Slow upload"})["key"].(string)
 	addr, served := shutdownServe(t, h)
 
 	conn, err := net.Dial("tcp", addr)
@@ -109,8 +109,8 @@ func TestShutdownCutsSlowUploadCleanly(t *testing.T) {
 	head := "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n" +
 		"Content-Type: application/octet-stream\r\n\r\n"
 	const declared = 4 << 20
-	_, err = io.WriteString(conn, "POST "+f.path("/issues/"+ref+"/attachments")+" HTTP/1.1\r\nHost: x\r\n"+
-		"Authorization: Bearer "+f.member.Access+"\r\nContent-Type: multipart/form-data; boundary="+boundary+"\r\n"+
+	_, err = io.WriteString(conn, "POST "+f.Path("/issues/"+ref+"/attachments")+" HTTP/1.1\r\nHost: x\r\n"+
+		"Authorization: Bearer "+f.Member.Access+"\r\nContent-Type: multipart/form-data; boundary="+boundary+"\r\n"+
 		"Content-Length: "+strconv.Itoa(declared)+"\r\n\r\n"+head)
 	require.NoError(t, err)
 	_, err = conn.Write(make([]byte, 256<<10))

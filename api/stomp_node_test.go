@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // TestStompRealClient drives the endpoint with @stomp/stompjs on Node, the library web
@@ -31,13 +33,13 @@ func TestStompRealClient(t *testing.T) {
 		t.Skip(msg)
 	}
 
-	f := issueFixtureNew(t)
-	ws, _ := stompServe(t, f.h)
-	id := f.create(t, map[string]any{"title": "Seen by Node"})["id"].(string)
+	f := apitest.NewProject(t, apitest.Shared(t))
+	ws, _ := stompServe(t, f.H)
+	id := f.Create(t, map[string]any{"title": "Seen by Node"})["id"].(string)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client.mjs", ws+"/ws-stomp", f.member.Access, f.key)
+	cmd := exec.CommandContext(ctx, node, "client.mjs", ws+"/ws-stomp", f.Member.Access, f.Key)
 	cmd.Dir = dir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -67,9 +69,9 @@ func TestStompRealClient(t *testing.T) {
 
 	// stompjs offers 10 s heart-beats both ways; the server's 10 s make that the result.
 	require.Equal(t, "1.2 10000,10000", next("READY "))
-	f.patch(t, id, map[string]any{"statusId": f.prog})
+	f.Patch(t, id, map[string]any{"statusId": f.Prog})
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(next("MESSAGE ")), &m))
-	require.Equal(t, map[string]any{"type": "ISSUE_MOVED", "issueId": id, "newStatusId": f.prog.String(), "projectKey": f.key}, m)
+	require.Equal(t, map[string]any{"type": "ISSUE_MOVED", "issueId": id, "newStatusId": f.Prog.String(), "projectKey": f.Key}, m)
 	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
 }

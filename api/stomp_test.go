@@ -88,7 +88,7 @@ func stompMessage(t *testing.T, c *stomptest.Client) (stomp.Frame, map[string]an
 
 func TestStompConnectNeedsAValidAccessToken(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	ws, _ := stompServe(t, h)
 	u := h.Register("Stomper")
 
@@ -137,19 +137,19 @@ func TestStompConnectNeedsAValidAccessToken(t *testing.T) {
 
 func TestStompMembersReceiveIssueMovedAfterCommit(t *testing.T) {
 	t.Parallel()
-	f := issueFixtureNew(t)
-	ws, _ := stompServe(t, f.h)
-	topic := "/topic/projects/" + f.key
+	f := apitest.NewProject(t, apitest.Shared(t))
+	ws, _ := stompServe(t, f.H)
+	topic := "/topic/projects/" + f.Key
 
 	// Every project role may follow the board; an outsider or a removed member may not.
-	viewer := stompDial(t, ws, f.viewer.Access)
+	viewer := stompDial(t, ws, f.Viewer.Access)
 	_, err := viewer.Subscribe("board", topic)
 	require.NoError(t, err)
-	member := stompDial(t, ws, f.member.Access)
+	member := stompDial(t, ws, f.Member.Access)
 	_, err = member.Subscribe("board", topic)
 	require.NoError(t, err)
 
-	outsider := stompDial(t, ws, f.outsider.Access)
+	outsider := stompDial(t, ws, f.Outsider.Access)
 	require.NoError(t, outsider.Send(stomp.Frame{Command: "SUBSCRIBE", Headers: []stomp.Header{
 		{Name: "id", Value: "0"}, {Name: "destination", Value: topic}, {Name: "receipt", Value: "r-1"}}}))
 	e, err := outsider.Expect("ERROR", 5*time.Second)
@@ -157,80 +157,80 @@ func TestStompMembersReceiveIssueMovedAfterCommit(t *testing.T) {
 	require.Equal(t, "r-1", e.Value("receipt-id"))
 	require.Contains(t, e.Value("message"), "not a member")
 
-	unknown := stompDial(t, ws, f.owner.Access)
+	unknown := stompDial(t, ws, f.Owner.Access)
 	_, err = unknown.Subscribe("x", "/topic/projects/NOSUCHKEY")
 	require.ErrorIs(t, err, stomptest.ErrUnexpected)
 
-	iss := f.create(t, map[string]any{"title": "Live"})
+	iss := f.Create(t, map[string]any{"title": "Live"})
 	id := iss["id"].(string)
-	f.patch(t, id, map[string]any{"statusId": f.prog})
+	f.Patch(t, id, map[string]any{"statusId": f.Prog})
 	for _, c := range []*stomptest.Client{viewer, member} {
 		frame, m := stompMessage(t, c)
 		require.Equal(t, topic, frame.Value("destination"))
 		require.Equal(t, "board", frame.Value("subscription"))
-		require.Equal(t, map[string]any{"type": "ISSUE_MOVED", "issueId": id, "newStatusId": f.prog.String(), "projectKey": f.key}, m)
+		require.Equal(t, map[string]any{"type": "ISSUE_MOVED", "issueId": id, "newStatusId": f.Prog.String(), "projectKey": f.Key}, m)
 	}
 
 	// A refused transition rolls back and sends nothing: the next message each client
 	// sees is the move after it.
 	var wf uuid.UUID
-	require.NoError(t, f.h.DB.Pool.QueryRow(context.Background(), "SELECT workflow_id FROM projects WHERE id = $1", f.projectID).Scan(&wf))
-	_, err = f.h.DB.Pool.Exec(context.Background(), `INSERT INTO workflow_transitions (workflow_id, from_status_id, to_status_id) VALUES ($1, $2, $3)`,
-		wf, f.prog, f.done)
+	require.NoError(t, f.H.DB.Pool.QueryRow(context.Background(), "SELECT workflow_id FROM projects WHERE id = $1", f.ProjectID).Scan(&wf))
+	_, err = f.H.DB.Pool.Exec(context.Background(), `INSERT INTO workflow_transitions (workflow_id, from_status_id, to_status_id) VALUES ($1, $2, $3)`,
+		wf, f.Prog, f.Done)
 	require.NoError(t, err)
-	r := f.h.Do("PATCH", f.path("/issues/"+id), map[string]any{"statusId": f.todo}, f.owner.Access)
-	issueProblem(t, r, 400, "BAD_REQUEST", "TRANSITION_NOT_ALLOWED")
-	f.patch(t, id, map[string]any{"statusId": f.done})
+	r := f.H.Do("PATCH", f.Path("/issues/"+id), map[string]any{"statusId": f.Todo}, f.Owner.Access)
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("TRANSITION_NOT_ALLOWED"))
+	f.Patch(t, id, map[string]any{"statusId": f.Done})
 	for _, c := range []*stomptest.Client{viewer, member} {
 		_, m := stompMessage(t, c)
-		require.Equal(t, f.done.String(), m["newStatusId"], "the refused move sent nothing")
+		require.Equal(t, f.Done.String(), m["newStatusId"], "the refused move sent nothing")
 	}
 
 	// Membership is checked at SUBSCRIBE: once removed, the member cannot subscribe again.
-	rm := f.h.Do("DELETE", f.path("/members/"+f.member.ID.String()), nil, f.owner.Access)
+	rm := f.H.Do("DELETE", f.Path("/members/"+f.Member.ID.String()), nil, f.Owner.Access)
 	require.Equal(t, http.StatusNoContent, rm.Status, "%s", rm.Body)
-	again := stompDial(t, ws, f.member.Access)
+	again := stompDial(t, ws, f.Member.Access)
 	_, err = again.Subscribe("board", topic)
 	require.ErrorIs(t, err, stomptest.ErrUnexpected)
 }
 
 func TestStompRolledBackEventSendsNothing(t *testing.T) {
 	t.Parallel()
-	f := issueFixtureNew(t)
-	ws, _ := stompServe(t, f.h)
-	c := stompDial(t, ws, f.owner.Access)
-	_, err := c.Subscribe("b", "/topic/projects/"+f.key)
+	f := apitest.NewProject(t, apitest.Shared(t))
+	ws, _ := stompServe(t, f.H)
+	c := stompDial(t, ws, f.Owner.Access)
+	_, err := c.Subscribe("b", "/topic/projects/"+f.Key)
 	require.NoError(t, err)
 
-	bus := f.h.Server.Bus()
-	subject := issue.Subject{ProjectID: f.projectID, ProjectKey: f.key, IssueID: uuid.New(), IssueKey: f.key + "-1"}
-	rolledBack := issue.StatusChanged{Subject: subject, OldStatusID: f.todo, NewStatusID: f.prog, At: time.Now()}
+	bus := f.H.Server.Bus()
+	subject := issue.Subject{ProjectID: f.ProjectID, ProjectKey: f.Key, IssueID: uuid.New(), IssueKey: f.Key + "-1"}
+	rolledBack := issue.StatusChanged{Subject: subject, OldStatusID: f.Todo, NewStatusID: f.Prog, At: time.Now()}
 	boom := errors.New("rolled back on purpose")
-	err = store.InTx(context.Background(), f.h.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
+	err = store.InTx(context.Background(), f.H.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
 		if err := bus.Emit(ctx, tx, rolledBack); err != nil {
 			return err
 		}
 		return boom
 	})
 	require.ErrorIs(t, err, boom)
-	committed := issue.StatusChanged{Subject: subject, OldStatusID: f.todo, NewStatusID: f.done, At: time.Now()}
-	require.NoError(t, store.InTx(context.Background(), f.h.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
+	committed := issue.StatusChanged{Subject: subject, OldStatusID: f.Todo, NewStatusID: f.Done, At: time.Now()}
+	require.NoError(t, store.InTx(context.Background(), f.H.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
 		return bus.Emit(ctx, tx, committed)
 	}))
 	// Notifications arrive in commit order, so had the rolled-back one been sent it
 	// would come first.
 	_, m := stompMessage(t, c)
-	require.Equal(t, f.done.String(), m["newStatusId"])
+	require.Equal(t, f.Done.String(), m["newStatusId"])
 
 	// Sprint start and completion push SPRINT_UPDATED.
 	sprintID := uuid.New()
-	ss := sprint.Subject{ProjectID: f.projectID, ProjectKey: f.key, SprintID: sprintID, SprintName: "S1"}
+	ss := sprint.Subject{ProjectID: f.ProjectID, ProjectKey: f.Key, SprintID: sprintID, SprintName: "S1"}
 	for _, ev := range []any{sprint.Started{Subject: ss, At: time.Now()}, sprint.Completed{Subject: ss, At: time.Now()}} {
-		require.NoError(t, store.InTx(context.Background(), f.h.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
+		require.NoError(t, store.InTx(context.Background(), f.H.DB.Bun, func(ctx context.Context, tx bun.Tx) error {
 			return bus.Emit(ctx, tx, ev.(event.Event))
 		}))
 		_, m = stompMessage(t, c)
-		require.Equal(t, map[string]any{"type": "SPRINT_UPDATED", "sprintId": sprintID.String(), "projectKey": f.key}, m, "%T", ev)
+		require.Equal(t, map[string]any{"type": "SPRINT_UPDATED", "sprintId": sprintID.String(), "projectKey": f.Key}, m, "%T", ev)
 	}
 }
 
@@ -242,35 +242,38 @@ func TestStompFanOutAcrossTwoServers(t *testing.T) {
 	ws1, _ := stompServe(t, h1)
 	_, base2 := stompServe(t, h2)
 
-	f := issueFixtureOn(t, h2)
-	c := stompDial(t, ws1, f.owner.Access)
-	_, err := c.Subscribe("b", "/topic/projects/"+f.key)
+	f := apitest.NewProject(t, h2)
+	c := stompDial(t, ws1, f.Owner.Access)
+	_, err := c.Subscribe("b", "/topic/projects/"+f.Key)
 	require.NoError(t, err)
-	id := f.create(t, map[string]any{"title": "Across"})["id"].(string)
+	id := f.Create(t, map[string]any{"title": "Across"})["id"].(string)
 
 	// The move goes through server 2 over real HTTP; the client sits on server 1.
-	body, _ := json.Marshal(map[string]any{"statusId": f.done})
-	req, err := http.NewRequest(http.MethodPatch, base2+"/api/v1/projects/"+f.key+"/issues/"+id, bytes.NewReader(body))
+	body, _ := json.Marshal(map[string]any{"statusId": f.Done})
+	req, err := http.NewRequest(http.MethodPatch, base2+"/api/v1/projects/"+f.Key+"/issues/"+id, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+f.owner.Access)
+	req.Header.Set("Authorization", "Bearer "+f.Owner.Access)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
 	_, m := stompMessage(t, c)
-	require.Equal(t, map[string]any{"type": "ISSUE_MOVED", "issueId": id, "newStatusId": f.done.String(), "projectKey": f.key}, m)
+	require.Equal(t, map[string]any{"type": "ISSUE_MOVED", "issueId": id, "newStatusId": f.Done.String(), "projectKey": f.Key}, m)
 }
 
 func TestStompSessionOutlivesTheRequestTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout = 150 * time.Millisecond
-	h := apitest.New(t, apitest.Options{DB: storetest.PackageDB(t), Configure: func(s *api.Settings) { s.RequestTimeout = timeout }})
+	db := storetest.PackageDB(t)
+	h := apitest.New(t, apitest.Options{DB: db, Configure: func(s *api.Settings) { s.RequestTimeout = timeout }})
 	ws, _ := stompServe(t, h)
-	f := issueFixtureOn(t, h)
-	c := stompDial(t, ws, f.owner.Access)
-	_, err := c.Subscribe("b", "/topic/projects/"+f.key)
+	// The fixture and the writes go through a server with the usual deadline, on the same
+	// database: 150 ms is the session's test, not the writes' (a loaded machine misses it).
+	f := apitest.NewProject(t, apitest.New(t, apitest.Options{DB: db}))
+	c := stompDial(t, ws, f.Owner.Access)
+	_, err := c.Subscribe("b", "/topic/projects/"+f.Key)
 	require.NoError(t, err)
 
 	// Keep talking well past the request deadline: the session runs on its own context.
@@ -283,15 +286,15 @@ func TestStompSessionOutlivesTheRequestTimeout(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, receipt, fr.Value("receipt-id"))
 	}
-	id := f.create(t, map[string]any{"title": "Late"})["id"].(string)
-	f.patch(t, id, map[string]any{"statusId": f.prog})
+	id := f.Create(t, map[string]any{"title": "Late"})["id"].(string)
+	f.Patch(t, id, map[string]any{"statusId": f.Prog})
 	_, m := stompMessage(t, c)
 	require.Equal(t, id, m["issueId"])
 }
 
 func TestStompEndpointsNeedAWebSocket(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	for _, p := range []string{"/ws-stomp", "/ws"} {
 		r := h.Do("GET", p, nil, "")
 		require.Equal(t, http.StatusUpgradeRequired, r.Status, "%s: %s", p, r.Body)
@@ -303,7 +306,7 @@ func TestStompEndpointsNeedAWebSocket(t *testing.T) {
 
 func TestStompDisconnectReceipt(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	ws, _ := stompServe(t, h)
 	u := h.Register("Leaver")
 	c := stompDial(t, ws, u.Access)
@@ -321,7 +324,7 @@ func TestStompDisconnectReceipt(t *testing.T) {
 
 func TestStompHeartBeatNegotiation(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	ws, _ := stompServe(t, h)
 	u := h.Register("Beater")
 	for _, tc := range []struct{ client, want string }{
@@ -339,7 +342,7 @@ func TestStompHeartBeatNegotiation(t *testing.T) {
 
 func TestStompUserQueueIsPrivate(t *testing.T) {
 	t.Parallel()
-	h := shared(t)
+	h := apitest.Shared(t)
 	ws, _ := stompServe(t, h)
 	a, b := h.Register("Ann"), h.Register("Ben")
 	ca, cb := stompDial(t, ws, a.Access), stompDial(t, ws, b.Access)

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
+	adminapi "github.com/taskweave/taskweave/api/admin"
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/pipeline"
@@ -73,7 +74,7 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 	if err != nil {
 		return nil, err
 	}
-	ui, err := NewRiverUI(db, log)
+	ui, err := adminapi.NewRiverUI(db, log)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # chromium.sh prints the path of a headless-capable Chromium for the browser test of the
-# /admin/ops/ page (api/ops_browser_test.go), as the last line on stdout; progress goes
+# /admin/ops/ page (api/admin/ops_browser_test.go), as the last line on stdout; progress goes
 # to stderr.
 #
 # In order:
