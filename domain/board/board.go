@@ -61,7 +61,7 @@ var ErrNoActiveSprint = errors.New("board: no active sprint")
 // Head is the board without its issues: the active sprint, the columns' statuses and
 // a Stamp that changes whenever anything the full board shows changes, so a reply built
 // from an earlier Head with the same Stamp can be served again without reading the
-// issues (see api/board_cache.go).
+// issues (see api/work/board_cache.go).
 type Head struct {
 	Sprint   Summary
 	Statuses []Status
