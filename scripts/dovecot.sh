@@ -14,36 +14,13 @@
 # Anything else exits non-zero with a message saying what to do.
 set -euo pipefail
 
-say() { echo "dovecot.sh: $*" >&2; }
-die() {
-	say "$*"
-	exit 1
-}
-
-find_dovecot() {
-	if [[ -n "${TW_DOVECOT:-}" ]]; then
-		[[ -x "$TW_DOVECOT" ]] || die "TW_DOVECOT=$TW_DOVECOT is not an executable file"
-		echo "$TW_DOVECOT"
-		return 0
-	fi
-	if [[ -x /usr/sbin/dovecot ]]; then
-		echo /usr/sbin/dovecot
-		return 0
-	fi
-	if command -v dovecot >/dev/null 2>&1; then
-		command -v dovecot
-		return 0
-	fi
-	return 1
-}
-
 # shellcheck source=lib/debian.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/debian.sh"
 
-if find_dovecot; then
+if find_binary TW_DOVECOT /usr/sbin/dovecot dovecot; then
 	exit 0
 fi
 
 install_quiet_package dovecot-imapd dovecot
 
-find_dovecot || die "dovecot-imapd was installed but no binary was found at /usr/sbin/dovecot"
+find_binary TW_DOVECOT /usr/sbin/dovecot dovecot || die "dovecot-imapd was installed but no binary was found at /usr/sbin/dovecot"

@@ -14,36 +14,13 @@
 # Anything else exits non-zero with a message saying what to do.
 set -euo pipefail
 
-say() { echo "prometheus.sh: $*" >&2; }
-die() {
-	say "$*"
-	exit 1
-}
-
-find_prometheus() {
-	if [[ -n "${TW_PROMETHEUS:-}" ]]; then
-		[[ -x "$TW_PROMETHEUS" ]] || die "TW_PROMETHEUS=$TW_PROMETHEUS is not an executable file"
-		echo "$TW_PROMETHEUS"
-		return 0
-	fi
-	if [[ -x /usr/bin/prometheus ]]; then
-		echo /usr/bin/prometheus
-		return 0
-	fi
-	if command -v prometheus >/dev/null 2>&1; then
-		command -v prometheus
-		return 0
-	fi
-	return 1
-}
-
 # shellcheck source=lib/debian.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/debian.sh"
 
-if find_prometheus; then
+if find_binary TW_PROMETHEUS /usr/bin/prometheus prometheus; then
 	exit 0
 fi
 
 install_quiet_package prometheus prometheus
 
-find_prometheus || die "prometheus was installed but no binary was found at /usr/bin/prometheus"
+find_binary TW_PROMETHEUS /usr/bin/prometheus prometheus || die "prometheus was installed but no binary was found at /usr/bin/prometheus"

@@ -1,5 +1,32 @@
-# debian.sh: installing a Debian package whose service the tests must not have running.
-# Sourced by scripts/prometheus.sh and scripts/dovecot.sh, which define say and die.
+# debian.sh: finding a binary the tests need, and installing the Debian package that has
+# it with its service kept from running. Sourced by scripts/prometheus.sh and
+# scripts/dovecot.sh.
+
+say() { echo "$(basename "$0"): $*" >&2; }
+die() {
+	say "$*"
+	exit 1
+}
+
+# find_binary prints the binary to use: the variable named var when set (it must be
+# executable), else path when executable, else name on PATH; it fails when none is.
+find_binary() {
+	local var=$1 path=$2 name=$3
+	if [[ -n "${!var:-}" ]]; then
+		[[ -x "${!var}" ]] || die "$var=${!var} is not an executable file"
+		echo "${!var}"
+		return 0
+	fi
+	if [[ -x $path ]]; then
+		echo "$path"
+		return 0
+	fi
+	if command -v "$name" >/dev/null 2>&1; then
+		command -v "$name"
+		return 0
+	fi
+	return 1
+}
 
 # stop_service stops and disables a package's own server (Prometheus on :9090, Dovecot
 # on :143), which would otherwise keep running on this machine.
