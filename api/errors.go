@@ -77,7 +77,7 @@ type errorMapping struct {
 // (errors_<group>.go), consulted in order.
 var errorTables = [][]errorMapping{coreErrors, projectErrors, workflowErrors, issueErrors,
 	webhookErrors, integrationErrors, auditErrors, jobErrors, sprintErrors, reportErrors,
-	commentErrors, attachmentErrors, notificationErrors, ssoErrors, automationErrors, serviceDeskErrors, customFieldErrors}
+	commentErrors, attachmentErrors, notificationErrors, ssoErrors, automationErrors, serviceDeskErrors, customFieldErrors, taskErrors}
 
 // errorMappers handle domain error structs that carry data for the message.
 var errorMappers = []func(error) *Error{guardError, commentEmpty, sprintDateOrder, attachmentTooLarge, automationInvalid,

@@ -198,6 +198,7 @@ func (s *Server) routes() {
 	s.attachmentRoutes(v1)
 	s.notificationRoutes(v1)
 	s.serviceDeskRoutes(v1)
+	s.taskRoutes(v1)
 
 	admin := v1.Group("/admin", s.requireAdmin)
 	admin.Get("/users", s.listUsers)

@@ -90,6 +90,7 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	periodic = append(periodic, addNotificationWorkers(ws, cfg, d)...)
 	periodic = append(periodic, addServiceDeskWorkers(ws, cfg, d)...)
 	periodic = append(periodic, addAutomationWorkers(ws, cfg, d)...)
+	periodic = append(periodic, addTaskWorkers(ws, cfg, d)...)
 
 	queues := map[string]river.QueueConfig{}
 	for _, q := range jobs.Queues {

@@ -1,0 +1,239 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/valyala/fasthttp"
+
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/domain/task"
+	"github.com/taskweave/taskweave/store"
+)
+
+// taskListPageSize is GET /tasks's default page size.
+const taskListPageSize = 20
+
+// taskViewer is the caller as the task rules see them.
+func taskViewer(c *fiber.Ctx) task.Viewer {
+	p := principal(c)
+	return task.Viewer{UserID: p.UserID, Admin: p.IsAdmin()}
+}
+
+func (s *Server) listTasks(c *fiber.Ctx) error {
+	if v := c.Query("mine"); v != "" && v != "true" {
+		return badRequest("INVALID_MINE")
+	}
+	pr, err := parsePage(c, taskListPageSize)
+	if err != nil {
+		return err
+	}
+	ts, total, err := task.ListMine(c.UserContext(), s.db.Bun, principal(c).UserID, pr.Offset(), pr.Size)
+	if err != nil {
+		return err
+	}
+	views := make([]task.View, len(ts))
+	for i := range ts {
+		views[i] = task.NewView(&ts[i])
+	}
+	return c.JSON(newPage(views, pr, total))
+}
+
+func (s *Server) getTask(c *fiber.Ctx) error {
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := task.Get(c.UserContext(), s.db.Bun, id, taskViewer(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(task.NewView(t))
+}
+
+func (s *Server) cancelTask(c *fiber.Ctx) error {
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := task.Cancel(c.UserContext(), s.db.Bun, id, taskViewer(c))
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(task.NewView(t))
+}
+
+// taskAccepted answers 202 with the queued task's id and its Location.
+func taskAccepted(c *fiber.Ctx, t *store.Task) error {
+	c.Location("/api/v1/tasks/" + t.ID.String())
+	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"taskId": t.ID})
+}
+
+// bulkRequest is POST /projects/{key}/issues/bulk's body.
+type bulkRequest struct {
+	IssueKeys []string          `json:"issueKeys"`
+	Filter    map[string]string `json:"filter"`
+	Changes   *bulkChanges      `json:"changes"`
+}
+
+// bulkChanges keeps assigneeId and sprintId raw: null clears, absent leaves alone.
+type bulkChanges struct {
+	StatusID          *string                   `json:"statusId"`
+	AssigneeID        json.RawMessage           `json:"assigneeId"`
+	Priority          *string                   `json:"priority"`
+	AddLabelIDs       []string                  `json:"addLabelIds"`
+	RemoveLabelIDs    []string                  `json:"removeLabelIds"`
+	SprintID          json.RawMessage           `json:"sprintId"`
+	VersionID         *string                   `json:"versionId"`
+	CustomFieldValues []customFieldValueRequest `json:"customFieldValues"`
+	Delete            bool                      `json:"delete"`
+}
+
+// parseBulkChanges validates the changes into the task's terms.
+func parseBulkChanges(r *bulkChanges) (task.Changes, error) {
+	var out task.Changes
+	if r == nil {
+		return out, required("changes")
+	}
+	var err error
+	if out.StatusID, err = optionalID("changes.statusId", r.StatusID); err != nil {
+		return out, err
+	}
+	if out.VersionID, err = optionalID("changes.versionId", r.VersionID); err != nil {
+		return out, err
+	}
+	if out.AssigneeID, out.ClearAssignee, err = nullableID("changes.assigneeId", r.AssigneeID); err != nil {
+		return out, err
+	}
+	if out.SprintID, out.ClearSprint, err = nullableID("changes.sprintId", r.SprintID); err != nil {
+		return out, err
+	}
+	if r.Priority != nil {
+		v, err := issueEnum("changes.priority", *r.Priority, issue.Priorities)
+		if err != nil {
+			return out, err
+		}
+		out.Priority = &v
+	}
+	if out.AddLabelIDs, err = parseIDs("changes.addLabelIds", r.AddLabelIDs); err != nil {
+		return out, err
+	}
+	if out.RemoveLabelIDs, err = parseIDs("changes.removeLabelIds", r.RemoveLabelIDs); err != nil {
+		return out, err
+	}
+	if out.CustomFieldValues, err = parseCustomFieldValues(r.CustomFieldValues); err != nil {
+		return out, err
+	}
+	out.Delete = r.Delete
+	if !out.Delete && out.StatusID == nil && out.VersionID == nil && out.AssigneeID == nil && !out.ClearAssignee &&
+		out.SprintID == nil && !out.ClearSprint && out.Priority == nil && len(out.AddLabelIDs) == 0 &&
+		len(out.RemoveLabelIDs) == 0 && len(out.CustomFieldValues) == 0 {
+		return out, badRequest("NO_CHANGES")
+	}
+	return out, nil
+}
+
+// nullableID reads an optional id member where null means "clear".
+func nullableID(field string, raw json.RawMessage) (id *uuid.UUID, clear bool, err error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0:
+		return nil, false, nil
+	case string(raw) == "null":
+		return nil, true, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return nil, false, badRequest("WRONG_TYPE", "field", field)
+	}
+	id, err = optionalID(field, &s)
+	return id, false, err
+}
+
+func (s *Server) bulkChangeIssues(c *fiber.Ctx) error {
+	var r bulkRequest
+	if err := decodeJSON(c.Body(), &r); err != nil {
+		return err
+	}
+	changes, err := parseBulkChanges(r.Changes)
+	if err != nil {
+		return err
+	}
+	if (r.IssueKeys == nil) == (r.Filter == nil) {
+		return badRequest("BULK_TARGET")
+	}
+	if len(r.IssueKeys) > task.MaxBulkIssues {
+		return badRequest("TOO_MANY_ISSUES", "max", strconv.Itoa(task.MaxBulkIssues))
+	}
+	need := project.Member
+	if changes.Delete {
+		need = project.Admin
+	}
+	a, err := s.projectAccess(c, need)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	var ids []uuid.UUID
+	if r.IssueKeys != nil {
+		keys := make([]string, len(r.IssueKeys))
+		for i, k := range r.IssueKeys {
+			keys[i] = strings.ToUpper(k)
+		}
+		var unknown int
+		if ids, unknown, err = task.ResolveKeys(ctx, s.db.Bun, a.Project.ID, keys); err != nil {
+			return err
+		}
+		if unknown >= 0 {
+			return badRequest("UNKNOWN_ISSUE_KEY", "field", "issueKeys["+strconv.Itoa(unknown)+"]")
+		}
+	} else if ids, err = s.bulkFilterIDs(c, a, r.Filter); err != nil {
+		return err
+	}
+	p := principal(c)
+	actor := task.Actor{UserID: p.UserID, Email: p.Email, DisplayName: p.DisplayName, IP: meta(c).IP, UserAgent: meta(c).UserAgent}
+	var t *store.Task
+	err = store.InTx(ctx, s.db.Bun, func(ctx context.Context, tx bun.Tx) error {
+		t, err = task.QueueBulkChange(ctx, tx, s.bus, &a.Project, actor, ids, changes)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return taskAccepted(c, t)
+}
+
+// bulkFilterIDs lists the ids of the issues the list endpoint would list for filter,
+// its query parameters: at most task.MaxBulkIssues, else BAD_REQUEST.
+func (s *Server) bulkFilterIDs(c *fiber.Ctx, a *project.Access, filter map[string]string) ([]uuid.UUID, error) {
+	// The filter is parsed exactly as the list's query string is, on a context of its own.
+	fc := s.App.AcquireCtx(&fasthttp.RequestCtx{})
+	defer s.App.ReleaseCtx(fc)
+	args := fc.Context().QueryArgs()
+	for k, v := range filter {
+		args.Add(k, v)
+	}
+	f, err := parseIssueFilter(fc, principal(c).UserID)
+	if err != nil {
+		return nil, err
+	}
+	views, total, err := s.issues().List(c.UserContext(), issueProject(a), f, 0, task.MaxBulkIssues)
+	if err != nil {
+		return nil, err
+	}
+	if total > task.MaxBulkIssues {
+		return nil, badRequest("TOO_MANY_ISSUES", "max", strconv.Itoa(task.MaxBulkIssues))
+	}
+	ids := make([]uuid.UUID, len(views))
+	for i, v := range views {
+		ids[i] = v.ID
+	}
+	return ids, nil
+}

@@ -1,0 +1,327 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
+	"github.com/taskweave/taskweave/domain/pipeline"
+	"github.com/taskweave/taskweave/jobs"
+	"github.com/taskweave/taskweave/workers"
+)
+
+// taskWait polls GET /tasks/{id} as u until the task has finished, and returns it.
+func taskWait(t *testing.T, h *apitest.Harness, u apitest.User, id string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	apitest.Eventually(t, 30*time.Second, func() bool {
+		r := h.Do("GET", "/api/v1/tasks/"+id, nil, u.Access)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		m = r.JSON(t)
+		s := m["state"].(string)
+		return s == "SUCCEEDED" || s == "FAILED" || s == "CANCELLED"
+	}, "task "+id+" finished")
+	return m
+}
+
+// taskBulk posts a bulk change as u and returns the task id (202 expected).
+func taskBulk(t *testing.T, f *issueFixture, u apitest.User, body map[string]any) string {
+	t.Helper()
+	r := f.h.Do("POST", f.path("/issues/bulk"), body, u.Access)
+	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Body)
+	id := r.JSON(t)["taskId"].(string)
+	require.Equal(t, "/api/v1/tasks/"+id, r.Header.Get("Location"))
+	return id
+}
+
+// taskIssues creates n issues as the owner; assigned ones go to the member.
+func taskIssues(t *testing.T, f *issueFixture, n int, body func(i int) map[string]any) []string {
+	t.Helper()
+	keys := make([]string, n)
+	for i := range keys {
+		b := map[string]any{"title": fmt.Sprintf("Issue %d", i), "type": "TASK", "priority": "MEDIUM"}
+		if body != nil {
+			for k, v := range body(i) {
+				b[k] = v
+			}
+		}
+		keys[i] = f.create(t, b)["key"].(string)
+	}
+	return keys
+}
+
+// TestBulkChangeTransitionsThroughTheWorkflow: a bulk transition moves the issues the
+// workflow lets through and records a per-issue error for each refused one, while the
+// task SUCCEEDS; a refused issue keeps every other change of the bulk too.
+func TestBulkChangeTransitionsThroughTheWorkflow(t *testing.T) {
+	t.Parallel()
+	f := ntFixture(t, nil)
+	ctx := context.Background()
+	_, err := f.h.DB.Pool.Exec(ctx, `INSERT INTO workflow_transitions (workflow_id, from_status_id, to_status_id, guards)
+		SELECT workflow_id, $2, $3, '[{"type":"REQUIRED_FIELD","field":"assigneeId"}]' FROM projects WHERE id = $1`,
+		f.projectID, f.todo, f.prog)
+	require.NoError(t, err)
+	keys := taskIssues(t, f, 6, func(i int) map[string]any {
+		if i%2 == 0 {
+			return map[string]any{"assigneeId": f.member.ID}
+		}
+		return nil
+	})
+	label := f.label(t, "moved")
+	issueFixtureAudit(t, f.h, true)
+
+	id := taskBulk(t, f, f.member, map[string]any{"issueKeys": keys,
+		"changes": map[string]any{"statusId": f.prog, "addLabelIds": []string{label}, "priority": "HIGH"}})
+	m := taskWait(t, f.h, f.member, id)
+	require.Equal(t, "SUCCEEDED", m["state"], "%v", m)
+	require.Equal(t, "BULK_CHANGE", m["kind"])
+	require.Equal(t, f.key, m["projectKey"])
+	require.Equal(t, f.member.ID.String(), m["createdBy"])
+	require.Equal(t, map[string]any{"done": 6.0, "total": 6.0, "failed": 3.0}, m["progress"])
+	require.NotNil(t, m["startedAt"])
+	require.NotNil(t, m["finishedAt"])
+	require.Nil(t, m["resultUrl"])
+	var failedKeys []string
+	for _, e := range m["errors"].([]any) {
+		e := e.(map[string]any)
+		require.Equal(t, "GUARD_FAILED", e["code"])
+		require.Contains(t, e["message"], "assigneeId")
+		failedKeys = append(failedKeys, e["item"].(string))
+	}
+	require.Equal(t, []string{keys[1], keys[3], keys[5]}, failedKeys)
+
+	for i, k := range keys {
+		got := f.get(t, k)
+		if i%2 == 0 {
+			require.Equal(t, "In Progress", got["statusName"], k)
+			require.Equal(t, "HIGH", got["priority"], k)
+			require.Len(t, got["labels"], 1, k)
+			require.Contains(t, f.activity(t, got["id"].(string)), "STATUS_CHANGED:To Do→In Progress")
+		} else {
+			require.Equal(t, "To Do", got["statusName"], k)
+			require.Equal(t, "MEDIUM", got["priority"], k)
+			require.Empty(t, got["labels"], k)
+		}
+	}
+	// Each applied change went through the issue rules: one audited status change per
+	// moved issue, from the task's creator.
+	apitest.Eventually(t, 10*time.Second, func() bool {
+		return f.h.Count(`SELECT count(*) FROM audit_events WHERE action = 'ISSUE_TRANSITIONED' AND user_email = $1`,
+			f.member.Email) == 3
+	}, "three audited transitions")
+}
+
+// TestBulkChangeByFilterAndDelete: a filter picks the issues the list would list; a
+// delete (project ADMIN) removes exactly them.
+func TestBulkChangeByFilterAndDelete(t *testing.T) {
+	t.Parallel()
+	f := ntFixture(t, nil)
+	keys := taskIssues(t, f, 5, func(i int) map[string]any {
+		if i < 2 {
+			return map[string]any{"priority": "LOW"}
+		}
+		return nil
+	})
+	sprint := f.sprint(t, "S1", "PLANNED")
+	id := taskBulk(t, f, f.member, map[string]any{"filter": map[string]string{"priority": "LOW"},
+		"changes": map[string]any{"sprintId": sprint, "assigneeId": f.member.ID}})
+	m := taskWait(t, f.h, f.member, id)
+	require.Equal(t, "SUCCEEDED", m["state"], "%v", m)
+	require.Equal(t, map[string]any{"done": 2.0, "total": 2.0, "failed": 0.0}, m["progress"])
+	require.Equal(t, sprint, f.get(t, keys[0])["sprintId"])
+	require.Nil(t, f.get(t, keys[2])["sprintId"])
+
+	// null unassigns and sends to the backlog.
+	id = taskBulk(t, f, f.member, map[string]any{"issueKeys": keys[:1], "changes": map[string]any{"sprintId": nil, "assigneeId": nil}})
+	require.Equal(t, "SUCCEEDED", taskWait(t, f.h, f.member, id)["state"])
+	got := f.get(t, keys[0])
+	require.Nil(t, got["sprintId"])
+	require.Nil(t, got["assigneeId"])
+
+	r := f.h.Do("POST", f.path("/issues/bulk"), map[string]any{"issueKeys": keys[3:], "changes": map[string]any{"delete": true}}, f.member.Access)
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	id = taskBulk(t, f, f.owner, map[string]any{"issueKeys": keys[3:], "changes": map[string]any{"delete": true}})
+	require.Equal(t, "SUCCEEDED", taskWait(t, f.h, f.owner, id)["state"])
+	require.Equal(t, 3, f.h.Count("SELECT count(*) FROM issues WHERE project_id = $1", f.projectID))
+	require.Equal(t, http.StatusNotFound, f.h.Do("GET", f.path("/issues/"+keys[4]), nil, f.owner.Access).Status)
+}
+
+// TestBulkChangeBadRequests: every malformed request is a 400 naming its reason, and
+// queues nothing.
+func TestBulkChangeBadRequests(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	keys := taskIssues(t, f, 1, nil)
+	many := make([]string, 10_001)
+	for i := range many {
+		many[i] = fmt.Sprintf("%s-%d", f.key, i+1)
+	}
+	for _, c := range []struct {
+		body   any
+		reason string
+	}{
+		{map[string]any{"issueKeys": keys}, "MISSING_FIELD"},
+		{map[string]any{"issueKeys": keys, "changes": map[string]any{}}, "NO_CHANGES"},
+		{map[string]any{"changes": map[string]any{"priority": "LOW"}}, "BULK_TARGET"},
+		{map[string]any{"issueKeys": keys, "filter": map[string]string{}, "changes": map[string]any{"priority": "LOW"}}, "BULK_TARGET"},
+		{map[string]any{"issueKeys": []string{keys[0], f.key + "-999"}, "changes": map[string]any{"priority": "LOW"}}, "UNKNOWN_ISSUE_KEY"},
+		{map[string]any{"issueKeys": many, "changes": map[string]any{"priority": "LOW"}}, "TOO_MANY_ISSUES"},
+		{map[string]any{"issueKeys": keys, "changes": map[string]any{"priority": "SOON"}}, "INVALID_ENUM"},
+		{map[string]any{"issueKeys": keys, "changes": map[string]any{"statusId": "nope"}}, "INVALID_UUID"},
+		{map[string]any{"filter": map[string]string{"sort": "sideways"}, "changes": map[string]any{"priority": "LOW"}}, "INVALID_QUERY"},
+		{"[1]", "MALFORMED_JSON"},
+	} {
+		r := f.h.Do("POST", f.path("/issues/bulk"), c.body, f.member.Access)
+		require.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", c.reason, r.Body)
+		require.Equal(t, c.reason, r.JSON(t)["reason"], "%s", r.Body)
+	}
+	require.Zero(t, f.h.Count("SELECT count(*) FROM tasks WHERE project_id = $1", f.projectID))
+}
+
+// TestTaskPermissionMatrix: who may start a bulk change, and who may see and cancel the
+// task: its creator, the project's ADMINs and system ADMINs; anyone else gets 404.
+func TestTaskPermissionMatrix(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureNew(t)
+	keys := taskIssues(t, f, 2, nil)
+	other := f.h.Register("Other")
+	f.addMember(t, other, "MEMBER")
+	sysAdmin := f.h.Register("Sys")
+	f.h.MakeAdmin(sysAdmin)
+	body := map[string]any{"issueKeys": keys, "changes": map[string]any{"priority": "LOW"}}
+
+	for _, c := range []struct {
+		who    apitest.User
+		status int
+	}{{f.viewer, 403}, {f.outsider, 403}, {f.member, 202}, {f.owner, 202}} {
+		r := f.h.Do("POST", f.path("/issues/bulk"), body, c.who.Access)
+		require.Equal(t, c.status, r.Status, "%s: %s", c.who.Email, r.Body)
+	}
+	r := f.h.Do("POST", "/api/v1/projects/NOPE1/issues/bulk", body, f.member.Access)
+	require.Equal(t, http.StatusNotFound, r.Status)
+
+	// No workers run on the shared database: the task stays QUEUED.
+	id := taskBulk(t, f, f.member, body)
+	for _, c := range []struct {
+		who    apitest.User
+		status int
+	}{{f.member, 200}, {f.owner, 200}, {sysAdmin, 200}, {other, 404}, {f.viewer, 404}, {f.outsider, 404}} {
+		r := f.h.Do("GET", "/api/v1/tasks/"+id, nil, c.who.Access)
+		require.Equal(t, c.status, r.Status, "%s: %s", c.who.Email, r.Body)
+		r = f.h.Do("POST", "/api/v1/tasks/"+id+"/cancel", nil, c.who.Access)
+		if c.status == 404 {
+			require.Equal(t, 404, r.Status, "%s: %s", c.who.Email, r.Body)
+			require.Equal(t, "TASK_NOT_FOUND", r.JSON(t)["reason"])
+		}
+	}
+	require.Equal(t, 404, f.h.Do("GET", "/api/v1/tasks/"+uuid.NewString(), nil, f.member.Access).Status)
+	require.Equal(t, 400, f.h.Do("GET", "/api/v1/tasks/nope", nil, f.member.Access).Status)
+
+	// The member's list holds the member's own tasks only, newest first.
+	r = f.h.Do("GET", "/api/v1/tasks?mine=true", nil, f.member.Access)
+	require.Equal(t, 200, r.Status, "%s", r.Body)
+	page := r.JSON(t)
+	require.Equal(t, 2.0, page["totalElements"])
+	require.Equal(t, id, page["content"].([]any)[0].(map[string]any)["id"])
+	r = f.h.Do("GET", "/api/v1/tasks", nil, f.viewer.Access)
+	require.Equal(t, 0.0, r.JSON(t)["totalElements"])
+	require.Equal(t, 400, f.h.Do("GET", "/api/v1/tasks?mine=false", nil, f.member.Access).Status)
+}
+
+// TestTaskCancel: a queued task is CANCELLED at once and never runs; cancelling a
+// finished task is 409.
+func TestTaskCancel(t *testing.T) {
+	t.Parallel()
+	f := issueFixtureOn(t, apitest.New(t, apitest.Options{}))
+	keys := taskIssues(t, f, 2, nil)
+	id := taskBulk(t, f, f.member, map[string]any{"issueKeys": keys, "changes": map[string]any{"priority": "LOW"}})
+	r := f.h.Do("POST", "/api/v1/tasks/"+id+"/cancel", nil, f.member.Access)
+	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Body)
+	require.Equal(t, "CANCELLED", r.JSON(t)["state"])
+	r = f.h.Do("POST", "/api/v1/tasks/"+id+"/cancel", nil, f.member.Access)
+	require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+	require.Equal(t, "TASK_FINISHED", r.JSON(t)["reason"])
+
+	f.h.StartWorkers()
+	apitest.Eventually(t, 10*time.Second, func() bool {
+		return f.h.Count("SELECT count(*) FROM river_job WHERE kind = 'task.bulk_change' AND state = 'completed'") == 1
+	}, "the cancelled task's job completed")
+	require.Equal(t, "MEDIUM", f.get(t, keys[0])["priority"], "a cancelled task changes nothing")
+	m := taskWait(t, f.h, f.member, id)
+	require.Equal(t, map[string]any{"done": 0.0, "total": 2.0, "failed": 0.0}, m["progress"])
+}
+
+// taskWorkerClient starts a worker client of its own on h's database (as a worker
+// process would) and returns it with its stop.
+func taskWorkerClient(t *testing.T, h *apitest.Harness) (stop func(cancel bool)) {
+	t.Helper()
+	inserter, err := jobs.NewInserter(h.DB.SQL, nil)
+	require.NoError(t, err)
+	bus := pipeline.New(inserter, pipeline.Config{}).Bus
+	client, err := workers.NewClient(workers.Config{Concurrency: 2}, workers.Deps{
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: h.DB, Registry: prometheus.NewRegistry(), Bus: bus})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, client.Start(ctx))
+	stopped := false
+	stop = func(hard bool) {
+		if stopped {
+			return
+		}
+		stopped = true
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		if hard {
+			_ = client.StopAndCancel(sctx)
+		} else {
+			_ = client.Stop(sctx)
+		}
+		cancel()
+	}
+	t.Cleanup(func() { stop(false) })
+	return stop
+}
+
+// TestTaskResumesAfterWorkerStopsWithoutDuplicates: a worker stopped mid-task (its
+// running batch cancelled) leaves the committed batches; another worker resumes from
+// the cursor, and every issue is changed exactly once.
+func TestTaskResumesAfterWorkerStopsWithoutDuplicates(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := issueFixtureOn(t, h)
+	const n = 300
+	keys := taskIssues(t, f, n, nil)
+	id := taskBulk(t, f, f.member, map[string]any{"issueKeys": keys, "changes": map[string]any{"priority": "LOW"}})
+
+	stop := taskWorkerClient(t, h)
+	apitest.Eventually(t, 20*time.Second, func() bool {
+		return h.Count("SELECT cursor FROM tasks WHERE id = $1", id) >= 50
+	}, "the first batch committed")
+	stop(true)
+	cursor := h.Count("SELECT cursor FROM tasks WHERE id = $1", id)
+	require.Less(t, cursor, n, "the worker was stopped mid-task")
+	require.Equal(t, cursor, h.Count(`SELECT count(*) FROM issue_activities a JOIN issues i ON i.id = a.issue_id
+		WHERE i.project_id = $1 AND a.type = 'PRIORITY_CHANGED'`, f.projectID), "what the cursor says is what was applied")
+	var state string
+	require.NoError(t, h.DB.Pool.QueryRow(context.Background(), "SELECT state FROM tasks WHERE id = $1", id).Scan(&state))
+	require.Equal(t, "RUNNING", state)
+
+	taskWorkerClient(t, h)
+	m := taskWait(t, h, f.member, id)
+	require.Equal(t, "SUCCEEDED", m["state"], "%v", m)
+	require.Equal(t, map[string]any{"done": float64(n), "total": float64(n), "failed": 0.0}, m["progress"])
+	require.Equal(t, n, h.Count(`SELECT count(*) FROM issue_activities a JOIN issues i ON i.id = a.issue_id
+		WHERE i.project_id = $1 AND a.type = 'PRIORITY_CHANGED'`, f.projectID), "every issue changed exactly once")
+	require.Equal(t, n, h.Count("SELECT count(*) FROM issues WHERE project_id = $1 AND priority = 'LOW'", f.projectID))
+	require.Equal(t, 0, strings.Count(string(m["state"].(string)), "x"))
+}
