@@ -325,3 +325,34 @@ func TestTaskResumesAfterWorkerStopsWithoutDuplicates(t *testing.T) {
 	require.Equal(t, n, h.Count("SELECT count(*) FROM issues WHERE project_id = $1 AND priority = 'LOW'", f.projectID))
 	require.Equal(t, 0, strings.Count(string(m["state"].(string)), "x"))
 }
+
+// TestTaskProgressPushedToCreator: the creator's /user/queue/tasks receives the task as
+// GET shows it (without errors) up to its final state; another user's does not.
+func TestTaskProgressPushedToCreator(t *testing.T) {
+	t.Parallel()
+	f := ntFixture(t, nil)
+	keys := taskIssues(t, f, 3, nil)
+	ws, _ := stompServe(t, f.h)
+	cm, co := stompDial(t, ws, f.member.Access), stompDial(t, ws, f.owner.Access)
+	_, err := cm.Subscribe("t", "/user/queue/tasks")
+	require.NoError(t, err)
+	_, err = co.Subscribe("t", "/user/queue/tasks")
+	require.NoError(t, err)
+
+	id := taskBulk(t, f, f.member, map[string]any{"issueKeys": keys, "changes": map[string]any{"priority": "LOW"}})
+	var last map[string]any
+	for last == nil || last["state"] != "SUCCEEDED" {
+		frame, m := stompMessage(t, cm)
+		require.Equal(t, "/user/queue/tasks", frame.Value("destination"))
+		require.Equal(t, id, m["id"])
+		last = m
+	}
+	require.Equal(t, map[string]any{"done": 3.0, "total": 3.0, "failed": 0.0}, last["progress"])
+	got := f.h.Do("GET", "/api/v1/tasks/"+id, nil, f.member.Access).JSON(t)
+	require.Equal(t, got, last, "the last push is the task as GET shows it")
+
+	// The owner's own task is the first thing the owner's queue receives.
+	own := taskBulk(t, f, f.owner, map[string]any{"issueKeys": keys, "changes": map[string]any{"priority": "HIGH"}})
+	_, m := stompMessage(t, co)
+	require.Equal(t, own, m["id"], "the member's task never reached the owner")
+}

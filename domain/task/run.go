@@ -14,9 +14,6 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// Queue is the user queue a task's progress is pushed on (its creator's own).
-const Queue = "/queue/tasks"
-
 // DefaultBatchSize is how many items one batch (one transaction) works through.
 const DefaultBatchSize = 50
 
@@ -97,7 +94,7 @@ func (r *Runner) step(ctx context.Context, id uuid.UUID) (finished bool, err err
 		}
 		wasQueued := t.State == StateQueued
 		if wasQueued {
-			now := time.Now()
+			now := pgNow()
 			t.State, t.StartedAt = StateRunning, &now
 		}
 		if t.CancelRequested {
@@ -175,7 +172,7 @@ func appendErrors(have []store.TaskError, more ...store.TaskError) []store.TaskE
 
 // finish ends t in state and pushes its last progress.
 func (r *Runner) finish(ctx context.Context, tx bun.Tx, t *store.Task, state string) error {
-	now := time.Now()
+	now := pgNow()
 	t.State, t.FinishedAt = state, &now
 	r.Metrics.finished(t.Kind, state)
 	return r.save(ctx, tx, t, true)
@@ -184,7 +181,7 @@ func (r *Runner) finish(ctx context.Context, tx bun.Tx, t *store.Task, state str
 // save writes t's progress and cursor, and pushes the progress to its creator when
 // force is set or the last push is pushInterval past.
 func (r *Runner) save(ctx context.Context, tx bun.Tx, t *store.Task, force bool) error {
-	now := time.Now()
+	now := pgNow()
 	push := force || t.PushedAt == nil || now.Sub(*t.PushedAt) >= pushInterval
 	if push {
 		t.PushedAt = &now
@@ -211,5 +208,9 @@ func Push(ctx context.Context, tx bun.IDB, t *store.Task) error {
 	if err != nil {
 		return fmt.Errorf("task push: %w", err)
 	}
-	return realtime.Publish(ctx, tx, realtime.Message{Destination: realtime.UserDestination(t.CreatedBy, Queue), Body: body})
+	return realtime.Publish(ctx, tx, realtime.Message{Destination: realtime.UserDestination(t.CreatedBy, realtime.TaskQueue), Body: body})
 }
+
+// pgNow is the time as Postgres stores it (microseconds), so a pushed view and a read
+// one show the same instants.
+func pgNow() time.Time { return time.Now().Truncate(time.Microsecond) }
