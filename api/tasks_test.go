@@ -356,3 +356,23 @@ func TestTaskProgressPushedToCreator(t *testing.T) {
 	_, m := stompMessage(t, co)
 	require.Equal(t, own, m["id"], "the member's task never reached the owner")
 }
+
+// TestBulkChangeFoldsNotifications: a bulk transition of issues assigned to one person
+// sends that person one notification, not one per issue.
+func TestBulkChangeFoldsNotifications(t *testing.T) {
+	t.Parallel()
+	f := ntFixture(t, nil)
+	keys := taskIssues(t, f, 4, func(int) map[string]any { return map[string]any{"assigneeId": f.member.ID} })
+	ntDrain(t, f.h)
+	before := len(ntList(t, f.h, f.member))
+	require.Equal(t, 4, before, "one assignment notification per issue created")
+
+	id := taskBulk(t, f, f.owner, map[string]any{"issueKeys": keys, "changes": map[string]any{"statusId": f.prog}})
+	require.Equal(t, "SUCCEEDED", taskWait(t, f.h, f.owner, id)["state"])
+	ntDrain(t, f.h)
+	require.Equal(t, 4, f.h.Count("SELECT count(*) FROM river_job WHERE kind = 'notify.event' AND args->>'taskId' = $1", id),
+		"every change still has its notification job")
+	list := ntList(t, f.h, f.member)
+	require.Len(t, list, before+1, "the four status changes fold into one notification")
+	require.Equal(t, "STATUS_CHANGED", list[0]["type"])
+}

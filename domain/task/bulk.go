@@ -98,6 +98,8 @@ func (h *Bulk) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batc
 	if err != nil {
 		return Batch{}, err
 	}
+	// Notifications of the task to one user fold into one (event.WithTask).
+	ctx = event.WithTask(ctx, t.ID)
 	var out Batch
 	for _, id := range batch {
 		key, ok := keys[id]
@@ -106,7 +108,9 @@ func (h *Bulk) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batc
 				Message: "the issue no longer exists in this project"})
 			continue
 		}
-		err := tx.RunInTx(ctx, nil, func(ctx context.Context, sp bun.Tx) error {
+		// bun hands a savepoint's function the context the transaction began with,
+		// not the one given: ctx (which carries the task) is used as it is.
+		err := tx.RunInTx(ctx, nil, func(_ context.Context, sp bun.Tx) error {
 			return h.apply(ctx, sp, p, actor, id, params.Changes)
 		})
 		if err != nil {

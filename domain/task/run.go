@@ -102,7 +102,7 @@ func (r *Runner) step(ctx context.Context, id uuid.UUID) (finished bool, err err
 			return r.finish(ctx, tx, t, StateCancelled)
 		}
 		var b Batch
-		err = tx.RunInTx(ctx, nil, func(ctx context.Context, sp bun.Tx) error {
+		err = tx.RunInTx(ctx, nil, func(_ context.Context, sp bun.Tx) error {
 			h, ok := r.Handlers[t.Kind]
 			if !ok {
 				return Fail("", "UNSUPPORTED", "this worker cannot run tasks of kind %s", t.Kind)
