@@ -8,5 +8,7 @@ func (s *Server) taskRoutes(r fiber.Router) {
 	r.Get("/tasks", s.listTasks)
 	r.Get("/tasks/:id", s.getTask)
 	r.Post("/tasks/:id/cancel", s.cancelTask)
+	r.Get("/tasks/:id/result", s.taskResult)
+	r.Post("/projects/:key/export", s.exportProject)
 	r.Post("/projects/:key/issues/bulk", s.bulkChangeIssues)
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -236,4 +237,47 @@ func (s *Server) bulkFilterIDs(c *fiber.Ctx, a *project.Access, filter map[strin
 		ids[i] = v.ID
 	}
 	return ids, nil
+}
+
+func (s *Server) exportProject(c *fiber.Ctx) error {
+	format := c.Query("format", task.FormatZip)
+	if format != task.FormatZip && format != task.FormatCSV {
+		return badRequest("INVALID_ENUM", "field", "format", "values", task.FormatZip+", "+task.FormatCSV)
+	}
+	a, err := s.projectAccess(c, project.Admin)
+	if err != nil {
+		return err
+	}
+	var t *store.Task
+	err = store.InTx(c.UserContext(), s.db.Bun, func(ctx context.Context, tx bun.Tx) error {
+		t, err = task.QueueExport(ctx, tx, s.bus, &a.Project, principal(c).UserID, format)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return taskAccepted(c, t)
+}
+
+// taskResult streams a finished export's result, a chunk at a time.
+func (s *Server) taskResult(c *fiber.Ctx) error {
+	id, err := pathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	res, err := task.OpenResult(c.UserContext(), s.db.Bun, id, taskViewer(c))
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, res.Type)
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+res.Name+`"`)
+	// The body is written after the handler returns, outside the request's deadline.
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		if err := res.WriteTo(context.Background(), w); err != nil {
+			s.log.Error("task result stream", "task", id, "err", err)
+		}
+		_ = w.Flush()
+	})
+	c.Response().Header.SetContentLength(int(res.Size))
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskweave/taskweave/api/apitest"
+	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/pipeline"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/workers"
@@ -268,8 +269,11 @@ func taskWorkerClient(t *testing.T, h *apitest.Harness) (stop func(cancel bool))
 	inserter, err := jobs.NewInserter(h.DB.SQL, nil)
 	require.NoError(t, err)
 	bus := pipeline.New(inserter, pipeline.Config{}).Bus
+	files, err := attachment.NewLocal(h.Settings.AttachmentsDir)
+	require.NoError(t, err)
 	client, err := workers.NewClient(workers.Config{Concurrency: 2}, workers.Deps{
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: h.DB, Registry: prometheus.NewRegistry(), Bus: bus})
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: h.DB, Registry: prometheus.NewRegistry(), Bus: bus,
+		Attachments: files})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, client.Start(ctx))

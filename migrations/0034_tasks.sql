@@ -49,3 +49,12 @@ CREATE TABLE task_created (
     id         uuid        NOT NULL,
     PRIMARY KEY (task_id, kind, id)
 );
+
+-- A task's result (an export's zip or CSV), in chunks of up to 1 MiB written in order:
+-- in Postgres, like everything else, so any API replica streams it one chunk at a time.
+CREATE TABLE task_results (
+    task_id uuid    NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    seq     integer NOT NULL,
+    data    bytea   NOT NULL,
+    PRIMARY KEY (task_id, seq)
+);

@@ -70,6 +70,7 @@ func (w *TaskCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.TaskCl
 func NewTaskRunner(d Deps) *task.Runner {
 	return &task.Runner{DB: d.DB.Bun, Metrics: task.NewMetrics(d.Registry), Handlers: map[string]task.Handler{
 		task.KindBulkChange: &task.Bulk{Issues: issue.NewService(d.DB, d.Bus)},
+		task.KindExport:     &task.Export{Attachments: d.Attachments},
 	}}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/jobs"
@@ -69,6 +70,9 @@ type Deps struct {
 	// River client as the API's: jobs that change state or queue further jobs emit
 	// and insert through it, on their own transaction.
 	Bus *event.Bus
+	// Attachments is where attachment files are kept: exports read them there. Nil
+	// leaves the files out of exports (each reported as the task's item error).
+	Attachments attachment.Storage
 }
 
 // NewClient builds the working River client (riverpgxv5) with every worker registered.

@@ -263,6 +263,11 @@ func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 		return err
 	}
 	bus := pipeline.New(inserter, pipeline.Config{Webhook: a.webhookConfig()}).Bus
+	// Exports read the attachment files where the API keeps them.
+	files, err := attachment.NewLocal(a.cfg.AttachmentsDir)
+	if err != nil {
+		return err
+	}
 	client, err := workers.NewClient(workers.Config{
 		Concurrency: a.cfg.WorkerConcurrency, JobTimeout: a.cfg.JobTimeout, RescueAfter: a.cfg.JobRescueAfter,
 		RateLimitWindow: a.cfg.AuthRateWindow,
@@ -275,7 +280,7 @@ func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 		// The chain budget and the per-project rate of automation actions.
 		AutomationChainBudget: a.cfg.AutomationChainBudget,
 		AutomationProjectRate: a.cfg.AutomationProjectRate,
-	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry, Bus: bus})
+	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry, Bus: bus, Attachments: files})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}
