@@ -9,6 +9,8 @@ func (s *Server) taskRoutes(r fiber.Router) {
 	r.Get("/tasks/:id", s.getTask)
 	r.Post("/tasks/:id/cancel", s.cancelTask)
 	r.Get("/tasks/:id/result", s.taskResult)
+	r.Post("/tasks/:id/undo", s.undoTask)
 	r.Post("/projects/:key/export", s.exportProject)
+	r.Post("/projects/:key/import", s.importProject)
 	r.Post("/projects/:key/issues/bulk", s.bulkChangeIssues)
 }

@@ -278,6 +278,6 @@ func (s *Server) taskResult(c *fiber.Ctx) error {
 		}
 		_ = w.Flush()
 	})
-	c.Response().Header.SetContentLength(int(res.Size))
+	c.Response().Header.SetContentLength(int(res.Size()))
 	return nil
 }

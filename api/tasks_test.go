@@ -25,14 +25,20 @@ import (
 func taskWait(t *testing.T, h *apitest.Harness, u apitest.User, id string) map[string]any {
 	t.Helper()
 	var m map[string]any
-	apitest.Eventually(t, 30*time.Second, func() bool {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
 		r := h.Do("GET", "/api/v1/tasks/"+id, nil, u.Access)
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		m = r.JSON(t)
-		s := m["state"].(string)
-		return s == "SUCCEEDED" || s == "FAILED" || s == "CANCELLED"
-	}, "task "+id+" finished")
-	return m
+		if s := m["state"].(string); s == "SUCCEEDED" || s == "FAILED" || s == "CANCELLED" {
+			return m
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var errs string
+	_ = h.DB.Pool.QueryRow(context.Background(), "SELECT coalesce(string_agg(errors::text, ' | '), '') FROM river_job WHERE args->>'taskId' = $1", id).Scan(&errs)
+	t.Fatalf("task %s did not finish within 30 s: %v; job errors: %s", id, m, errs)
+	return nil
 }
 
 // taskBulk posts a bulk change as u and returns the task id (202 expected).

@@ -50,11 +50,34 @@ CREATE TABLE task_created (
     PRIMARY KEY (task_id, kind, id)
 );
 
--- A task's result (an export's zip or CSV), in chunks of up to 1 MiB written in order:
--- in Postgres, like everything else, so any API replica streams it one chunk at a time.
-CREATE TABLE task_results (
+-- A task's files, in chunks of up to 1 MiB written in order: its input (an import's
+-- upload) and its result (an export's zip or CSV, a dry run's report). In Postgres, like
+-- everything else, so any worker reads the input and any API replica streams the result,
+-- one chunk at a time.
+CREATE TABLE task_files (
     task_id uuid    NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    slot    text    NOT NULL CHECK (slot IN ('input', 'result')),
     seq     integer NOT NULL,
     data    bytea   NOT NULL,
+    PRIMARY KEY (task_id, slot, seq)
+);
+
+-- The items an import works through, one row each, fixed when the import planned them:
+-- the cursor counts rows of this table.
+CREATE TABLE task_items (
+    task_id uuid    NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    seq     integer NOT NULL,
+    data    jsonb   NOT NULL,
     PRIMARY KEY (task_id, seq)
 );
+
+-- The original key (and parent's key) of each imported issue: the issue's reference to
+-- where it came from, kept as long as the issue.
+CREATE TABLE issue_imports (
+    issue_id   uuid         PRIMARY KEY REFERENCES issues (id) ON DELETE CASCADE,
+    task_id    uuid         NOT NULL,
+    format     varchar(16)  NOT NULL,
+    source_key varchar(255) NOT NULL,
+    parent_key varchar(255)
+);
+CREATE INDEX issue_imports_task ON issue_imports (task_id, source_key);

@@ -13,6 +13,7 @@ func init() {
 		"reason.TOO_MANY_ISSUES":   "A bulk change covers at most {max} issues.",
 		"reason.UNKNOWN_ISSUE_KEY": "{field} names no issue of this project.",
 		"reason.INVALID_MINE":      "mine must be true: the list shows the caller's own tasks.",
+		"reason.FIELD_TOO_LONG":    "The form field {field} is too long.",
 	} {
 		en[k] = v
 	}
@@ -26,6 +27,7 @@ func init() {
 		"reason.TOO_MANY_ISSUES":   "Eine Massenänderung umfasst höchstens {max} Vorgänge.",
 		"reason.UNKNOWN_ISSUE_KEY": "{field} nennt keinen Vorgang dieses Projekts.",
 		"reason.INVALID_MINE":      "mine muss true sein: die Liste zeigt die eigenen Aufgaben.",
+		"reason.FIELD_TOO_LONG":    "Das Formularfeld {field} ist zu lang.",
 	} {
 		de[k] = v
 	}

@@ -63,7 +63,7 @@ func (h *Export) Batch(ctx context.Context, tx bun.Tx, t *store.Task, _ int) (Ba
 	if err := tx.NewSelect().Table("issues").ColumnExpr("count(*)").Where("project_id = ?", *t.ProjectID).Scan(ctx, &t.Total); err != nil {
 		return Batch{}, fmt.Errorf("count issues: %w", err)
 	}
-	w, err := newResultWriter(ctx, tx, t.ID)
+	w, err := newFileWriter(ctx, tx, t.ID, slotResult)
 	if err != nil {
 		return Batch{}, err
 	}
@@ -84,7 +84,7 @@ func (h *Export) Batch(ctx context.Context, tx bun.Tx, t *store.Task, _ int) (Ba
 	if err := w.Close(); err != nil {
 		return Batch{}, err
 	}
-	t.ResultName, t.ResultKey = &name, ptrTo("task_results")
+	t.ResultName, t.ResultKey = &name, ptrTo(slotResult)
 	out.Consumed, out.Done = t.Total, true
 	return out, nil
 }

@@ -124,7 +124,7 @@ func (r *Runner) step(ctx context.Context, id uuid.UUID) (finished bool, err err
 		t.Done += b.Consumed
 		t.Failed += len(b.Errors)
 		t.Errors = appendErrors(t.Errors, b.Errors...)
-		r.Metrics.items(t.Kind, b.Consumed-len(b.Errors), len(b.Errors))
+		r.Metrics.items(t.Kind, max(0, b.Consumed-len(b.Errors)), len(b.Errors))
 		if b.Done {
 			finished = true
 			return r.finish(ctx, tx, t, StateSucceeded)
