@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"sort"
@@ -335,4 +336,38 @@ func TestImportUndo(t *testing.T) {
 	require.Zero(t, f.h.Count("SELECT count(*) FROM custom_fields WHERE project_id = $1", f.projectID))
 	require.Zero(t, f.h.Count("SELECT count(*) FROM versions WHERE project_id = $1", f.projectID))
 	require.Equal(t, http.StatusConflict, f.h.Do("POST", "/api/v1/tasks/"+id+"/undo", nil, f.owner.Access).Status)
+}
+
+// TestImportResumesAfterWorkerStopsWithoutDuplicates: a worker stopped mid-import (its
+// running batch cancelled and rolled back) leaves the committed batches; another worker
+// resumes from the cursor and every row becomes exactly one issue.
+func TestImportResumesAfterWorkerStopsWithoutDuplicates(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := issueFixtureOn(t, h)
+	const n = 400
+	var csv strings.Builder
+	csv.WriteString("Summary,Issue key,Labels,Comment\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&csv, "\"Imported, number %d\",OLD-%d,bulk,\"01/Jan/24 9:00 AM;someone;line one\nline two\"\n", i, i)
+	}
+	id := taskImport(t, f, f.owner, "jira-csv", []byte(csv.String()))
+
+	stop := taskWorkerClient(t, h)
+	apitest.Eventually(t, 20*time.Second, func() bool {
+		return h.Count("SELECT cursor FROM tasks WHERE id = $1", id) >= 50
+	}, "the first batches committed")
+	stop(true)
+	cursor := h.Count("SELECT cursor FROM tasks WHERE id = $1", id)
+	require.Less(t, cursor, n, "the worker was stopped mid-import")
+	require.Equal(t, cursor, h.Count("SELECT count(*) FROM issues WHERE project_id = $1", f.projectID),
+		"what the cursor says is what was created")
+
+	taskWorkerClient(t, h)
+	m := taskWait(t, h, f.owner, id)
+	require.Equal(t, "SUCCEEDED", m["state"], "%v", m)
+	require.Equal(t, n, h.Count("SELECT count(*) FROM issues WHERE project_id = $1", f.projectID))
+	require.Equal(t, n, h.Count("SELECT count(DISTINCT source_key) FROM issue_imports WHERE task_id = $1", id), "no row twice")
+	require.Equal(t, n, h.Count("SELECT count(*) FROM comments c JOIN issues i ON i.id = c.issue_id WHERE i.project_id = $1", f.projectID))
+	require.Equal(t, n, h.Count("SELECT max(number) FROM issues WHERE project_id = $1", f.projectID), "keys continue without gaps")
 }

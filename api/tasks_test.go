@@ -17,6 +17,7 @@ import (
 	"github.com/taskweave/taskweave/api/apitest"
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/pipeline"
+	"github.com/taskweave/taskweave/domain/task"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/workers"
 )
@@ -385,4 +386,30 @@ func TestBulkChangeFoldsNotifications(t *testing.T) {
 	list := ntList(t, f.h, f.member)
 	require.Len(t, list, before+1, "the four status changes fold into one notification")
 	require.Equal(t, "STATUS_CHANGED", list[0]["type"])
+}
+
+// TestTaskRetention: tasks finished more than 14 days ago go with their files; younger
+// ones and unfinished ones stay.
+func TestTaskRetention(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := issueFixtureOn(t, h)
+	keys := taskIssues(t, f, 1, nil)
+	ids := make([]string, 3)
+	for i := range ids {
+		ids[i] = taskBulk(t, f, f.owner, map[string]any{"issueKeys": keys, "changes": map[string]any{"priority": "LOW"}})
+	}
+	ctx := context.Background()
+	_, err := h.DB.Pool.Exec(ctx, `UPDATE tasks SET state = 'SUCCEEDED', finished_at = now() - interval '15 days' WHERE id = $1`, ids[0])
+	require.NoError(t, err)
+	_, err = h.DB.Pool.Exec(ctx, `INSERT INTO task_files (task_id, slot, seq, data) VALUES ($1, 'result', 0, 'x')`, ids[0])
+	require.NoError(t, err)
+	_, err = h.DB.Pool.Exec(ctx, `UPDATE tasks SET state = 'SUCCEEDED', finished_at = now() - interval '13 days' WHERE id = $1`, ids[1])
+	require.NoError(t, err)
+	n, err := task.Expire(ctx, h.DB.Bun, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Zero(t, h.Count("SELECT count(*) FROM tasks WHERE id = $1", ids[0]))
+	require.Zero(t, h.Count("SELECT count(*) FROM task_files WHERE task_id = $1", ids[0]))
+	require.Equal(t, 2, h.Count("SELECT count(*) FROM tasks WHERE id = ANY($1::uuid[])", ids[1:]))
 }

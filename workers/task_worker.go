@@ -76,13 +76,18 @@ func NewTaskRunner(d Deps) *task.Runner {
 	}}
 }
 
+// ExportTimeout bounds one export (docs/tasks.md#limits).
+const ExportTimeout = 30 * time.Minute
+
 // addTaskWorkers registers the task kinds and the hourly retention cleanup.
 func addTaskWorkers(ws *river.Workers, cfg Config, d Deps) []*river.PeriodicJob {
 	runner := NewTaskRunner(d)
 	timeout := cfg.JobTimeout
 	slice := timeout / 3
 	river.AddWorker(ws, &TaskWorker[jobs.TaskBulkChange]{Runner: runner, Slice: slice, timeout: timeout})
-	river.AddWorker(ws, &TaskWorker[jobs.TaskExport]{Runner: runner, Slice: slice, timeout: timeout})
+	// An export is one batch (its result is written in one transaction), so it gets a
+	// timeout of its own; River's rescuer leaves a kind alone until its timeout passed.
+	river.AddWorker(ws, &TaskWorker[jobs.TaskExport]{Runner: runner, Slice: slice, timeout: max(timeout, ExportTimeout)})
 	river.AddWorker(ws, &TaskWorker[jobs.TaskImport]{Runner: runner, Slice: slice, timeout: timeout})
 	river.AddWorker(ws, &TaskWorker[jobs.TaskUndo]{Runner: runner, Slice: slice, timeout: timeout})
 	river.AddWorker(ws, &TaskCleanupWorker{Runner: runner})
