@@ -413,3 +413,26 @@ func TestTaskRetention(t *testing.T) {
 	require.Zero(t, h.Count("SELECT count(*) FROM task_files WHERE task_id = $1", ids[0]))
 	require.Equal(t, 2, h.Count("SELECT count(*) FROM tasks WHERE id = ANY($1::uuid[])", ids[1:]))
 }
+
+// TestTaskCancelWhileRunning: a running task stops before its next batch: CANCELLED,
+// with the batches it committed applied and no more.
+func TestTaskCancelWhileRunning(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := issueFixtureOn(t, h)
+	const n = 800
+	keys := taskIssues(t, f, n, nil)
+	id := taskBulk(t, f, f.member, map[string]any{"issueKeys": keys, "changes": map[string]any{"priority": "LOW"}})
+	taskWorkerClient(t, h)
+	apitest.Eventually(t, 20*time.Second, func() bool {
+		return h.Count("SELECT cursor FROM tasks WHERE id = $1", id) >= 50
+	}, "the task is running")
+	r := h.Do("POST", "/api/v1/tasks/"+id+"/cancel", nil, f.owner.Access)
+	require.Equal(t, http.StatusAccepted, r.Status, "a project ADMIN may cancel: %s", r.Body)
+	m := taskWait(t, h, f.member, id)
+	require.Equal(t, "CANCELLED", m["state"])
+	done := int(m["progress"].(map[string]any)["done"].(float64))
+	require.Less(t, done, n)
+	require.Equal(t, done, h.Count("SELECT count(*) FROM issues WHERE project_id = $1 AND priority = 'LOW'", f.projectID),
+		"exactly the committed batches were applied")
+}
