@@ -354,9 +354,7 @@ func TestImportResumesAfterWorkerStopsWithoutDuplicates(t *testing.T) {
 	id := taskImport(t, f, f.owner, "jira-csv", []byte(csv.String()))
 
 	stop := taskWorkerClient(t, h)
-	apitest.Eventually(t, 20*time.Second, func() bool {
-		return h.Count("SELECT cursor FROM tasks WHERE id = $1", id) >= 50
-	}, "the first batches committed")
+	taskCursorPast(t, h, id, 50)
 	stop(true)
 	cursor := h.Count("SELECT cursor FROM tasks WHERE id = $1", id)
 	require.Less(t, cursor, n, "the worker was stopped mid-import")

@@ -42,6 +42,14 @@ func taskWait(t *testing.T, h *apitest.Harness, u apitest.User, id string) map[s
 	return nil
 }
 
+// taskCursorPast waits until task id has committed at least n items.
+func taskCursorPast(t *testing.T, h *apitest.Harness, id string, n int) {
+	t.Helper()
+	apitest.Eventually(t, 20*time.Second, func() bool {
+		return h.Count("SELECT cursor FROM tasks WHERE id = $1", id) >= n
+	}, "the task's first batches committed")
+}
+
 // taskBulk posts a bulk change as u and returns the task id (202 expected).
 func taskBulk(t *testing.T, f *issueFixture, u apitest.User, body map[string]any) string {
 	t.Helper()
@@ -315,9 +323,7 @@ func TestTaskResumesAfterWorkerStopsWithoutDuplicates(t *testing.T) {
 	id := taskBulk(t, f, f.member, map[string]any{"issueKeys": keys, "changes": map[string]any{"priority": "LOW"}})
 
 	stop := taskWorkerClient(t, h)
-	apitest.Eventually(t, 20*time.Second, func() bool {
-		return h.Count("SELECT cursor FROM tasks WHERE id = $1", id) >= 50
-	}, "the first batch committed")
+	taskCursorPast(t, h, id, 50)
 	stop(true)
 	cursor := h.Count("SELECT cursor FROM tasks WHERE id = $1", id)
 	require.Less(t, cursor, n, "the worker was stopped mid-task")
@@ -424,9 +430,7 @@ func TestTaskCancelWhileRunning(t *testing.T) {
 	keys := taskIssues(t, f, n, nil)
 	id := taskBulk(t, f, f.member, map[string]any{"issueKeys": keys, "changes": map[string]any{"priority": "LOW"}})
 	taskWorkerClient(t, h)
-	apitest.Eventually(t, 20*time.Second, func() bool {
-		return h.Count("SELECT cursor FROM tasks WHERE id = $1", id) >= 50
-	}, "the task is running")
+	taskCursorPast(t, h, id, 50)
 	r := h.Do("POST", "/api/v1/tasks/"+id+"/cancel", nil, f.owner.Access)
 	require.Equal(t, http.StatusAccepted, r.Status, "a project ADMIN may cancel: %s", r.Body)
 	m := taskWait(t, h, f.member, id)

@@ -133,6 +133,18 @@ func maySee(ctx context.Context, db bun.IDB, t *store.Task, v Viewer) error {
 	return nil
 }
 
+// lockVisible reads task id FOR UPDATE as v may see it, else ErrNotFound.
+func lockVisible(ctx context.Context, tx bun.Tx, id uuid.UUID, v Viewer) (*store.Task, error) {
+	t, err := load(ctx, tx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := maySee(ctx, tx, t, v); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // ListMine is a page of the tasks userID created, newest first, and their count.
 func ListMine(ctx context.Context, db bun.IDB, userID uuid.UUID, offset, limit int) ([]store.Task, int, error) {
 	var ts []store.Task
@@ -150,11 +162,8 @@ func ListMine(ctx context.Context, db bun.IDB, userID uuid.UUID, offset, limit i
 func Cancel(ctx context.Context, db bun.IDB, id uuid.UUID, v Viewer) (*store.Task, error) {
 	var out *store.Task
 	err := store.InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		t, err := load(ctx, tx, id, true)
+		t, err := lockVisible(ctx, tx, id, v)
 		if err != nil {
-			return err
-		}
-		if err := maySee(ctx, tx, t, v); err != nil {
 			return err
 		}
 		if Finished(t.State) {

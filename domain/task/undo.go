@@ -25,11 +25,8 @@ type UndoParams struct {
 func QueueUndo(ctx context.Context, db bun.IDB, bus *event.Bus, id uuid.UUID, v Viewer) (*store.Task, error) {
 	var out *store.Task
 	err := store.InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		t, err := load(ctx, tx, id, true)
+		t, err := lockVisible(ctx, tx, id, v)
 		if err != nil {
-			return err
-		}
-		if err := maySee(ctx, tx, t, v); err != nil {
 			return err
 		}
 		var params ImportParams
