@@ -89,7 +89,7 @@ func main() {
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
-	flag.StringVar(&o.phases, "phases", "list,pages,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation", "phases to run, comma-separated (list, pages, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation)")
+	flag.StringVar(&o.phases, "phases", "list,pages,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation,tasks", "phases to run, comma-separated (list, pages, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation, tasks)")
 	flag.IntVar(&o.sla.issues, "sla-issues", 100000, "issues with running SLA timers in the sla phase")
 	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
 	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
@@ -300,6 +300,13 @@ func run(ctx context.Context, o options) error {
 		}
 		printAutomation(o.automation, res)
 	}
+	if hasPhase(o.phases, "tasks") {
+		res, err := runTasks(ctx, db, c, s, o.issues)
+		if err != nil {
+			return fmt.Errorf("tasks phase: %w", err)
+		}
+		printTasks(res, create.rps())
+	}
 	if !hasPhase(o.phases, "create") || !hasPhase(o.phases, "raw") {
 		return nil
 	}
@@ -362,7 +369,7 @@ func wire(db *store.DB) (*api.Server, error) {
 	}
 	return api.Wire(api.Settings{
 		Config: api.Config{RequestTimeout: 10 * time.Second, BaseURL: "http://localhost",
-			AttachmentsDir: filepath.Join(os.TempDir(), "taskweave-bench-attachments")},
+			AttachmentsDir: filepath.Join(os.TempDir(), "taskweave-bench-attachments"), MaxUploadBytes: 25 << 20},
 		JWTSecret: "bench-secret-bench-secret-bench-secret!", AccessTokenTTL: 15 * time.Minute, RefreshTokenTTL: time.Hour,
 		AuthRateLimit: 1000, AuthRateWindow: time.Minute, RegistrationEnabled: true,
 		Password: auth.PasswordParams{MemoryKiB: 8 * 1024, Time: 1, Threads: 1},
