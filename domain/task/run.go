@@ -21,8 +21,9 @@ const DefaultBatchSize = 50
 type Handler interface {
 	// Batch works through at most n items from t.Cursor on, inside tx, which also
 	// commits the advanced cursor: what it writes is applied exactly once. On the first
-	// batch of a task whose items are not fixed yet it may plan them (set t.Items and
-	// t.Total). It may keep state between batches in t.StateData.
+	// batch of a task whose items are not fixed yet it may plan them (an import writes
+	// them to task_items) and set t.Total. It may keep state between batches in
+	// t.StateData. t.Items is read-only here: it is fixed when the task is queued.
 	Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batch, error)
 }
 
@@ -187,7 +188,9 @@ func (r *Runner) save(ctx context.Context, tx bun.Tx, t *store.Task, force bool)
 		t.PushedAt = &now
 	}
 	_, err := tx.NewUpdate().Model(t).WherePK().
-		Column("state", "items", "cursor", "state_data", "total", "done", "failed", "errors", "result_key",
+		// Not items: fixed when the task was queued, and a bulk change's 10,000 ids
+		// would be written again with every batch.
+		Column("state", "cursor", "state_data", "total", "done", "failed", "errors", "result_key",
 			"result_name", "result_type", "pushed_at", "started_at", "finished_at").Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("save task %s: %w", t.ID, err)
