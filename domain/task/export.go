@@ -188,42 +188,22 @@ func (h *Export) writeZip(ctx context.Context, tx bun.Tx, t *store.Task, w io.Wr
 	if err != nil {
 		return nil, err
 	}
-	for after := 0; ; {
-		rows, err := tx.QueryContext(ctx, tx.NewRaw(issueLines, *t.ProjectID, after, exportPage).String())
-		if err != nil {
-			return nil, fmt.Errorf("read issues: %w", err)
+	err = eachIssueLine(ctx, tx, *t.ProjectID, func(line string) error {
+		var parsed struct {
+			Comments    []json.RawMessage    `json:"comments"`
+			Attachments []exportedAttachment `json:"attachments"`
 		}
-		n := 0
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&after, &line); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read issue: %w", err)
-			}
-			var parsed struct {
-				Comments    []json.RawMessage    `json:"comments"`
-				Attachments []exportedAttachment `json:"attachments"`
-			}
-			if err := json.Unmarshal([]byte(line), &parsed); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("issue line: %w", err)
-			}
-			counts["issues"]++
-			counts["comments"] += len(parsed.Comments)
-			atts = append(atts, parsed.Attachments...)
-			if _, err := io.WriteString(fw, line+"\n"); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			n++
+		if err := json.Unmarshal([]byte(line), &parsed); err != nil {
+			return fmt.Errorf("issue line: %w", err)
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read issues: %w", err)
-		}
-		if n < exportPage {
-			break
-		}
+		counts["issues"]++
+		counts["comments"] += len(parsed.Comments)
+		atts = append(atts, parsed.Attachments...)
+		_, err := io.WriteString(fw, line+"\n")
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	done()
 
@@ -292,8 +272,38 @@ func writeCSV(ctx context.Context, tx bun.Tx, t *store.Task, w io.Writer) error 
 	if err := cw.Write(csvColumns); err != nil {
 		return err
 	}
+	err := eachIssueLine(ctx, tx, *t.ProjectID, func(line string) error {
+		var is struct {
+			Key, Title, Type, Status, Priority string
+			Assignee, Reporter, DueDate        *string
+			Sprint, Parent                     *string
+			StoryPoints                        *int
+			Labels, FixVersions                []string
+			CreatedAt, UpdatedAt               string
+		}
+		if err := json.Unmarshal([]byte(line), &is); err != nil {
+			return fmt.Errorf("issue line: %w", err)
+		}
+		sp := ""
+		if is.StoryPoints != nil {
+			sp = strconv.Itoa(*is.StoryPoints)
+		}
+		return cw.Write([]string{is.Key, is.Title, is.Type, is.Status, is.Priority, deref(is.Assignee), deref(is.Reporter),
+			sp, deref(is.DueDate), deref(is.Sprint), strings.Join(is.Labels, ";"), strings.Join(is.FixVersions, ";"),
+			deref(is.Parent), is.CreatedAt, is.UpdatedAt})
+	})
+	if err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// eachIssueLine calls fn with each issue of project projectID as its issues.ndjson line,
+// in key order, reading exportPage issues per statement.
+func eachIssueLine(ctx context.Context, tx bun.Tx, projectID uuid.UUID, fn func(line string) error) error {
 	for after := 0; ; {
-		rows, err := tx.QueryContext(ctx, tx.NewRaw(issueLines, *t.ProjectID, after, exportPage).String())
+		rows, err := tx.QueryContext(ctx, tx.NewRaw(issueLines, projectID, after, exportPage).String())
 		if err != nil {
 			return fmt.Errorf("read issues: %w", err)
 		}
@@ -304,25 +314,7 @@ func writeCSV(ctx context.Context, tx bun.Tx, t *store.Task, w io.Writer) error 
 				rows.Close()
 				return fmt.Errorf("read issue: %w", err)
 			}
-			var is struct {
-				Key, Title, Type, Status, Priority string
-				Assignee, Reporter, DueDate        *string
-				Sprint, Parent                     *string
-				StoryPoints                        *int
-				Labels, FixVersions                []string
-				CreatedAt, UpdatedAt               string
-			}
-			if err := json.Unmarshal([]byte(line), &is); err != nil {
-				rows.Close()
-				return fmt.Errorf("issue line: %w", err)
-			}
-			sp := ""
-			if is.StoryPoints != nil {
-				sp = strconv.Itoa(*is.StoryPoints)
-			}
-			if err := cw.Write([]string{is.Key, is.Title, is.Type, is.Status, is.Priority, deref(is.Assignee), deref(is.Reporter),
-				sp, deref(is.DueDate), deref(is.Sprint), strings.Join(is.Labels, ";"), strings.Join(is.FixVersions, ";"),
-				deref(is.Parent), is.CreatedAt, is.UpdatedAt}); err != nil {
+			if err := fn(line); err != nil {
 				rows.Close()
 				return err
 			}
@@ -333,9 +325,7 @@ func writeCSV(ctx context.Context, tx bun.Tx, t *store.Task, w io.Writer) error 
 			return fmt.Errorf("read issues: %w", err)
 		}
 		if n < exportPage {
-			break
+			return nil
 		}
 	}
-	cw.Flush()
-	return cw.Error()
 }
