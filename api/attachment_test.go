@@ -1,16 +1,13 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,29 +33,15 @@ func atFile(filename, contentType, data string) atPart {
 	return atPart{"file", filename, contentType, data}
 }
 
-// atBody encodes parts as multipart/form-data and returns the body and its Content-Type.
+// atBody encodes parts as multipart/form-data (apitest.MultipartBody) and returns the
+// body and its Content-Type.
 func atBody(t *testing.T, parts ...atPart) ([]byte, string) {
 	t.Helper()
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	quote := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
-	for _, p := range parts {
-		hdr := textproto.MIMEHeader{}
-		cd := `form-data; name="` + p.name + `"`
-		if p.filename != "" {
-			cd += `; filename="` + quote.Replace(p.filename) + `"`
-		}
-		hdr.Set("Content-Disposition", cd)
-		if p.contentType != "" {
-			hdr.Set("Content-Type", p.contentType)
-		}
-		pw, err := w.CreatePart(hdr)
-		require.NoError(t, err)
-		_, err = io.WriteString(pw, p.data)
-		require.NoError(t, err)
+	ps := make([]apitest.Part, len(parts))
+	for i, p := range parts {
+		ps[i] = apitest.Part{Name: p.name, Filename: p.filename, ContentType: p.contentType, Data: p.data}
 	}
-	require.NoError(t, w.Close())
-	return buf.Bytes(), w.FormDataContentType()
+	return apitest.MultipartBody(t, ps...)
 }
 
 // atFixture is an issueFixture with one issue, and the harness's storage directory.

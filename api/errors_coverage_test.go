@@ -34,6 +34,7 @@ import (
 	"github.com/taskweave/taskweave/domain/servicedesk"
 	"github.com/taskweave/taskweave/domain/sprint"
 	"github.com/taskweave/taskweave/domain/sso"
+	"github.com/taskweave/taskweave/domain/task"
 	"github.com/taskweave/taskweave/domain/user"
 	"github.com/taskweave/taskweave/domain/version"
 	"github.com/taskweave/taskweave/domain/webhook"
@@ -159,6 +160,11 @@ var domainErrors = map[string]error{
 	"sso.ErrProviderNotFound":    sso.ErrProviderNotFound,
 	"sso.ErrProviderUnavailable": sso.ErrProviderUnavailable,
 	"sso.ErrSessionRequired":     sso.ErrSessionRequired,
+
+	"task.ErrFinished":    task.ErrFinished,
+	"task.ErrNoResult":    task.ErrNoResult,
+	"task.ErrNotFound":    task.ErrNotFound,
+	"task.ErrNotUndoable": task.ErrNotUndoable,
 
 	"user.ErrSearchForbidden": user.ErrSearchForbidden,
 

@@ -113,6 +113,14 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 		{"DELETE", "/versions/:id", base + "/versions/" + random, nil, "MEMBER", 404},
 		{"GET", "/issues", base + "/issues", nil, "VIEWER", 200},
 		{"POST", "/issues", base + "/issues", func() any { return map[string]any{"title": "t"} }, "MEMBER", 201},
+		// Tasks (docs/tasks.md): queued, never run (no workers on the shared database).
+		{"POST", "/issues/bulk", base + "/issues/bulk", func() any {
+			return map[string]any{"issueKeys": []string{issue["key"].(string)}, "changes": map[string]any{"priority": "LOW"}}
+		}, "MEMBER", 202},
+		{"POST", "/export", base + "/export", nil, "ADMIN", 202},
+		{"POST", "/import", base + "/import", func() any {
+			return matrixMultipart(t, atPart{"format", "", "", "github-json"}, atFile("i.json", "application/json", "[]"))
+		}, "ADMIN", 202},
 		{"GET", "/issues/:issueKey", base + "/issues/" + issue["key"].(string), nil, "VIEWER", 200},
 		{"PATCH", "/issues/:issueKey", base + "/issues/" + issue["id"].(string), func() any { return map[string]any{"title": unique("t")} }, "MEMBER", 200},
 		{"DELETE", "/issues/:issueKey", base + "/issues/" + random, nil, "MEMBER", 404},

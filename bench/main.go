@@ -35,7 +35,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -74,9 +73,11 @@ type options struct {
 	memprofile   string
 	keep         bool
 	phases       string
-	deliver      deliverOptions
-	automation   automationOptions
-	sla          slaOptions
+	// exportMiB is the weight of the attachments the tasks phase exports.
+	exportMiB  int
+	deliver    deliverOptions
+	automation automationOptions
+	sla        slaOptions
 }
 
 func main() {
@@ -89,7 +90,7 @@ func main() {
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
-	flag.StringVar(&o.phases, "phases", "list,pages,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation", "phases to run, comma-separated (list, pages, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation)")
+	flag.StringVar(&o.phases, "phases", "list,pages,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation,tasks", "phases to run, comma-separated (list, pages, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation, tasks)")
 	flag.IntVar(&o.sla.issues, "sla-issues", 100000, "issues with running SLA timers in the sla phase")
 	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
 	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
@@ -100,6 +101,7 @@ func main() {
 	flag.IntVar(&o.automation.workers, "auto-workers", 2, "worker processes in the automation phase")
 	flag.IntVar(&o.automation.batch, "auto-batch", 5, "issue events per transaction in the automation phase")
 	flag.StringVar(&workerCPUProfile, "worker-cpuprofile", "", "write a CPU profile of each worker process of the deliver and automation phases to this path plus .1, .2, … (TW_CPU_PROFILE)")
+	flag.IntVar(&o.exportMiB, "export-mib", 1024, "MiB of attachments the tasks phase exports (0: no export)")
 	flag.IntVar(&o.deliver.events, "events", 10000, "issue events emitted by the deliver and crash phases")
 	flag.IntVar(&o.deliver.warmup, "warmup-events", 1000, "issue events delivered before each deliver phase's measurement (not counted)")
 	flag.IntVar(&o.deliver.rate, "rate", 3500, "offered issue events per second in the deliver phases (0 = as fast as possible)")
@@ -300,6 +302,13 @@ func run(ctx context.Context, o options) error {
 		}
 		printAutomation(o.automation, res)
 	}
+	if hasPhase(o.phases, "tasks") {
+		res, err := runTasks(ctx, db, c, s, o.issues, o.exportMiB)
+		if err != nil {
+			return fmt.Errorf("tasks phase: %w", err)
+		}
+		printTasks(res, create.rps())
+	}
 	if !hasPhase(o.phases, "create") || !hasPhase(o.phases, "raw") {
 		return nil
 	}
@@ -362,7 +371,7 @@ func wire(db *store.DB) (*api.Server, error) {
 	}
 	return api.Wire(api.Settings{
 		Config: api.Config{RequestTimeout: 10 * time.Second, BaseURL: "http://localhost",
-			AttachmentsDir: filepath.Join(os.TempDir(), "taskweave-bench-attachments")},
+			AttachmentsDir: benchAttachmentsDir, MaxUploadBytes: 25 << 20},
 		JWTSecret: "bench-secret-bench-secret-bench-secret!", AccessTokenTTL: 15 * time.Minute, RefreshTokenTTL: time.Hour,
 		AuthRateLimit: 1000, AuthRateWindow: time.Minute, RegistrationEnabled: true,
 		Password: auth.PasswordParams{MemoryKiB: 8 * 1024, Time: 1, Threads: 1},

@@ -40,7 +40,7 @@ const InsertNotifyCooldown = 5 * time.Millisecond
 // Queues lists every queue a worker process serves (QueueStorage only where it has
 // both storages).
 var Queues = []string{QueueDefault, QueueAudit, QueueWebhooks, QueueIntegrations, QueueNotifications, QueueMail,
-	QueueAutomation, QueueServiceDesk, QueueStorage}
+	QueueAutomation, QueueServiceDesk, QueueStorage, QueueTasks}
 
 // AuditRecord writes one audit row. The id is chosen when the job is inserted, so a
 // retried job never writes the row twice.

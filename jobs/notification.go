@@ -42,6 +42,9 @@ type NotifyEvent struct {
 	Type       string            `json:"type,omitempty"`
 	Recipients []uuid.UUID       `json:"recipients,omitempty"`
 	Args       map[string]string `json:"args,omitempty"`
+	// TaskID is the task (a bulk change) that made the change: its notifications of one
+	// type to one user are folded into one, the first.
+	TaskID *uuid.UUID `json:"taskId,omitempty"`
 }
 
 // Kind implements river.JobArgs.

@@ -94,6 +94,7 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	scheduled = append(scheduled, addNotificationWorkers(ws, cfg, d)...)
 	scheduled = append(scheduled, addServiceDeskWorkers(ws, cfg, d)...)
 	scheduled = append(scheduled, addAutomationWorkers(ws, cfg, d)...)
+	scheduled = append(scheduled, addTaskWorkers(ws, cfg, d)...)
 
 	moves := addStorageWorkers(ws, d)
 	queues := map[string]river.QueueConfig{}

@@ -21,6 +21,7 @@ import (
 const (
 	projectTopicPrefix = "/topic/projects/"
 	notificationsQueue = "/user" + realtime.NotificationQueue
+	tasksQueue         = "/user" + realtime.TaskQueue
 )
 
 // session is one WebSocket connection. The reader (serve's goroutine) handles the
@@ -391,6 +392,8 @@ func (s *session) subscribe(f *Frame) error {
 		key = realtime.ProjectTopic(projectKey)
 	case dest == notificationsQueue:
 		key = realtime.UserDestination(s.principal.UserID, realtime.NotificationQueue)
+	case dest == tasksQueue:
+		key = realtime.UserDestination(s.principal.UserID, realtime.TaskQueue)
 	default:
 		return s.fail("unknown destination "+dest, receipt)
 	}

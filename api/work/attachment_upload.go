@@ -26,7 +26,7 @@ const uploadOverhead = 1 << 20
 // uploadPath matches the upload route as the router does (case-insensitive, optional
 // trailing slash); core.BodyGuard leaves its body streaming. A path it misses is buffered
 // under BodyLimit: safe, only smaller.
-var uploadPath = regexp.MustCompile(`(?i)^/api/v1/projects/[^/]+/issues/[^/]+/attachments/?$`)
+var uploadPath = regexp.MustCompile(`(?i)^/api/v1/projects/[^/]+/(issues/[^/]+/attachments|import)/?$`)
 
 func IsUploadRoute(c *fiber.Ctx) bool {
 	return c.Method() == fiber.MethodPost && uploadPath.MatchString(c.Path())

@@ -10,5 +10,5 @@ import (
 // docs/api-conventions.md#errors.
 var Errors = core.ErrorTable{
 	Mappers:  []core.Mapper{sprintDateOrder, commentEmpty, attachmentTooLarge, customFieldValueError},
-	Mappings: slices.Concat(issueErrors, sprintErrors, commentErrors, attachmentErrors, customFieldErrors),
+	Mappings: slices.Concat(issueErrors, sprintErrors, commentErrors, attachmentErrors, customFieldErrors, taskErrors),
 }

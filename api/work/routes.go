@@ -15,8 +15,8 @@ type handlers struct {
 }
 
 // Routes registers the issues and versions, the custom fields, the sprints, board and
-// backlog, the comments and activity and the attachments on the authenticated /api/v1
-// router.
+// backlog, the comments and activity, the attachments and the tasks (bulk change,
+// export, import) on the authenticated /api/v1 router.
 func Routes(r fiber.Router, env *core.Env) {
 	s := &handlers{Env: env, boards: newBoardCache(boardCacheBudget)}
 	s.issueRoutes(r)
@@ -24,6 +24,20 @@ func Routes(r fiber.Router, env *core.Env) {
 	s.sprintRoutes(r)
 	s.commentRoutes(r)
 	s.attachmentRoutes(r)
+	s.taskRoutes(r)
+}
+
+// taskRoutes registers the task endpoints (docs/tasks.md): a task's progress and
+// cancellation, and the project operations that start one: bulk change, export, import.
+func (s *handlers) taskRoutes(r fiber.Router) {
+	r.Get("/tasks", s.listTasks)
+	r.Get("/tasks/:id", s.getTask)
+	r.Post("/tasks/:id/cancel", s.cancelTask)
+	r.Get("/tasks/:id/result", s.taskResult)
+	r.Post("/tasks/:id/undo", s.undoTask)
+	r.Post("/projects/:key/export", s.exportProject)
+	r.Post("/projects/:key/import", s.importProject)
+	r.Post("/projects/:key/issues/bulk", s.bulkChangeIssues)
 }
 
 // issueRoutes registers the issue endpoints on the authenticated /api/v1 router.

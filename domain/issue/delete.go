@@ -15,7 +15,7 @@ import (
 // version assignments and activity go by cascade. Deleted is published for every
 // removed issue.
 func (s *Service) Delete(ctx context.Context, p Project, actor Actor, ref Ref) error {
-	return store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		cur, err := loadView(ctx, tx, p, ref, true)
 		if err != nil {
 			return err

@@ -26,11 +26,12 @@ func RegisterConsumers(bus *event.Bus) {
 // anybody (an issue created unassigned or assigned to its creator, a field other than
 // the assignee, an assignee cleared) so those cost no job; who else is excluded (the
 // actor, inactive users, switched-off preferences) is the worker's business.
-func Consumer(_ context.Context, _ bun.Tx, ev event.Event) ([]river.InsertManyParams, error) {
+func Consumer(ctx context.Context, _ bun.Tx, ev event.Event) ([]river.InsertManyParams, error) {
 	args, ok := jobFor(ev)
 	if !ok {
 		return nil, nil
 	}
+	args.TaskID = event.TaskOf(ctx)
 	return []river.InsertManyParams{{Args: args}}, nil
 }
 

@@ -43,6 +43,13 @@ func NotificationID(jobID int64, user uuid.UUID, typ string) uuid.UUID {
 	return uuid.NewSHA1(idSpace, []byte(strconv.FormatInt(jobID, 10)+"/"+user.String()+"/"+typ))
 }
 
+// TaskNotificationID is NotificationID for the changes of a task (a bulk change): the
+// same for every change of the task, so they fold into one notification (and e-mail)
+// per user and type.
+func TaskNotificationID(taskID, user uuid.UUID, typ string) uuid.UUID {
+	return uuid.NewSHA1(idSpace, []byte("task/"+taskID.String()+"/"+user.String()+"/"+typ))
+}
+
 // Dispatcher creates the notifications of one event job.
 type Dispatcher struct {
 	DB *bun.DB
@@ -117,6 +124,10 @@ func (d *Dispatcher) Dispatch(ctx context.Context, jobID int64, ev jobs.NotifyEv
 			lang := locale.Pick(p.Language, "")
 			title, body := render(lang, w.typ, ev, actorName(lang, ev.ActorID, people))
 			id := NotificationID(jobID, w.user, w.typ)
+			if ev.TaskID != nil {
+				// One per task, user and type: the first stands, the rest conflict with it.
+				id = TaskNotificationID(*ev.TaskID, w.user, w.typ)
+			}
 			if pref.InApp {
 				rows = append(rows, store.Notification{ID: id, UserID: w.user, Type: w.typ, Title: title, Body: body,
 					Link: &link, ProjectKey: &projectKey, IssueKey: &issueKey})

@@ -201,6 +201,9 @@ var dashboardMetrics = map[string][]string{
 	"taskweave_automation_evaluations_total":     {"trigger", "outcome"},
 	"taskweave_automation_actions_total":         {"type", "outcome"},
 	"taskweave_automation_event_latency_seconds": {"le"},
+	// The task runner's (domain/task.Metrics).
+	"taskweave_tasks_finished_total": {"kind", "state"},
+	"taskweave_task_items_total":     {"kind", "outcome"},
 }
 
 var (

@@ -52,6 +52,9 @@ func UserDestination(userID uuid.UUID, queue string) string {
 // NotificationQueue is the user queue in-app notifications arrive on.
 const NotificationQueue = "/queue/notifications"
 
+// TaskQueue is the user queue the progress of the user's own tasks arrives on.
+const TaskQueue = "/queue/tasks"
+
 // IsUserDestination reports whether d is an internal user destination.
 func IsUserDestination(d string) bool { return strings.HasPrefix(d, userPrefix) }
 
