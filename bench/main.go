@@ -77,6 +77,7 @@ type options struct {
 	deliver      deliverOptions
 	automation   automationOptions
 	sla          slaOptions
+	scale        scaleOptions
 }
 
 func main() {
@@ -89,10 +90,15 @@ func main() {
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
-	flag.StringVar(&o.phases, "phases", "list,pages,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation", "phases to run, comma-separated (list, pages, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation)")
+	flag.StringVar(&o.phases, "phases", "list,pages,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation", "phases to run, comma-separated (scale, list, pages, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation)")
 	flag.IntVar(&o.sla.issues, "sla-issues", 100000, "issues with running SLA timers in the sla phase")
 	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
 	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
+	flag.IntVar(&o.scale.issues, "scale-issues", 1000000, "issues of the scale phase's big instance (every other table sized from it)")
+	flag.IntVar(&o.scale.small, "scale-small", 10000, "issues of the instance the scale phase compares the big one with")
+	flag.IntVar(&o.scale.clients, "scale-c", 4, "concurrent clients of each scale phase figure")
+	flag.DurationVar(&o.scale.duration, "scale-d", 3*time.Second, "duration of each scale phase figure")
+	flag.BoolVar(&o.scale.sla, "scale-sla", true, "time the SLA scan in the scale phase over as many running timers as the instance has issues")
 	flag.IntVar(&o.automation.rules, "auto-rules", 200, "enabled automation rules in the automation phase")
 	flag.IntVar(&o.automation.events, "auto-events", 1000, "issue events the automation phase measures")
 	flag.IntVar(&o.automation.warmup, "auto-warmup", 200, "issue events worked before the automation phase's measurement (not counted)")
@@ -115,6 +121,14 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
+	if hasPhase(o.phases, "scale") {
+		if err := runScale(ctx, o.scale); err != nil {
+			return fmt.Errorf("scale phase: %w", err)
+		}
+		if o.phases == "scale" {
+			return nil
+		}
+	}
 	url, err := storetest.CloneURL(ctx)
 	if err != nil {
 		return fmt.Errorf("clone database: %w", err)
