@@ -78,6 +78,8 @@ type options struct {
 	automation   automationOptions
 	sla          slaOptions
 	scale        scaleOptions
+	// freshCreates is how many issues the fresh phase creates before it lists.
+	freshCreates int
 }
 
 func main() {
@@ -90,10 +92,11 @@ func main() {
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
-	flag.StringVar(&o.phases, "phases", "list,pages,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation", "phases to run, comma-separated (scale, list, pages, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation)")
+	flag.StringVar(&o.phases, "phases", "list,pages,fresh,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation", "phases to run, comma-separated (scale, list, pages, fresh, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation)")
 	flag.IntVar(&o.sla.issues, "sla-issues", 100000, "issues with running SLA timers in the sla phase")
 	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
 	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
+	flag.IntVar(&o.freshCreates, "fresh-creates", 10000, "issues the fresh phase creates through the API before it lists random pages")
 	flag.IntVar(&o.scale.issues, "scale-issues", 1000000, "issues of the scale phase's big instance (every other table sized from it)")
 	flag.IntVar(&o.scale.small, "scale-small", 10000, "issues of the instance the scale phase compares the big one with")
 	flag.IntVar(&o.scale.clients, "scale-c", 4, "concurrent clients of each scale phase figure")
@@ -217,6 +220,14 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("pages phase: %w", err)
 		}
 	}
+	var fresh *freshResult
+	if hasPhase(o.phases, "fresh") {
+		r, err := runFresh(ctx, db, c, s, o.clients, o.freshCreates, o.duration)
+		if err != nil {
+			return fmt.Errorf("fresh phase: %w", err)
+		}
+		fresh = &r
+	}
 	if hasPhase(o.phases, "create") {
 		if err := settle(ctx, db); err != nil {
 			return err
@@ -272,6 +283,9 @@ func run(ctx context.Context, o options) error {
 	}
 	if hasPhase(o.phases, "pages") {
 		printPages(pages)
+	}
+	if fresh != nil {
+		printFresh(*fresh)
 	}
 	printCreates(o.phases, s.audit, create, pgOne, spread, pgSpread)
 	if strings.Contains(o.phases, "fanout") {
