@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -119,6 +120,8 @@ func runScale(ctx context.Context, o scaleOptions) error {
 			}
 		}
 	}
+	fmt.Printf("scale: the bench process (both servers, the load generator, the seeding's buffers): %s\n", processMemory())
+	fmt.Printf("scale: Postgres connections open: %s\n", connections(ctx, big.db))
 	scans, err := big.rec.seqScans(ctx, big.db)
 	if err != nil {
 		return err
@@ -381,4 +384,31 @@ func (l *statementLog) seqScans(ctx context.Context, db *store.DB) ([]string, er
 	}
 	fmt.Printf("scale: %d distinct statements explained, %d not explainable with their recorded arguments\n", explained, failed)
 	return out, nil
+}
+
+// processMemory is this process's resident set now and at its peak (VmRSS, VmHWM).
+func processMemory() string {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && (k == "VmRSS" || k == "VmHWM") {
+			out = append(out, k+" "+strings.TrimSpace(v))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// connections counts the server's connections by database and state.
+func connections(ctx context.Context, db *store.DB) string {
+	var out string
+	err := db.Pool.QueryRow(ctx, `SELECT count(*) || ' in all, ' || count(*) FILTER (WHERE datname = current_database()) ||
+		' to this instance''s database (its pool: max ' || $1::int || ')' FROM pg_stat_activity WHERE backend_type = 'client backend'`,
+		db.Pool.Config().MaxConns).Scan(&out)
+	if err != nil {
+		return err.Error()
+	}
+	return out
 }
