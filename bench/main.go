@@ -80,6 +80,8 @@ type options struct {
 	scale        scaleOptions
 	// freshCreates is how many issues the fresh phase creates before it lists.
 	freshCreates int
+	// fanoutClients is how many STOMP clients the fanout phase subscribes.
+	fanoutClients int
 }
 
 func main() {
@@ -96,6 +98,7 @@ func main() {
 	flag.IntVar(&o.sla.issues, "sla-issues", 100000, "issues with running SLA timers in the sla phase")
 	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
 	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
+	flag.IntVar(&o.fanoutClients, "fanout-clients", 500, "STOMP clients the fanout phase subscribes to the board")
 	flag.IntVar(&o.freshCreates, "fresh-creates", 10000, "issues the fresh phase creates through the API before it lists random pages")
 	flag.IntVar(&o.scale.issues, "scale-issues", 1000000, "issues of the scale phase's big instance (every other table sized from it)")
 	flag.IntVar(&o.scale.small, "scale-small", 10000, "issues of the instance the scale phase compares the big one with")
@@ -289,7 +292,7 @@ func run(ctx context.Context, o options) error {
 	}
 	printCreates(o.phases, s.audit, create, pgOne, spread, pgSpread)
 	if strings.Contains(o.phases, "fanout") {
-		r, err := runFanout(ctx, "http://"+ln.Addr().String(), db, c, s, 500)
+		r, err := runFanout(ctx, "http://"+ln.Addr().String(), db, c, s, o.fanoutClients)
 		if err != nil {
 			return fmt.Errorf("fanout phase: %w", err)
 		}
