@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -63,18 +62,12 @@ func runFresh(ctx context.Context, db *store.DB, c *client, s *seeded, clients, 
 		return r, fmt.Errorf("fresh: create: %w", first)
 	}
 	base := "/api/v1/projects/" + s.key + "/issues?size=50"
-	raw, err := c.do(ctx, http.MethodGet, base, s.token, nil, http.StatusOK, true)
+	pages, err := c.totalPages(ctx, base, s.token)
 	if err != nil {
 		return r, err
 	}
-	var page struct {
-		TotalPages int `json:"totalPages"`
-	}
-	if err := json.Unmarshal(raw, &page); err != nil {
-		return r, err
-	}
 	random := func(ctx context.Context, _, _ int) error {
-		_, err := c.do(ctx, http.MethodGet, base+"&page="+strconv.Itoa(rand.IntN(page.TotalPages)), s.token, nil, http.StatusOK, false)
+		_, err := c.do(ctx, http.MethodGet, base+"&page="+strconv.Itoa(rand.IntN(max(pages, 1))), s.token, nil, http.StatusOK, false)
 		return err
 	}
 	r.explainFresh = heapFetches(ctx, db, s)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -111,18 +110,11 @@ func seedScale(ctx context.Context, db *store.DB, c *client, z scaleSize, logf f
 	if _, err := db.Pool.Exec(ctx, "UPDATE users SET system_role = 'ADMIN' WHERE id = $1", s.userID); err != nil {
 		return nil, err
 	}
-	body, _ := json.Marshal(map[string]string{"email": s.email, "password": "bench password 123"})
-	raw, err := c.do(ctx, http.MethodPost, "/api/v1/auth/login", "", body, http.StatusOK, true)
+	out.adminToken, err = c.accessToken(ctx, "/api/v1/auth/login",
+		map[string]string{"email": s.email, "password": "bench password 123"}, http.StatusOK)
 	if err != nil {
 		return nil, err
 	}
-	var tokens struct {
-		AccessToken string `json:"accessToken"`
-	}
-	if err := json.Unmarshal(raw, &tokens); err != nil {
-		return nil, err
-	}
-	out.adminToken = tokens.AccessToken
 
 	// The other projects, each with its default workflow.
 	t = time.Now()
