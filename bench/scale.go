@@ -66,6 +66,7 @@ type scaleRun struct {
 	s     *scaleSeeded
 	rec   *statementLog
 	bus   *event.Bus
+	c     *client
 	ops   []namedOp
 	close func()
 }
@@ -88,6 +89,16 @@ func runScale(ctx context.Context, o scaleOptions) error {
 		return fmt.Errorf("scale %d: %w", o.issues, err)
 	}
 	defer big.close()
+	// Seeding the big instance takes longer than an access token lives: both sign in
+	// again now (the owner is a system ADMIN, so one token serves every figure).
+	for _, r := range []*scaleRun{small, big} {
+		token, err := r.c.accessToken(ctx, "/api/v1/auth/login",
+			map[string]string{"email": r.s.email, "password": "bench password 123"}, http.StatusOK)
+		if err != nil {
+			return fmt.Errorf("scale %d: sign in: %w", r.n, err)
+		}
+		r.s.token, r.s.adminToken = token, token
+	}
 	measure := func(r *scaleRun, f namedOp) result {
 		clients := cmp.Or(f.clients, o.clients)
 		load(ctx, clients, time.Second/2, f.do)
@@ -133,7 +144,7 @@ func runScale(ctx context.Context, o scaleOptions) error {
 	missed := 0
 	for _, f := range figures {
 		ratio := float64(f.big.pct(99)) / float64(max(f.small.pct(99), time.Microsecond))
-		ok := ratio <= targetScaleRatio
+		ok := ratio <= targetScaleRatio && f.small.errors+f.big.errors == 0
 		if !ok {
 			missed++
 		}
@@ -197,6 +208,7 @@ func scaleInstance(ctx context.Context, o scaleOptions, n int) (_ *scaleRun, err
 	go func() { _ = srv.App.Listener(ln) }()
 	closers = append(closers, func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
 	c := newClient("http://"+ln.Addr().String(), o.clients)
+	r.c = c
 
 	start := time.Now()
 	logf := func(format string, args ...any) {
@@ -214,6 +226,13 @@ func scaleInstance(ctx context.Context, o scaleOptions, n int) (_ *scaleRun, err
 	logf("seeded in %s; %s", time.Since(start).Round(time.Second), databaseSize(ctx, db))
 
 	add := func(name string, do op) { r.ops = append(r.ops, namedOp{name: name, do: do}) }
+	// The token is read at each request: runScale signs in again before it measures.
+	get := func(path string) op {
+		return func(ctx context.Context, _, _ int) error {
+			_, err := c.do(ctx, http.MethodGet, path, s.token, nil, http.StatusOK, false)
+			return err
+		}
+	}
 	base := "/api/v1/projects/" + s.key
 	list := base + "/issues?size=50"
 	pages := (z.big + 49) / 50
@@ -234,7 +253,7 @@ func scaleInstance(ctx context.Context, o scaleOptions, n int) (_ *scaleRun, err
 			})
 		}
 	}
-	add("board, 500-issue sprint", c.get(base+"/board", s.token))
+	add("board, 500-issue sprint", get(base+"/board"))
 	randomIssue := func() string { return s.key + "-" + strconv.Itoa(1+rand.IntN(z.big)) }
 	add("issue read", func(ctx context.Context, _, _ int) error {
 		_, err := c.do(ctx, http.MethodGet, base+"/issues/"+randomIssue(), s.token, nil, http.StatusOK, false)
@@ -244,25 +263,25 @@ func scaleInstance(ctx context.Context, o scaleOptions, n int) (_ *scaleRun, err
 		_, err := c.do(ctx, http.MethodGet, base+"/issues/"+randomIssue()+"/comments", s.token, nil, http.StatusOK, false)
 		return err
 	})
-	add("create issue", c.post(base+"/issues", s.token))
+	add("create issue", func(ctx context.Context, w, seq int) error { return c.post(base+"/issues", s.token)(ctx, w, seq) })
 	add("comment", func(ctx context.Context, w, seq int) error {
 		body := fmt.Appendf(nil, `{"body":"Bench comment %d-%d"}`, w, seq)
 		_, err := c.do(ctx, http.MethodPost, base+"/issues/"+randomIssue()+"/comments", s.token, body, http.StatusCreated, false)
 		return err
 	})
-	add("project audit, page 0", c.get(base+"/audit", s.token))
+	add("project audit, page 0", get(base+"/audit"))
 	// An hour of audit rows has the same count at every size (the same rows per day).
 	hour := url.Values{"from": {time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)},
 		"to": {time.Now().UTC().Format(time.RFC3339)}}.Encode()
-	add("project audit, last hour", c.get(base+"/audit?"+hour, s.token))
-	add("audit export, last hour (admin)", c.get("/api/v1/admin/audit/export?"+hour, s.adminToken))
+	add("project audit, last hour", get(base+"/audit?"+hour))
+	add("audit export, last hour (admin)", get("/api/v1/admin/audit/export?"+hour))
 	closed := s.closedID.String()
-	add("report burndown", c.get(base+"/reports/burndown?sprintId="+closed, s.token))
-	add("report velocity", c.get(base+"/reports/velocity", s.token))
-	add("report cycle time (sprints)", c.get(base+"/reports/cycle-time", s.token))
-	add("report cycle time (one sprint)", c.get(base+"/reports/cycle-time?sprintId="+closed, s.token))
-	add("admin jobs list", c.get("/api/v1/admin/jobs", s.adminToken))
-	add("admin jobs list, completed", c.get("/api/v1/admin/jobs?state=completed", s.adminToken))
+	add("report burndown", get(base+"/reports/burndown?sprintId="+closed))
+	add("report velocity", get(base+"/reports/velocity"))
+	add("report cycle time (sprints)", get(base+"/reports/cycle-time"))
+	add("report cycle time (one sprint)", get(base+"/reports/cycle-time?sprintId="+closed))
+	add("admin jobs list", get("/api/v1/admin/jobs"))
+	add("admin jobs list, completed", get("/api/v1/admin/jobs?state=completed"))
 	// The worker's /metrics: the queue gauges are its only statement; one scraper. Its
 	// pool is traced too, so its statement is explained with the others.
 	reg := prometheus.NewRegistry()
