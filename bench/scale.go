@@ -139,8 +139,8 @@ func runScale(ctx context.Context, o scaleOptions) error {
 	}
 
 	fmt.Println()
-	fmt.Printf("%-52s %12s %12s %7s  %s\n", "figure (p99)", "at "+strconv.Itoa(o.small), "at "+strconv.Itoa(o.issues), "ratio",
-		fmt.Sprintf("verdict (≤ %.1f×)", targetScaleRatio))
+	fmt.Printf("%-44s %11s %11s %7s  %-16s %10s %10s %7s\n", "figure", "p99 "+strconv.Itoa(o.small), "p99 "+strconv.Itoa(o.issues),
+		"ratio", fmt.Sprintf("verdict (≤ %.1f×)", targetScaleRatio), "p50 small", "p50 big", "ratio")
 	missed := 0
 	for _, f := range figures {
 		ratio := float64(f.big.pct(99)) / float64(max(f.small.pct(99), time.Microsecond))
@@ -152,7 +152,8 @@ func runScale(ctx context.Context, o scaleOptions) error {
 		if n := f.small.errors + f.big.errors; n > 0 {
 			errs = fmt.Sprintf("  (%d errors: %.120s%.120s)", n, f.small.firstErr, f.big.firstErr)
 		}
-		fmt.Printf("%-52s %12s %12s %6.2f×  %s%s\n", f.name, f.small.pct(99), f.big.pct(99), ratio, verdict(ok), errs)
+		fmt.Printf("%-44s %11s %11s %6.2f×  %-16s %10s %10s %6.2f×%s\n", f.name, f.small.pct(99), f.big.pct(99), ratio, verdict(ok),
+			f.small.pct(50), f.big.pct(50), float64(f.big.pct(50))/float64(max(f.small.pct(50), time.Microsecond)), errs)
 	}
 	fmt.Printf("scale: %d of %d figures within %.1f×\n", len(figures)-missed, len(figures), targetScaleRatio)
 	fmt.Println()
