@@ -16,12 +16,22 @@ const boardIssues = 500
 // to it (spread over the workflow's statuses, so every column has issues), warms up for
 // a second, then loads the board from clients goroutines for d.
 func runBoard(ctx context.Context, db *store.DB, c *client, s *seeded, clients int, d time.Duration) (result, error) {
+	if err := boardSprint(ctx, db, s); err != nil {
+		return result{}, err
+	}
+	get := c.get("/api/v1/projects/"+s.key+"/board", s.token)
+	load(ctx, clients, time.Second, get)
+	return load(ctx, clients, d, get), nil
+}
+
+// boardSprint starts the board phase's sprint and fills it.
+func boardSprint(ctx context.Context, db *store.DB, s *seeded) error {
 	var sprintID string
 	err := db.Pool.QueryRow(ctx, `INSERT INTO sprints (project_id, name, goal, status, start_date, end_date)
 		VALUES ($1, 'Bench sprint', 'Load the board', 'ACTIVE', current_date, current_date + 14) RETURNING id`,
 		s.projectID).Scan(&sprintID)
 	if err != nil {
-		return result{}, fmt.Errorf("board: create sprint: %w", err)
+		return fmt.Errorf("board: create sprint: %w", err)
 	}
 	tag, err := db.Pool.Exec(ctx, `WITH st AS (
 			SELECT s.id, row_number() OVER (ORDER BY s.position) - 1 AS n, count(*) OVER () AS total
@@ -32,16 +42,14 @@ func runBoard(ctx context.Context, db *store.DB, c *client, s *seeded, clients i
 		UPDATE issues AS i SET sprint_id = $2, status_id = st.id
 		FROM pick, st WHERE i.id = pick.id AND st.n = pick.n % st.total`, s.projectID, sprintID, boardIssues)
 	if err != nil {
-		return result{}, fmt.Errorf("board: assign issues: %w", err)
+		return fmt.Errorf("board: assign issues: %w", err)
 	}
 	if tag.RowsAffected() != boardIssues {
-		return result{}, fmt.Errorf("board: %d issues assigned, want %d", tag.RowsAffected(), boardIssues)
+		return fmt.Errorf("board: %d issues assigned, want %d", tag.RowsAffected(), boardIssues)
 	}
 	if _, err := db.Pool.Exec(ctx, `UPDATE sprints SET planned_points =
 		(SELECT coalesce(sum(story_points), 0) FROM issues WHERE sprint_id = $1) WHERE id = $1`, sprintID); err != nil {
-		return result{}, fmt.Errorf("board: planned points: %w", err)
+		return fmt.Errorf("board: planned points: %w", err)
 	}
-	get := c.get("/api/v1/projects/"+s.key+"/board", s.token)
-	load(ctx, clients, time.Second, get)
-	return load(ctx, clients, d, get), nil
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -71,4 +72,29 @@ func (c *client) post(path, token string) op {
 		_, err := c.do(ctx, http.MethodPost, path, token, body, http.StatusCreated, false)
 		return err
 	}
+}
+
+// accessToken posts credentials to an auth endpoint and returns the access token.
+func (c *client) accessToken(ctx context.Context, path string, credentials map[string]string, want int) (string, error) {
+	body, _ := json.Marshal(credentials)
+	raw, err := c.do(ctx, http.MethodPost, path, "", body, want, true)
+	if err != nil {
+		return "", err
+	}
+	var tokens struct {
+		AccessToken string `json:"accessToken"`
+	}
+	return tokens.AccessToken, json.Unmarshal(raw, &tokens)
+}
+
+// totalPages reads a list's totalPages.
+func (c *client) totalPages(ctx context.Context, path, token string) (int, error) {
+	raw, err := c.do(ctx, http.MethodGet, path, token, nil, http.StatusOK, true)
+	if err != nil {
+		return 0, err
+	}
+	var page struct {
+		TotalPages int `json:"totalPages"`
+	}
+	return page.TotalPages, json.Unmarshal(raw, &page)
 }

@@ -78,6 +78,11 @@ type options struct {
 	deliver    deliverOptions
 	automation automationOptions
 	sla        slaOptions
+	scale      scaleOptions
+	// freshCreates is how many issues the fresh phase creates before it lists.
+	freshCreates int
+	// fanoutClients is how many STOMP clients the fanout phase subscribes.
+	fanoutClients int
 }
 
 func main() {
@@ -90,10 +95,17 @@ func main() {
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
-	flag.StringVar(&o.phases, "phases", "list,pages,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation,tasks", "phases to run, comma-separated (list, pages, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation, tasks)")
+	flag.StringVar(&o.phases, "phases", "list,pages,fresh,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation,tasks", "phases to run, comma-separated (scale, list, pages, fresh, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation, tasks)")
 	flag.IntVar(&o.sla.issues, "sla-issues", 100000, "issues with running SLA timers in the sla phase")
 	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
 	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
+	flag.IntVar(&o.fanoutClients, "fanout-clients", 500, "STOMP clients the fanout phase subscribes to the board")
+	flag.IntVar(&o.freshCreates, "fresh-creates", 10000, "issues the fresh phase creates through the API before it lists random pages")
+	flag.IntVar(&o.scale.issues, "scale-issues", 1000000, "issues of the scale phase's big instance (every other table sized from it)")
+	flag.IntVar(&o.scale.small, "scale-small", 10000, "issues of the instance the scale phase compares the big one with")
+	flag.IntVar(&o.scale.clients, "scale-c", 4, "concurrent clients of each scale phase figure")
+	flag.DurationVar(&o.scale.duration, "scale-d", 3*time.Second, "duration of each scale phase figure")
+	flag.BoolVar(&o.scale.sla, "scale-sla", true, "time the SLA scan in the scale phase over as many running timers as the instance has issues")
 	flag.IntVar(&o.automation.rules, "auto-rules", 200, "enabled automation rules in the automation phase")
 	flag.IntVar(&o.automation.events, "auto-events", 1000, "issue events the automation phase measures")
 	flag.IntVar(&o.automation.warmup, "auto-warmup", 200, "issue events worked before the automation phase's measurement (not counted)")
@@ -117,6 +129,14 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
+	if hasPhase(o.phases, "scale") {
+		if err := runScale(ctx, o.scale); err != nil {
+			return fmt.Errorf("scale phase: %w", err)
+		}
+		if o.phases == "scale" {
+			return nil
+		}
+	}
 	url, err := storetest.CloneURL(ctx)
 	if err != nil {
 		return fmt.Errorf("clone database: %w", err)
@@ -205,6 +225,14 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("pages phase: %w", err)
 		}
 	}
+	var fresh *freshResult
+	if hasPhase(o.phases, "fresh") {
+		r, err := runFresh(ctx, db, c, s, o.clients, o.freshCreates, o.duration)
+		if err != nil {
+			return fmt.Errorf("fresh phase: %w", err)
+		}
+		fresh = &r
+	}
 	if hasPhase(o.phases, "create") {
 		if err := settle(ctx, db); err != nil {
 			return err
@@ -261,9 +289,12 @@ func run(ctx context.Context, o options) error {
 	if hasPhase(o.phases, "pages") {
 		printPages(pages)
 	}
+	if fresh != nil {
+		printFresh(*fresh)
+	}
 	printCreates(o.phases, s.audit, create, pgOne, spread, pgSpread)
 	if strings.Contains(o.phases, "fanout") {
-		r, err := runFanout(ctx, "http://"+ln.Addr().String(), db, c, s, 500)
+		r, err := runFanout(ctx, "http://"+ln.Addr().String(), db, c, s, o.fanoutClients)
 		if err != nil {
 			return fmt.Errorf("fanout phase: %w", err)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -50,20 +49,14 @@ func runPages(ctx context.Context, db *store.DB, c *client, s *seeded, clients i
 	}
 	var out []pagesResult
 	for _, v := range variants {
-		raw, err := c.do(ctx, http.MethodGet, base+v.query, s.token, nil, http.StatusOK, true)
+		total, err := c.totalPages(ctx, base+v.query, s.token)
 		if err != nil {
 			return nil, err
 		}
-		var page struct {
-			TotalPages int `json:"totalPages"`
+		if total < 2 {
+			return nil, fmt.Errorf("pages: %s has %d pages", v.name, total)
 		}
-		if err := json.Unmarshal(raw, &page); err != nil {
-			return nil, err
-		}
-		if page.TotalPages < 2 {
-			return nil, fmt.Errorf("pages: %s has %d pages", v.name, page.TotalPages)
-		}
-		r := pagesResult{variant: v, pages: page.TotalPages}
+		r := pagesResult{variant: v, pages: total}
 		at := func(pick func() int) op {
 			return func(ctx context.Context, _, _ int) error {
 				_, err := c.do(ctx, http.MethodGet, base+v.query+"&page="+strconv.Itoa(pick()), s.token, nil, http.StatusOK, false)
@@ -78,8 +71,8 @@ func runPages(ctx context.Context, db *store.DB, c *client, s *seeded, clients i
 			return res
 		}
 		r.first = measure(at(func() int { return 0 }))
-		r.random = measure(at(func() int { return rand.IntN(page.TotalPages) }))
-		r.last = measure(at(func() int { return page.TotalPages - 1 }))
+		r.random = measure(at(func() int { return rand.IntN(r.pages) }))
+		r.last = measure(at(func() int { return r.pages - 1 }))
 		out = append(out, r)
 	}
 	return out, nil

@@ -36,22 +36,16 @@ type seeded struct {
 // issues in SQL: a third of them carry a label, half an assignee, all a description.
 func seed(ctx context.Context, db *store.DB, c *client, n int, audit, customFields bool) (*seeded, error) {
 	s := &seeded{email: "bench-" + uuid.NewString()[:8] + "@example.com", audit: audit}
-	body, _ := json.Marshal(map[string]string{"email": s.email, "displayName": "Bench", "password": "bench password 123"})
-	raw, err := c.do(ctx, http.MethodPost, "/api/v1/auth/register", "", body, http.StatusCreated, true)
+	var err error
+	s.token, err = c.accessToken(ctx, "/api/v1/auth/register",
+		map[string]string{"email": s.email, "displayName": "Bench", "password": "bench password 123"}, http.StatusCreated)
 	if err != nil {
 		return nil, err
 	}
-	var tokens struct {
-		AccessToken string `json:"accessToken"`
-	}
-	if err := json.Unmarshal(raw, &tokens); err != nil {
-		return nil, err
-	}
-	s.token = tokens.AccessToken
 
 	s.key = "B" + strings.ToUpper(strings.ReplaceAll(uuid.NewString(), "-", "")[:6])
-	body, _ = json.Marshal(map[string]string{"key": s.key, "name": "Bench"})
-	raw, err = c.do(ctx, http.MethodPost, "/api/v1/projects", s.token, body, http.StatusCreated, true)
+	body, _ := json.Marshal(map[string]string{"key": s.key, "name": "Bench"})
+	raw, err := c.do(ctx, http.MethodPost, "/api/v1/projects", s.token, body, http.StatusCreated, true)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -37,6 +38,19 @@ type fanoutResult struct {
 	each    []time.Duration
 	// missing counts client-moves that did not arrive within fanoutWait.
 	missing int
+	// memBefore and memAfter are the process's Go memory in use (heap and stacks, after
+	// a GC) before the clients connect and once all are subscribed: both ends of every
+	// connection, since the clients run in the server's process.
+	memBefore, memAfter uint64
+	rss                 string
+}
+
+// goMemory is the heap and stack memory in use after a collection.
+func goMemory() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse
 }
 
 // runFanout opens clients STOMP WebSocket connections to baseURL, subscribes each to
@@ -73,6 +87,7 @@ func runFanout(ctx context.Context, baseURL string, db *store.DB, c *client, s *
 			}
 		}
 	}()
+	res.memBefore = goMemory()
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(50)
@@ -96,6 +111,8 @@ func runFanout(ctx context.Context, baseURL string, db *store.DB, c *client, s *
 		return res, fmt.Errorf("fan-out connect: %w", err)
 	}
 	res.connect = time.Since(start)
+	res.memAfter = goMemory()
+	res.rss = processMemory()
 
 	// Each client's reader stamps the arrival of the current move's message; the last
 	// one of a move closes its done channel.
@@ -231,6 +248,9 @@ func printFanout(r fanoutResult) {
 		fanoutPct(r.all, 50), fanoutPct(r.all, 99), fanoutPct(r.all, 100), len(r.all), r.moves)
 	fmt.Printf("  per client:                p50 %s, p99 %s, max %s; missing %d\n",
 		fanoutPct(r.each, 50), fanoutPct(r.each, 99), fanoutPct(r.each, 100), r.missing)
+	perConn := (float64(r.memAfter) - float64(r.memBefore)) / float64(max(r.clients, 1)) / 1024
+	fmt.Printf("  Go memory with the connections open: %.1f MB more, %.1f KiB per connection (server and client ends); process %s\n",
+		(float64(r.memAfter)-float64(r.memBefore))/(1<<20), perConn, r.rss)
 	ok := r.missing == 0 && len(r.all) == r.moves && fanoutPct(r.all, 99) <= targetFanoutP99
 	fmt.Printf("  every client p99 %s (target ≤ %s, none missing): %s\n", fanoutPct(r.all, 99), targetFanoutP99, verdict(ok))
 }

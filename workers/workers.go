@@ -53,6 +53,17 @@ type Config struct {
 	// AutomationProjectRate is how many actions the rules of one project may run per
 	// minute (TW_AUTOMATION_PROJECT_RATE); zero is no limit.
 	AutomationProjectRate int
+	// JobRetention is how long River keeps finished jobs before its cleaner deletes them.
+	JobRetention JobRetention
+}
+
+// JobRetention is how long finished jobs are kept, by final state
+// (TW_JOB_COMPLETED_RETENTION, TW_JOB_CANCELLED_RETENTION, TW_JOB_DISCARDED_RETENTION).
+// Zero is River's default: a day for completed and cancelled jobs, a week for
+// discarded ones. River's cleaner looks every 30 seconds and deletes expired jobs in
+// batches of 10,000 rows (1,000 once a batch times out), each its own short statement.
+type JobRetention struct {
+	Completed, Cancelled, Discarded time.Duration
 }
 
 // MailConfig is the SMTP relay e-mails go through (TW_SMTP_ADDR, TW_SMTP_FROM).
@@ -121,6 +132,10 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		Workers:              ws,
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: rescueAfter,
+		// Zero leaves River's default.
+		CompletedJobRetentionPeriod: cfg.JobRetention.Completed,
+		CancelledJobRetentionPeriod: cfg.JobRetention.Cancelled,
+		DiscardedJobRetentionPeriod: cfg.JobRetention.Discarded,
 		// The least time between two fetches of one queue. A notified insert is fetched at
 		// once when the last fetch is that long past; under load, the jobs committed in
 		// the meantime come in one fetch. Shorter spends the workers' time on fetches of a

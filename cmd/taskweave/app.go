@@ -302,6 +302,8 @@ func (a *app) workerClient(ctx context.Context) (*river.Client[pgx.Tx], error) {
 		// The chain budget and the per-project rate of automation actions.
 		AutomationChainBudget: a.cfg.AutomationChainBudget,
 		AutomationProjectRate: a.cfg.AutomationProjectRate,
+		JobRetention: workers.JobRetention{Completed: a.cfg.JobCompletedRetention,
+			Cancelled: a.cfg.JobCancelledRetention, Discarded: a.cfg.JobDiscardedRetention},
 	}, workers.Deps{Log: a.log, DB: a.db, Registry: a.registry, Bus: bus, Attachments: files})
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)

@@ -84,6 +84,11 @@ type Config struct {
 	WebhookHeaderPrefix string          `env:"TW_WEBHOOK_HEADER_PREFIX, default=X-Taskweave"`
 	WebhookRetention    time.Duration   `env:"TW_WEBHOOK_RETENTION, default=720h"`
 	SLAInterval         time.Duration   `env:"TW_SLA_INTERVAL, default=60s"`
+	// Finished River jobs are kept this long after they finished, then River's own
+	// cleaner deletes them in small batches (docs/operations.md#retention).
+	JobCompletedRetention time.Duration `env:"TW_JOB_COMPLETED_RETENTION, default=24h"`
+	JobCancelledRetention time.Duration `env:"TW_JOB_CANCELLED_RETENTION, default=24h"`
+	JobDiscardedRetention time.Duration `env:"TW_JOB_DISCARDED_RETENTION, default=168h"`
 	// AutomationRetention: automation executions older than this are deleted.
 	AutomationRetention time.Duration `env:"TW_AUTOMATION_RETENTION, default=2160h"`
 	// AutomationChainBudget: how many actions the rule runs caused by one change may run.

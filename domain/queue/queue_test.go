@@ -134,6 +134,10 @@ func TestCollectorExportsDepthAndAge(t *testing.T) {
 		testJob{kind: "webhook.deliver", queue: "webhooks", state: "discarded"},
 		testJob{kind: "audit.record", queue: "audit", state: "running"},
 	)
+	// A job finished more than an hour ago is left out, with its (queue, kind).
+	old := insertJobs(t, db, testJob{kind: "notify.mail", queue: "mail", state: "completed"})
+	_, err := db.Pool.Exec(context.Background(), "UPDATE river_job SET finalized_at = now() - interval '2 hours' WHERE id = $1", old[0])
+	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(queue.NewCollector(db.Pool, slog.New(slog.NewTextHandler(io.Discard, nil))))
 	mfs, err := reg.Gather()

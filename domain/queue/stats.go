@@ -46,11 +46,19 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
+	// Two index scans, the unfinished jobs by the fetch index and the jobs finished within
+	// the hour by River's (state, finalized_at) index: as one OR, Postgres read the whole
+	// table, 0.6 s at 1,000,000 finished jobs (the scale bench).
 	rows, err := c.pool.Query(ctx, `
 		SELECT queue, kind, state::text, count(*),
 		       coalesce(extract(epoch FROM now() - min(scheduled_at) FILTER (WHERE state = 'available')), 0)::float8
-		FROM river_job
-		WHERE state NOT IN ('completed', 'cancelled', 'discarded') OR finalized_at > now() - interval '1 hour'
+		FROM (
+			SELECT queue, kind, state, scheduled_at FROM river_job
+			WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
+			UNION ALL
+			SELECT queue, kind, state, scheduled_at FROM river_job
+			WHERE state IN ('completed', 'cancelled', 'discarded') AND finalized_at > now() - interval '1 hour'
+		) AS j
 		GROUP BY queue, kind, state`)
 	if err != nil {
 		c.log.Warn("queue metrics", "err", err)
