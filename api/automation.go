@@ -215,7 +215,7 @@ func (s *Server) createRule(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		r, err := s.rules().Create(c.UserContext(), sc, principal(c).UserID, in)
+		r, err := s.rules().Create(c.UserContext(), sc, auditActor(c), in)
 		if err != nil {
 			return err
 		}
@@ -240,30 +240,6 @@ func (s *Server) getRule(scope ruleScope) fiber.Handler {
 			return err
 		}
 		r, err := s.rules().Get(c.UserContext(), sc, id)
-		if err != nil {
-			return err
-		}
-		return c.JSON(toRuleResponse(r))
-	}
-}
-
-// renameRule is PUT /{rid}: `{name}`, the only change a saved rule takes.
-func (s *Server) renameRule(scope ruleScope) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		sc, id, err := ruleTarget(c, scope, project.Admin)
-		if err != nil {
-			return err
-		}
-		var body struct {
-			Name *string `json:"name"`
-		}
-		if err := decodeJSON(c.Body(), &body); err != nil {
-			return err
-		}
-		if body.Name == nil {
-			return required("name")
-		}
-		r, err := s.rules().Rename(c.UserContext(), sc, id, *body.Name)
 		if err != nil {
 			return err
 		}
@@ -307,7 +283,7 @@ func (s *Server) deleteRule(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		if err := s.rules().Delete(c.UserContext(), sc, id); err != nil {
+		if err := s.rules().Delete(c.UserContext(), sc, auditActor(c), id); err != nil {
 			return err
 		}
 		return c.SendStatus(fiber.StatusNoContent)
@@ -324,7 +300,11 @@ func (s *Server) listRuleExecutions(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		execs, total, err := s.rules().Executions(c.UserContext(), sc, id, pr.Offset(), pr.Size)
+		f, err := parseExecutionFilter(c)
+		if err != nil {
+			return err
+		}
+		execs, total, err := s.rules().Executions(c.UserContext(), sc, id, f, pr.Offset(), pr.Size)
 		if err != nil {
 			return err
 		}

@@ -175,7 +175,7 @@ func TestAutomationRuleLifecycle(t *testing.T) {
 
 	r = h.Do("PUT", f.autoRules("/"+ids[0]), map[string]any{"name": "renamed", "triggerType": "COMMENT_ADDED"}, f.owner.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-	require.Equal(t, []any{"renamed", "ISSUE_CREATED"}, []any{r.JSON(t)["name"], r.JSON(t)["triggerType"]}, "rename only")
+	require.Equal(t, []any{"renamed", "COMMENT_ADDED"}, []any{r.JSON(t)["name"], r.JSON(t)["triggerType"]}, "the members sent")
 	require.Equal(t, map[string]string{"name": "BLANK"}, autoProblems(t, h.Do("PUT", f.autoRules("/"+ids[0]), map[string]any{"name": " "}, f.owner.Access)))
 	r = h.Do("PUT", f.autoRules("/"+ids[0]), map[string]any{}, f.owner.Access)
 	require.Equal(t, http.StatusBadRequest, r.Status)
