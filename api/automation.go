@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskweave/taskweave/domain/automation"
 	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/domain/webhook"
 )
 
 // ruleRequest is the create body of both scopes (AutomationRuleCreateRequest in
@@ -158,7 +159,10 @@ type executionResponse struct {
 	CreatedAt string     `json:"createdAt"`
 }
 
-func (s *Server) rules() *automation.Service { return automation.NewService(s.db.Bun, s.audit) }
+func (s *Server) rules() *automation.Service {
+	return automation.NewService(s.db.Bun, s.audit).
+		WithChecker(webhook.Checker{AllowPrivate: s.deps.Webhook.AllowPrivate, Resolver: s.deps.Webhook.Resolver})
+}
 
 // projectRuleScope is the project of the path as a rule scope.
 func projectRuleScope(a *project.Access) automation.Scope {

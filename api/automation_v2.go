@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/samber/lo"
 
 	"github.com/taskweave/taskweave/domain/automation"
@@ -61,4 +62,50 @@ func parseExecutionFilter(c *fiber.Ctx) (automation.ExecutionFilter, error) {
 	id, err := queryID("issueId", c.Query("issueId"))
 	f.IssueID = id
 	return f, err
+}
+
+// ruleDeliveryResponse is AutomationWebhookDelivery in api/openapi/90-automation.yaml.
+type ruleDeliveryResponse struct {
+	ID             uuid.UUID  `json:"id"`
+	RuleID         uuid.UUID  `json:"ruleId"`
+	IssueID        *uuid.UUID `json:"issueId"`
+	EventID        uuid.UUID  `json:"eventId"`
+	URL            string     `json:"url"`
+	Payload        string     `json:"payload"`
+	Status         string     `json:"status"`
+	Attempts       int        `json:"attempts"`
+	ResponseStatus *int       `json:"responseStatus"`
+	ResponseBody   *string    `json:"responseBody"`
+	LastError      *string    `json:"lastError"`
+	NextRetryAt    *string    `json:"nextRetryAt"`
+	CreatedAt      string     `json:"createdAt"`
+	LastAttemptAt  *string    `json:"lastAttemptAt"`
+	DeliveredAt    *string    `json:"deliveredAt"`
+}
+
+// listRuleDeliveries is GET /{rid}/deliveries: the rule's SEND_WEBHOOK requests, newest
+// first (project ADMIN: they hold receivers' replies).
+func (s *Server) listRuleDeliveries(scope ruleScope) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		sc, id, err := ruleTarget(c, scope, project.Admin)
+		if err != nil {
+			return err
+		}
+		pr, err := parsePage(c, 20)
+		if err != nil {
+			return err
+		}
+		ds, total, err := s.rules().Deliveries(c.UserContext(), sc, id, pr.Offset(), pr.Size)
+		if err != nil {
+			return err
+		}
+		out := make([]ruleDeliveryResponse, 0, len(ds))
+		for _, d := range ds {
+			out = append(out, ruleDeliveryResponse{ID: d.ID, RuleID: d.RuleID, IssueID: d.IssueID, EventID: d.EventID, URL: d.URL,
+				Payload: d.Payload, Status: d.Status, Attempts: d.Attempts, ResponseStatus: d.ResponseStatus,
+				ResponseBody: d.ResponseBody, LastError: d.LastError, NextRetryAt: instantPtr(d.NextRetryAt),
+				CreatedAt: instant(d.CreatedAt), LastAttemptAt: instantPtr(d.LastAttemptAt), DeliveredAt: instantPtr(d.DeliveredAt)})
+		}
+		return c.JSON(newPage(out, pr, total))
+	}
 }

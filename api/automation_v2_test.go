@@ -1,10 +1,16 @@
 package api_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/api/apitest"
 )
 
 // TestAutomationRuleUpdateIsWhole: PUT replaces the members sent (trigger, filters,
@@ -119,4 +125,100 @@ func TestAutomationExecutionsFilter(t *testing.T) {
 	r = h.Do("GET", f.autoRules("/"+id+"/executions?issueId=nope"), nil, f.viewer.Access)
 	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
 	require.Equal(t, "INVALID_UUID", r.JSON(t)["reason"])
+}
+
+// TestAutomationSendWebhook: a SEND_WEBHOOK rule POSTs the rule, event and issue in the
+// webhook envelope, signed with its secret, retried on the webhook schedule after a
+// failed attempt and logged on the rule; the secret is never returned; a private
+// address is refused at save unless TW_WEBHOOK_ALLOW_PRIVATE.
+func TestAutomationSendWebhook(t *testing.T) {
+	t.Parallel()
+	h := whHarness(t, 200*time.Millisecond)
+	f := sprintFixtureOn(t, h)
+	h.StartWorkers()
+	recv := whNewReceiver(t, h, func(n int) int {
+		if n == 1 {
+			return http.StatusBadGateway
+		}
+		return http.StatusNoContent
+	})
+	const secret = "s3cret-of-the-rule"
+	rule := f.autoRule(t, map[string]any{"name": "Tell the bot", "triggerType": "ISSUE_CREATED",
+		"actions": []any{autoAction("SEND_WEBHOOK", map[string]any{"url": recv.url(), "secret": secret})}})
+	id := rule["id"].(string)
+	params := rule["actions"].([]any)[0].(map[string]any)["params"].(map[string]any)
+	require.Equal(t, map[string]any{"url": recv.url(), "secret": "********"}, params, "the secret is masked")
+	for _, path := range []string{f.autoRules("/" + id), f.autoRules("?size=200")} {
+		r := h.Do("GET", path, nil, f.viewer.Access)
+		require.NotContains(t, string(r.Body), secret)
+	}
+
+	issueID, key := f.autoIssue(t, f.owner, map[string]any{"title": "Hook me"})
+	hits := recv.wait(t, 2, 30*time.Second)
+	require.Len(t, hits, 2)
+	for _, hit := range hits {
+		whVerify(t, hit, secret)
+		require.Equal(t, "automation.rule_fired", hit.header.Get("X-Taskweave-Event"))
+	}
+	require.Equal(t, hits[0].header.Get("X-Taskweave-Delivery"), hits[1].header.Get("X-Taskweave-Delivery"), "one delivery, retried")
+	require.GreaterOrEqual(t, hits[1].at.Sub(hits[0].at), 200*time.Millisecond, "after the schedule's delay")
+	var body struct {
+		Event      string `json:"event"`
+		ProjectKey string `json:"projectKey"`
+		ID         string `json:"id"`
+		Data       struct {
+			Rule  map[string]any `json:"rule"`
+			Event map[string]any `json:"event"`
+			Issue map[string]any `json:"issue"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(hits[0].body, &body))
+	require.Equal(t, "automation.rule_fired", body.Event)
+	require.Equal(t, f.key, body.ProjectKey)
+	require.Equal(t, hits[0].header.Get("X-Taskweave-Delivery"), body.ID)
+	require.Equal(t, map[string]any{"id": id, "name": "Tell the bot"}, body.Data.Rule)
+	require.Equal(t, "ISSUE_CREATED", body.Data.Event["type"])
+	require.Equal(t, []any{issueID, key, "Hook me"}, []any{body.Data.Issue["issueId"], body.Data.Issue["issueKey"], body.Data.Issue["title"]})
+
+	// The log on the rule: one delivery, delivered at the second attempt.
+	var d map[string]any
+	apitest.Eventually(t, 10*time.Second, func() bool {
+		r := h.Do("GET", f.autoRules("/"+id+"/deliveries"), nil, f.owner.Access)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		content := r.JSON(t)["content"].([]any)
+		require.Len(t, content, 1)
+		d = content[0].(map[string]any)
+		return d["status"] == "DELIVERED"
+	}, "delivery recorded")
+	require.Equal(t, float64(2), d["attempts"])
+	require.Equal(t, float64(204), d["responseStatus"])
+	require.Equal(t, issueID, d["issueId"])
+	require.Equal(t, recv.url(), d["url"])
+	require.NotNil(t, d["deliveredAt"])
+	require.Equal(t, body.ID, d["id"])
+	require.NotContains(t, fmt.Sprint(d), secret)
+	require.Equal(t, http.StatusForbidden, h.Do("GET", f.autoRules("/"+id+"/deliveries"), nil, f.member.Access).Status)
+	autoDrain(t, h)
+	require.Equal(t, []string{"SUCCESS " + issueID + " ran SEND_WEBHOOK"}, autoOutcomes(f.autoExecutions(t, id)))
+
+	// The mask sent back keeps the secret; a new secret replaces it.
+	r := h.Do("PUT", f.autoRules("/"+id), map[string]any{"actions": []any{autoAction("SEND_WEBHOOK",
+		map[string]any{"url": recv.url(), "secret": "********"})}}, f.owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM automation_actions WHERE rule_id = $1 AND params->>'secret' = $2`, id, secret))
+
+	// Validated at save: the URL's form, its length, the secret's length.
+	require.Equal(t, map[string]string{"actions[0].params.url": "URL_REJECTED", "actions[1].params.url": "REQUIRED",
+		"actions[2].params.secret": "LENGTH", "actions[3].params.url": "LENGTH"},
+		autoProblems(t, h.Do("POST", f.autoRules(""), map[string]any{"name": "bad", "triggerType": "ISSUE_CREATED",
+			"actions": []any{autoAction("SEND_WEBHOOK", map[string]any{"url": "ftp://example.com/x"}),
+				autoAction("SEND_WEBHOOK", map[string]any{}),
+				autoAction("SEND_WEBHOOK", map[string]any{"url": "https://example.com", "secret": strings.Repeat("s", 65)}),
+				autoAction("SEND_WEBHOOK", map[string]any{"url": "https://example.com/" + strings.Repeat("a", 2048)})}}, f.owner.Access)))
+
+	// Without TW_WEBHOOK_ALLOW_PRIVATE the address check refuses loopback.
+	g := issueFixtureOn(t, apitest.New(t, apitest.Options{}))
+	require.Equal(t, map[string]string{"actions[0].params.url": "URL_REJECTED"},
+		autoProblems(t, g.h.Do("POST", g.autoRules(""), map[string]any{"name": "private", "triggerType": "ISSUE_CREATED",
+			"actions": []any{autoAction("SEND_WEBHOOK", map[string]any{"url": recv.url()})}}, g.owner.Access)))
 }

@@ -11,6 +11,8 @@ import (
 var automationErrors = []errorMapping{
 	{automation.ErrNotFound, 404, "NOT_FOUND", "RULE_NOT_FOUND"},
 	{automation.ErrCreatorIneligible, 409, "CONFLICT", "RULE_CREATOR_INELIGIBLE"},
+	// Only the web request worker meets it: the rule, with its log, was deleted.
+	{automation.ErrDeliveryGone, 404, "NOT_FOUND", "RULE_NOT_FOUND"},
 }
 
 // automationInvalid renders a rule's validation problems as one VALIDATION_ERROR naming

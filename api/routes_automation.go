@@ -22,5 +22,6 @@ func (s *Server) automationRoutes(r fiber.Router, admin fiber.Router) {
 		g.r.Patch(g.path+"/:rid/toggle", s.toggleRule(g.scope))
 		g.r.Post(g.path+"/:rid/take-over", s.takeOverRule(g.scope))
 		g.r.Get(g.path+"/:rid/executions", s.listRuleExecutions(g.scope))
+		g.r.Get(g.path+"/:rid/deliveries", s.listRuleDeliveries(g.scope))
 	}
 }

@@ -88,7 +88,8 @@ var (
 	Logics         = []string{LogicAnd, LogicOr}
 	// ExecutionStatuses filter the execution log.
 	ExecutionStatuses = []string{StatusSuccess, StatusSkipped, StatusFailed}
-	ActionTypes       = []string{ActionSetStatus, ActionSetAssignee, ActionSetPriority, ActionSendNotification, ActionCreateComment, ActionCreateSubtask}
+	ActionTypes       = []string{ActionSetStatus, ActionSetAssignee, ActionSetPriority, ActionSendNotification, ActionCreateComment, ActionCreateSubtask,
+		ActionSendWebhook}
 )
 
 // Limits against abuse: a rule deeper or larger is refused whole

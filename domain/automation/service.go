@@ -13,13 +13,15 @@ import (
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/automation/creator"
+	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
 
 // Service administers rules and reads their execution log.
 type Service struct {
-	db    *bun.DB
-	audit *audit.Recorder
+	db      *bun.DB
+	audit   *audit.Recorder
+	checker webhook.Checker
 }
 
 // NewService builds a Service; it holds no state of its own. rec records re-enables
@@ -65,7 +67,7 @@ func (s *Service) Create(ctx context.Context, sc Scope, by audit.Actor, in RuleI
 		if err != nil {
 			return err
 		}
-		if ps = append(ps, more...); len(ps) > 0 {
+		if ps = append(append(ps, more...), s.checkURLs(ctx, rs.urls)...); len(ps) > 0 {
 			return &ValidationError{Problems: ps}
 		}
 		r.Scope, r.CreatedBy = ScopeSystem, &by.UserID
@@ -149,7 +151,8 @@ func (s *Service) Get(ctx context.Context, sc Scope, id uuid.UUID) (*Rule, error
 	if len(rules) == 0 {
 		return nil, ErrNotFound
 	}
-	return &rules[0], nil
+	r := masked(rules[0])
+	return &r, nil
 }
 
 // List returns one page of the scope's rules, oldest first, and their total: two
@@ -166,6 +169,9 @@ func (s *Service) List(ctx context.Context, sc Scope, offset, limit int) ([]Rule
 	rules, err := loadRules(ctx, s.db, func(q *bun.SelectQuery) *bun.SelectQuery {
 		return sc.where(q).Offset(int64(offset)).Limit(int64(limit))
 	})
+	for i := range rules {
+		rules[i] = masked(rules[i])
+	}
 	return rules, total, err
 }
 

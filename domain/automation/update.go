@@ -56,6 +56,7 @@ func (s *Service) Update(ctx context.Context, sc Scope, by audit.Actor, id uuid.
 		if len(saved) == 0 {
 			return ErrNotFound
 		}
+		unmask(ch.Actions, saved[0].Actions)
 		in := ch.apply(inputOf(&saved[0]))
 		r, rs, ps := check(in, sc.Project != nil)
 		if r == nil {
@@ -68,7 +69,7 @@ func (s *Service) Update(ctx context.Context, sc Scope, by audit.Actor, id uuid.
 		if err != nil {
 			return err
 		}
-		if ps = append(ps, more...); len(ps) > 0 {
+		if ps = append(append(ps, more...), s.checkURLs(ctx, rs.urls)...); len(ps) > 0 {
 			return &ValidationError{Problems: ps}
 		}
 		if r.Enabled && !cur.Enabled {
