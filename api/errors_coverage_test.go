@@ -68,6 +68,7 @@ var domainErrors = map[string]error{
 
 	"automation.ErrNotFound":          automation.ErrNotFound,
 	"automation.ErrCreatorIneligible": automation.ErrCreatorIneligible,
+	"automation.ErrDeliveryGone":      automation.ErrDeliveryGone,
 
 	"board.ErrNoActiveSprint": board.ErrNoActiveSprint,
 

@@ -54,3 +54,23 @@ func (AutomationCleanup) Kind() string { return "automation.cleanup" }
 func (AutomationCleanup) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueAutomation}
 }
+
+// AutomationWebhook sends one web request of a rule's SEND_WEBHOOK action: inserted in
+// the rule's transaction with its delivery row, which holds the URL, body and secret
+// (never the job row). Every run is one attempt; MaxAttempts (TW_WEBHOOK_RETRY_DELAYS
+// + 1) is set by whoever inserts it, and the worker's NextRetry follows the webhook
+// schedule.
+type AutomationWebhook struct {
+	DeliveryID uuid.UUID `json:"deliveryId"`
+	RuleID     uuid.UUID `json:"ruleId"`
+	ProjectID  uuid.UUID `json:"projectId"`
+	IssueID    uuid.UUID `json:"issueId"`
+}
+
+// Kind implements river.JobArgs.
+func (AutomationWebhook) Kind() string { return "automation.webhook" }
+
+// InsertOpts puts the requests on the webhooks queue, beside the webhook deliveries.
+func (AutomationWebhook) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueWebhooks}
+}

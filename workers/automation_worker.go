@@ -19,7 +19,9 @@ import (
 func addAutomationWorkers(ws *river.Workers, cfg Config, d Deps) []*river.PeriodicJob {
 	w := NewAutomationEvaluateWorker(d)
 	w.Engine.Limits = automation.Limits{ChainBudget: cfg.AutomationChainBudget, ProjectRate: cfg.AutomationProjectRate}
+	w.Engine.WebhookAttempts = cfg.Webhook.WithDefaults().MaxAttempts()
 	river.AddWorker(ws, w)
+	river.AddWorker(ws, NewAutomationWebhookWorker(cfg.Webhook, d))
 	// Executions past their retention.
 	river.AddWorker(ws, river.WorkFunc(func(ctx context.Context, job *river.Job[jobs.AutomationCleanup]) error {
 		_, err := automation.Cleanup(ctx, d.DB.Bun, job.Args.Retention, automation.CleanupBatch)

@@ -90,10 +90,15 @@ func (w *WebhookDeliverWorker) Timeout(*river.Job[jobs.WebhookDeliver]) time.Dur
 // delay is the wait after attempt (1-based); attempts beyond the list (a job inserted
 // under a longer schedule) reuse its last entry.
 func (w *WebhookDeliverWorker) delay(attempt int) time.Duration {
-	if len(w.delays) == 0 {
+	return webhookDelay(w.delays, attempt)
+}
+
+// webhookDelay is the wait of the webhook schedule delays after attempt (1-based).
+func webhookDelay(delays []time.Duration, attempt int) time.Duration {
+	if len(delays) == 0 {
 		return time.Minute
 	}
-	return w.delays[min(max(attempt, 1), len(w.delays))-1]
+	return delays[min(max(attempt, 1), len(delays))-1]
 }
 
 // webhookMetrics are the delivery metrics the dashboard reads.

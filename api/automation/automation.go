@@ -9,6 +9,7 @@ import (
 	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/automation"
 	"github.com/taskweave/taskweave/domain/project"
+	"github.com/taskweave/taskweave/domain/webhook"
 )
 
 // ruleRequest is the create body of both scopes (AutomationRuleCreateRequest in
@@ -159,7 +160,10 @@ type executionResponse struct {
 	CreatedAt string     `json:"createdAt"`
 }
 
-func (s *handlers) rules() *automation.Service { return automation.NewService(s.DB.Bun, s.Audit) }
+func (s *handlers) rules() *automation.Service {
+	return automation.NewService(s.DB.Bun, s.Audit).
+		WithChecker(webhook.Checker{AllowPrivate: s.Webhook.AllowPrivate, Resolver: s.Webhook.Resolver})
+}
 
 // projectRuleScope is the project of the path as a rule scope.
 func projectRuleScope(a *project.Access) automation.Scope {
@@ -216,7 +220,7 @@ func (s *handlers) createRule(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		r, err := s.rules().Create(c.UserContext(), sc, core.Principal(c).UserID, in)
+		r, err := s.rules().Create(c.UserContext(), sc, core.AuditActor(c), in)
 		if err != nil {
 			return err
 		}
@@ -241,30 +245,6 @@ func (s *handlers) getRule(scope ruleScope) fiber.Handler {
 			return err
 		}
 		r, err := s.rules().Get(c.UserContext(), sc, id)
-		if err != nil {
-			return err
-		}
-		return c.JSON(toRuleResponse(r))
-	}
-}
-
-// renameRule is PUT /{rid}: `{name}`, the only change a saved rule takes.
-func (s *handlers) renameRule(scope ruleScope) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		sc, id, err := ruleTarget(c, scope, project.Admin)
-		if err != nil {
-			return err
-		}
-		var body struct {
-			Name *string `json:"name"`
-		}
-		if err := core.DecodeJSON(c.Body(), &body); err != nil {
-			return err
-		}
-		if body.Name == nil {
-			return core.Required("name")
-		}
-		r, err := s.rules().Rename(c.UserContext(), sc, id, *body.Name)
 		if err != nil {
 			return err
 		}
@@ -308,7 +288,7 @@ func (s *handlers) deleteRule(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		if err := s.rules().Delete(c.UserContext(), sc, id); err != nil {
+		if err := s.rules().Delete(c.UserContext(), sc, core.AuditActor(c), id); err != nil {
 			return err
 		}
 		return c.SendStatus(fiber.StatusNoContent)
@@ -325,7 +305,11 @@ func (s *handlers) listRuleExecutions(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		execs, total, err := s.rules().Executions(c.UserContext(), sc, id, pr.Offset(), pr.Size)
+		f, err := parseExecutionFilter(c)
+		if err != nil {
+			return err
+		}
+		execs, total, err := s.rules().Executions(c.UserContext(), sc, id, f, pr.Offset(), pr.Size)
 		if err != nil {
 			return err
 		}

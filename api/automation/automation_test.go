@@ -177,7 +177,7 @@ func TestAutomationRuleLifecycle(t *testing.T) {
 
 	r = h.Do("PUT", autoRules(f, "/"+ids[0]), map[string]any{"name": "renamed", "triggerType": "COMMENT_ADDED"}, f.Owner.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-	require.Equal(t, []any{"renamed", "ISSUE_CREATED"}, []any{r.JSON(t)["name"], r.JSON(t)["triggerType"]}, "rename only")
+	require.Equal(t, []any{"renamed", "COMMENT_ADDED"}, []any{r.JSON(t)["name"], r.JSON(t)["triggerType"]}, "the members sent")
 	require.Equal(t, map[string]string{"name": "BLANK"}, autoProblems(t, h.Do("PUT", autoRules(f, "/"+ids[0]), map[string]any{"name": " "}, f.Owner.Access)))
 	r = h.Do("PUT", autoRules(f, "/"+ids[0]), map[string]any{}, f.Owner.Access)
 	require.Equal(t, http.StatusBadRequest, r.Status)

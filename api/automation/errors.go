@@ -12,6 +12,8 @@ import (
 var Errors = core.ErrorTable{Mappers: []core.Mapper{automationInvalid}, Mappings: []core.ErrorMapping{
 	{Err: automation.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: "RULE_NOT_FOUND"},
 	{Err: automation.ErrCreatorIneligible, Status: 409, Code: "CONFLICT", Reason: "RULE_CREATOR_INELIGIBLE"},
+	// Only the web request worker meets it: the rule, with its log, was deleted.
+	{Err: automation.ErrDeliveryGone, Status: 404, Code: "NOT_FOUND", Reason: "RULE_NOT_FOUND"},
 }}
 
 // automationInvalid renders a rule's validation problems as one VALIDATION_ERROR naming

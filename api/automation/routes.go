@@ -25,10 +25,11 @@ func Routes(r fiber.Router, admin fiber.Router, env *core.Env) {
 		g.r.Get(g.path, s.listRules(g.scope))
 		g.r.Post(g.path, s.createRule(g.scope))
 		g.r.Get(g.path+"/:rid", s.getRule(g.scope))
-		g.r.Put(g.path+"/:rid", s.renameRule(g.scope))
+		g.r.Put(g.path+"/:rid", s.updateRule(g.scope))
 		g.r.Delete(g.path+"/:rid", s.deleteRule(g.scope))
 		g.r.Patch(g.path+"/:rid/toggle", s.toggleRule(g.scope))
 		g.r.Post(g.path+"/:rid/take-over", s.takeOverRule(g.scope))
 		g.r.Get(g.path+"/:rid/executions", s.listRuleExecutions(g.scope))
+		g.r.Get(g.path+"/:rid/deliveries", s.listRuleDeliveries(g.scope))
 	}
 }

@@ -91,6 +91,8 @@ func (r *run) action(ctx context.Context, a Action) error {
 		return issues.Apply(ctx, p, actor, ref, patch)
 	case ActionSendNotification:
 		return r.notify(ctx, a)
+	case ActionSendWebhook:
+		return r.sendWebhook(ctx, a)
 	case ActionCreateComment:
 		// Written by the automation user; the comment's rule_id names the rule.
 		_, err := comment.NewService(r.engine.DB, r.engine.Bus, r.engine.Audit).ForAutomation(r.tx).

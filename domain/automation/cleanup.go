@@ -31,5 +31,9 @@ func Cleanup(ctx context.Context, db bun.IDB, retention time.Duration, batch int
 	if err != nil {
 		return n, fmt.Errorf("clean automation executions: %w", err)
 	}
+	// SEND_WEBHOOK requests are kept as long.
+	if _, err := store.DeleteExpired(ctx, db, "automation_webhook_deliveries", "automation_rules", "rule_id", retention, batch); err != nil {
+		return n, fmt.Errorf("clean automation web requests: %w", err)
+	}
 	return n, cleanLimits(ctx, db)
 }

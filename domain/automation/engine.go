@@ -29,6 +29,9 @@ type Engine struct {
 	Audit *audit.Recorder
 	// Limits are the chain budget and the project rate.
 	Limits Limits
+	// WebhookAttempts is the MaxAttempts of SEND_WEBHOOK jobs: one plus one per
+	// TW_WEBHOOK_RETRY_DELAYS entry (0: the default schedule's).
+	WebhookAttempts int
 
 	cache ruleCache
 }

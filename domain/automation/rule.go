@@ -86,7 +86,10 @@ var (
 	ConditionTypes = []string{CondIssueType, CondPriority, CondAssignee, CondStatus, CondStoryPoints, CondProject}
 	Operators      = []string{OpIs, OpIsNot, OpContains, OpGT, OpLT}
 	Logics         = []string{LogicAnd, LogicOr}
-	ActionTypes    = []string{ActionSetStatus, ActionSetAssignee, ActionSetPriority, ActionSendNotification, ActionCreateComment, ActionCreateSubtask}
+	// ExecutionStatuses filter the execution log.
+	ExecutionStatuses = []string{StatusSuccess, StatusSkipped, StatusFailed}
+	ActionTypes       = []string{ActionSetStatus, ActionSetAssignee, ActionSetPriority, ActionSendNotification, ActionCreateComment, ActionCreateSubtask,
+		ActionSendWebhook}
 )
 
 // Limits against abuse: a rule deeper or larger is refused whole

@@ -13,13 +13,15 @@ import (
 
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/automation/creator"
+	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/store"
 )
 
 // Service administers rules and reads their execution log.
 type Service struct {
-	db    *bun.DB
-	audit *audit.Recorder
+	db      *bun.DB
+	audit   *audit.Recorder
+	checker webhook.Checker
 }
 
 // NewService builds a Service; it holds no state of its own. rec records re-enables
@@ -47,7 +49,7 @@ func (sc Scope) where(q *bun.SelectQuery) *bun.SelectQuery {
 
 // Create validates in whole and stores it with its tree and actions in one
 // transaction; a *ValidationError lists every problem and nothing is stored.
-func (s *Service) Create(ctx context.Context, sc Scope, createdBy uuid.UUID, in RuleInput) (*Rule, error) {
+func (s *Service) Create(ctx context.Context, sc Scope, by audit.Actor, in RuleInput) (*Rule, error) {
 	r, rs, ps := check(in, sc.Project != nil)
 	if r == nil { // past the limits: nothing more is looked at
 		return nil, &ValidationError{Problems: ps}
@@ -65,15 +67,19 @@ func (s *Service) Create(ctx context.Context, sc Scope, createdBy uuid.UUID, in 
 		if err != nil {
 			return err
 		}
-		if ps = append(ps, more...); len(ps) > 0 {
+		if ps = append(append(ps, more...), s.checkURLs(ctx, rs.urls)...); len(ps) > 0 {
 			return &ValidationError{Problems: ps}
 		}
-		r.Scope, r.CreatedBy = ScopeSystem, &createdBy
+		r.Scope, r.CreatedBy = ScopeSystem, &by.UserID
 		if sc.Project != nil {
 			r.Scope, r.ProjectID = ScopeProject, &sc.Project.ID
 		}
-		id, err = insertRule(ctx, tx, r)
-		return err
+		if id, err = insertRule(ctx, tx, r); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, by, AuditCreated, &store.AutomationRule{ID: id, ProjectID: r.ProjectID},
+			map[string]any{"ruleName": r.Name, "triggerType": r.TriggerType, "enabled": r.Enabled,
+				"conditions": countConditions(r.Root), "actions": len(r.Actions)})
 	})
 	if err != nil {
 		return nil, err
@@ -89,6 +95,11 @@ func insertRule(ctx context.Context, tx bun.Tx, r *Rule) (uuid.UUID, error) {
 	if _, err := tx.NewInsert().Model(&row).Returning("id").Exec(ctx); err != nil {
 		return uuid.Nil, fmt.Errorf("insert rule: %w", err)
 	}
+	return row.ID, insertTree(ctx, tx, row.ID, r)
+}
+
+// insertTree writes the groups, conditions and actions of rule id.
+func insertTree(ctx context.Context, tx bun.Tx, id uuid.UUID, r *Rule) error {
 	var (
 		groups []store.AutomationGroup
 		conds  []store.AutomationCondition
@@ -96,9 +107,9 @@ func insertRule(ctx context.Context, tx bun.Tx, r *Rule) (uuid.UUID, error) {
 	var walk func(g Group, parent *uuid.UUID, ordinal int)
 	walk = func(g Group, parent *uuid.UUID, ordinal int) {
 		gid := uuid.New()
-		groups = append(groups, store.AutomationGroup{ID: gid, RuleID: row.ID, ParentGroupID: parent, Logic: g.Logic, Ordinal: ordinal})
+		groups = append(groups, store.AutomationGroup{ID: gid, RuleID: id, ParentGroupID: parent, Logic: g.Logic, Ordinal: ordinal})
 		for i, c := range g.Conditions {
-			conds = append(conds, store.AutomationCondition{ID: uuid.New(), RuleID: row.ID, GroupID: gid, Ordinal: i,
+			conds = append(conds, store.AutomationCondition{ID: uuid.New(), RuleID: id, GroupID: gid, Ordinal: i,
 				Type: c.Type, Operator: c.Operator, Params: c.Params})
 		}
 		for i, child := range g.Groups {
@@ -108,24 +119,24 @@ func insertRule(ctx context.Context, tx bun.Tx, r *Rule) (uuid.UUID, error) {
 	walk(r.Root, nil, 0)
 	// Parents precede their children in groups, which one INSERT writes in order.
 	if _, err := tx.NewInsert().Model(&groups).Exec(ctx); err != nil {
-		return uuid.Nil, fmt.Errorf("insert condition groups: %w", err)
+		return fmt.Errorf("insert condition groups: %w", err)
 	}
 	if len(conds) > 0 {
 		if _, err := tx.NewInsert().Model(&conds).Exec(ctx); err != nil {
-			return uuid.Nil, fmt.Errorf("insert conditions: %w", err)
+			return fmt.Errorf("insert conditions: %w", err)
 		}
 	}
 	if len(r.Actions) > 0 {
 		acts := make([]store.AutomationAction, len(r.Actions))
 		for i, a := range r.Actions {
-			acts[i] = store.AutomationAction{ID: uuid.New(), RuleID: row.ID, Position: a.Position, Ordinal: i,
+			acts[i] = store.AutomationAction{ID: uuid.New(), RuleID: id, Position: a.Position, Ordinal: i,
 				Type: a.Type, Params: a.Params}
 		}
 		if _, err := tx.NewInsert().Model(&acts).Exec(ctx); err != nil {
-			return uuid.Nil, fmt.Errorf("insert actions: %w", err)
+			return fmt.Errorf("insert actions: %w", err)
 		}
 	}
-	return row.ID, nil
+	return nil
 }
 
 // Get returns one rule of the scope (a rule of another project, or a project rule
@@ -140,7 +151,8 @@ func (s *Service) Get(ctx context.Context, sc Scope, id uuid.UUID) (*Rule, error
 	if len(rules) == 0 {
 		return nil, ErrNotFound
 	}
-	return &rules[0], nil
+	r := masked(rules[0])
+	return &r, nil
 }
 
 // List returns one page of the scope's rules, oldest first, and their total: two
@@ -157,12 +169,15 @@ func (s *Service) List(ctx context.Context, sc Scope, offset, limit int) ([]Rule
 	rules, err := loadRules(ctx, s.db, func(q *bun.SelectQuery) *bun.SelectQuery {
 		return sc.where(q).Offset(int64(offset)).Limit(int64(limit))
 	})
+	for i := range rules {
+		rules[i] = masked(rules[i])
+	}
 	return rules, total, err
 }
 
 // Rename changes a rule's name (the only change a saved rule takes besides its
 // enabled flag).
-func (s *Service) Rename(ctx context.Context, sc Scope, id uuid.UUID, name string) (*Rule, error) {
+func (s *Service) Rename(ctx context.Context, sc Scope, by audit.Actor, id uuid.UUID, name string) (*Rule, error) {
 	var ps problems
 	switch {
 	case strings.TrimSpace(name) == "":
@@ -173,7 +188,17 @@ func (s *Service) Rename(ctx context.Context, sc Scope, id uuid.UUID, name strin
 	if len(ps) > 0 {
 		return nil, &ValidationError{Problems: ps}
 	}
-	if err := s.update(ctx, s.db, sc, id, "name = ?", name); err != nil {
+	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		r, err := lockRule(ctx, tx, sc, id)
+		if err != nil {
+			return err
+		}
+		if err := s.update(ctx, tx, sc, id, "name = ?", name); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, by, AuditUpdated, r, map[string]any{"ruleName": name, "previousName": r.Name})
+	})
+	if err != nil {
 		return nil, err
 	}
 	return s.Get(ctx, sc, id)
@@ -189,7 +214,10 @@ func (s *Service) Toggle(ctx context.Context, sc Scope, by audit.Actor, id uuid.
 			return err
 		}
 		if r.Enabled {
-			return s.update(ctx, tx, sc, id, "enabled = false")
+			if err := s.update(ctx, tx, sc, id, "enabled = false"); err != nil {
+				return err
+			}
+			return s.record(ctx, tx, by, AuditToggled, r, map[string]any{"ruleName": r.Name, "enabled": false})
 		}
 		reason, err := creator.Refusal(ctx, tx, id)
 		if err != nil {
@@ -199,6 +227,9 @@ func (s *Service) Toggle(ctx context.Context, sc Scope, by audit.Actor, id uuid.
 			return fmt.Errorf("%w: %s", ErrCreatorIneligible, reason)
 		}
 		if err := s.update(ctx, tx, sc, id, "enabled = true, disabled_reason = NULL, disabled_at = NULL"); err != nil {
+			return err
+		}
+		if err := s.record(ctx, tx, by, AuditToggled, r, map[string]any{"ruleName": r.Name, "enabled": true}); err != nil {
 			return err
 		}
 		if r.DisabledReason == nil {
@@ -277,25 +308,28 @@ func (s *Service) update(ctx context.Context, db bun.IDB, sc Scope, id uuid.UUID
 }
 
 // Delete removes a rule with its tree, actions and execution log.
-func (s *Service) Delete(ctx context.Context, sc Scope, id uuid.UUID) error {
-	q := s.db.NewDelete().TableExpr("automation_rules AS r").Where("r.id = ?", id)
-	if sc.Project == nil {
-		q = q.Where("r.project_id IS NULL")
-	} else {
-		q = q.Where("r.project_id = ?", sc.Project.ID)
-	}
-	res, err := q.Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("delete rule: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+func (s *Service) Delete(ctx context.Context, sc Scope, by audit.Actor, id uuid.UUID) error {
+	return store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		r, err := lockRule(ctx, tx, sc, id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.NewDelete().TableExpr("automation_rules").Where("id = ?", id).Exec(ctx); err != nil {
+			return fmt.Errorf("delete rule: %w", err)
+		}
+		return s.record(ctx, tx, by, AuditDeleted, r, map[string]any{"ruleName": r.Name, "triggerType": r.TriggerType})
+	})
+}
+
+// ExecutionFilter narrows a rule's execution log: by Status (one of the execution
+// statuses) and by the issue the execution was about; zero values filter nothing.
+type ExecutionFilter struct {
+	Status  string
+	IssueID *uuid.UUID
 }
 
 // Executions returns one page of a rule's execution log, newest first, and its total.
-func (s *Service) Executions(ctx context.Context, sc Scope, ruleID uuid.UUID, offset, limit int) ([]Execution, int, error) {
+func (s *Service) Executions(ctx context.Context, sc Scope, ruleID uuid.UUID, f ExecutionFilter, offset, limit int) ([]Execution, int, error) {
 	exists, err := sc.where(s.db.NewSelect().TableExpr("automation_rules AS r").Where("r.id = ?", ruleID)).Exists(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find rule: %w", err)
@@ -304,6 +338,12 @@ func (s *Service) Executions(ctx context.Context, sc Scope, ruleID uuid.UUID, of
 		return nil, 0, ErrNotFound
 	}
 	q := s.db.NewSelect().Model((*store.AutomationExecution)(nil)).Where("rule_id = ?", ruleID)
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.IssueID != nil {
+		q = q.Where("issue_id = ?", *f.IssueID)
+	}
 	n, err := q.Count(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("count executions: %w", err)

@@ -97,6 +97,8 @@ type refs struct {
 	statuses []ref
 	members  []ref
 	users    []ref
+	// urls go through the outbound address check.
+	urls []urlRef
 }
 
 // check validates in without the database and builds the rule it describes. project
@@ -378,6 +380,8 @@ func checkAction(path string, a Action, project bool, rs *refs, ps *problems) {
 		if strings.TrimSpace(a.Params["body"]) == "" {
 			ps.add(field("body"), "REQUIRED", "field.AUTOMATION_REQUIRED")
 		}
+	case ActionSendWebhook:
+		checkWebhookAction(field, a, rs, ps)
 	case ActionCreateSubtask:
 		if utf8.RuneCountInString(a.Params["title"]) > issue.MaxTitle {
 			ps.add(field("title"), "LENGTH", "field.TOO_LONG", "max", strconv.Itoa(issue.MaxTitle))

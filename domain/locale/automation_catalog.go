@@ -22,6 +22,7 @@ func init() {
 		"field.AUTOMATION_MEMBER":       "is not a member of the project",
 		"field.AUTOMATION_USER":         "is not an active user",
 		"field.AUTOMATION_SELF_TRIGGER": "makes the rule trigger itself without end: {why}",
+		"field.AUTOMATION_URL":          "is refused: {why}",
 
 		"notification.AUTOMATION.title": "{rule} on {issueKey}",
 		"notification.AUTOMATION.body":  "{message} ({issueKey} “{issueTitle}”)",
@@ -46,6 +47,7 @@ func init() {
 		"field.AUTOMATION_MEMBER":       "ist kein Mitglied des Projekts",
 		"field.AUTOMATION_USER":         "ist kein aktiver Benutzer",
 		"field.AUTOMATION_SELF_TRIGGER": "lässt die Regel sich endlos selbst auslösen: {why}",
+		"field.AUTOMATION_URL":          "wird abgelehnt: {why}",
 
 		"notification.AUTOMATION.title": "{rule} für {issueKey}",
 		"notification.AUTOMATION.body":  "{message} ({issueKey} „{issueTitle}“)",

@@ -73,3 +73,12 @@ func bodyHead(m Message) (string, error) {
 	}
 	return head, nil
 }
+
+// Body is m's delivery body with delivery id: the envelope every webhook body has.
+func Body(m Message, id uuid.UUID) (string, error) {
+	head, err := bodyHead(m)
+	if err != nil {
+		return "", err
+	}
+	return head + id.String() + bodyTail, nil
+}

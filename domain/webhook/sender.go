@@ -384,7 +384,9 @@ func (s *Sender) post(ctx context.Context, id uuid.UUID, url, secret, eventType,
 	req.Header.SetContentType("application/json")
 	req.Header.SetUserAgent("Taskweave-Webhook/1")
 	req.Header.Set(s.hEvent, eventType)
-	req.Header.Set(s.hSignature, Sign([]byte(payload), secret))
+	if secret != "" { // a webhook always has one; a rule's web request may not
+		req.Header.Set(s.hSignature, Sign([]byte(payload), secret))
+	}
 	req.Header.Set(s.hDelivery, id.String())
 	req.SetBodyString(payload)
 	deadline := time.Now().Add(s.timeout)
@@ -404,6 +406,14 @@ func (s *Sender) post(ctx context.Context, id uuid.UUID, url, secret, eventType,
 		return &status, &body, fmt.Errorf("webhook receiver answered %d", status)
 	}
 	return &status, &body, nil
+}
+
+// Post makes one attempt of a web request other than a delivery record (an automation
+// rule's SEND_WEBHOOK) with the delivery client, headers and address rule; without a
+// secret it carries no signature. It returns the reply's status and (clipped) body when
+// there was one, and an error unless the status is 2xx.
+func (s *Sender) Post(ctx context.Context, id uuid.UUID, url, secret, eventType, payload string) (*int, *string, error) {
+	return s.post(ctx, id, url, secret, eventType, payload)
 }
 
 // clip makes s storable in a text column and at most max bytes: invalid UTF-8 and NUL
