@@ -62,13 +62,9 @@ func (s *Server) idempotent(c *fiber.Ctx) error {
 		c.Set(headerReplayed, "true")
 		return c.Send(kept.Body)
 	}
-	// After the request the deadline may have passed; the record is written anyway.
-	after := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(context.WithoutCancel(c.UserContext()), 5*time.Second)
-	}
 	defer func() {
 		if p := recover(); p != nil {
-			ctx, cancel := after()
+			ctx, cancel := afterRequest(c)
 			defer cancel()
 			_ = s.keys.Release(ctx, r)
 			panic(p)
@@ -77,7 +73,7 @@ func (s *Server) idempotent(c *fiber.Ctx) error {
 	if err := c.Next(); err != nil {
 		s.env.Errors.Write(c, s.failures, err)
 	}
-	ctx, cancel := after()
+	ctx, cancel := afterRequest(c)
 	defer cancel()
 	resp := c.Response()
 	status := resp.StatusCode()
@@ -97,6 +93,12 @@ func (s *Server) idempotent(c *fiber.Ctx) error {
 		s.log.Error("keep idempotent answer", "err", err)
 	}
 	return nil
+}
+
+// afterRequest is a context for bookkeeping after the request's work: its deadline may
+// have passed, the record is written anyway.
+func afterRequest(c *fiber.Ctx) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(c.UserContext()), 5*time.Second)
 }
 
 // idempotencyKey is the key sent: 1 to 255 visible ASCII characters, optionally quoted

@@ -131,7 +131,7 @@ func (s *Server) routes() {
 	integrationapi.PublicRoutes(v1, s.env)
 	servicedeskapi.PublicRoutes(v1, s.env)
 
-	v1.Use(s.requireUser, s.apiRateLimited, s.idempotent)
+	v1.Use(s.requireUser, s.apiRateLimited, s.idempotent, s.conditional)
 	accountapi.Routes(v1, s.env)
 
 	projectapi.Routes(v1, s.env)
