@@ -235,7 +235,7 @@ func TestWorkflowRoles(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, f.h.Do(c.method, c.path, c.body, "").Status, name)
 	}
 	for _, c := range calls("/api/v1/projects/NOSUCH" + strings.ToUpper(uuid.NewString()[:3]) + "/workflow") {
-		apitest.RequireProblem(t, f.h.Do(c.method, c.path, c.body, f.owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.NoReason)
+		apitest.RequireProblem(t, f.h.Do(c.method, c.path, c.body, f.owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 	}
 	require.Equal(t, before, f.rows(t), "refused calls changed nothing")
 	require.Equal(t, "In Progress", f.h.Do("GET", f.base, nil, f.viewer.Access).JSON(t)["statuses"].([]any)[1].(map[string]any)["name"])
