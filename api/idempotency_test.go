@@ -15,15 +15,22 @@ import (
 	"github.com/taskweave/taskweave/workers"
 )
 
+// twoReplicas are two API servers on one fresh database, as two replicas, and a project
+// made through the first.
+func twoReplicas(t *testing.T) (a, b *apitest.Harness, f *apitest.Project) {
+	t.Helper()
+	db := storetest.NewDB(t)
+	a = apitest.New(t, apitest.Options{DB: db})
+	b = apitest.New(t, apitest.Options{DB: db})
+	return a, b, apitest.NewProject(t, a)
+}
+
 // TestIdempotentRetryAcrossReplicas: a POST retried with its Idempotency-Key on another
 // replica answers the first reply again without a second issue; another body with the
 // key is 422, another caller's same key is their own.
 func TestIdempotentRetryAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	db := storetest.NewDB(t)
-	a := apitest.New(t, apitest.Options{DB: db})
-	b := apitest.New(t, apitest.Options{DB: db})
-	f := apitest.NewProject(t, a)
+	a, b, f := twoReplicas(t)
 	body := map[string]any{"title": "Retried create"}
 	key := []string{"Idempotency-Key", "create-1"}
 
@@ -65,10 +72,8 @@ func TestIdempotentRetryAcrossReplicas(t *testing.T) {
 // retry answers its reply.
 func TestIdempotentRetryWhileRunning(t *testing.T) {
 	t.Parallel()
-	db := storetest.NewDB(t)
-	a := apitest.New(t, apitest.Options{DB: db})
-	b := apitest.New(t, apitest.Options{DB: db})
-	f := apitest.NewProject(t, a)
+	a, b, f := twoReplicas(t)
+	db := a.DB
 	ctx := context.Background()
 
 	// Issue creation numbers the issue under the project row's lock: holding it keeps

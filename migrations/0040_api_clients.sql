@@ -27,7 +27,7 @@ CREATE INDEX idempotency_keys_expires_idx ON idempotency_keys (expires_at);
 -- RateLimit-Policy reply headers (docs/api-conventions.md#rate-limits): wait is the
 -- seconds to wait (0 = allowed; the hit is then recorded), remaining the hits left in
 -- the window after this one, reset the seconds until the oldest hit leaves the window.
--- rate_limit_hit stays for replicas of the release before.
+-- rate_limit_hit stays for replicas of the release before, answering through it.
 CREATE FUNCTION rate_limit_take(p_bucket text, p_limit integer, p_window interval,
     OUT wait double precision, OUT remaining integer, OUT reset double precision)
 LANGUAGE plpgsql AS $$
@@ -50,3 +50,8 @@ BEGIN
     remaining := p_limit - n - 1;
     reset := extract(epoch FROM (coalesce(oldest, now_ts) + p_window - now_ts));
 END $$;
+
+CREATE OR REPLACE FUNCTION rate_limit_hit(p_bucket text, p_limit integer, p_window interval)
+RETURNS double precision LANGUAGE sql AS $$
+    SELECT wait FROM rate_limit_take(p_bucket, p_limit, p_window)
+$$;
