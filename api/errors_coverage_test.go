@@ -23,6 +23,7 @@ import (
 	"github.com/taskweave/taskweave/domain/comment"
 	"github.com/taskweave/taskweave/domain/customfield"
 	"github.com/taskweave/taskweave/domain/dashboard"
+	"github.com/taskweave/taskweave/domain/idempotency"
 	"github.com/taskweave/taskweave/domain/integration"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/label"
@@ -85,6 +86,10 @@ var domainErrors = map[string]error{
 	"customfield.ErrOptionNotFound":  customfield.ErrOptionNotFound,
 
 	"dashboard.ErrWidgetNotFound": dashboard.ErrWidgetNotFound,
+
+	"idempotency.ErrInProgress": idempotency.ErrInProgress,
+	"idempotency.ErrKeyReused":  idempotency.ErrKeyReused,
+	"idempotency.ErrNotStored":  idempotency.ErrNotStored,
 
 	"integration.ErrExists":          integration.ErrExists,
 	"integration.ErrInvalidPayload":  integration.ErrInvalidPayload,

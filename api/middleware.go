@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -114,6 +116,38 @@ func (s *Server) requireUser(c *fiber.Ctx) error {
 		return core.Forbidden("API_KEY_SCOPE")
 	}
 	return c.Next()
+}
+
+// apiRateLimited counts every protected request against its credential's limit per
+// minute (TW_API_RATE_LIMIT; off when it is 0), answering the RateLimit headers.
+func (s *Server) apiRateLimited(c *fiber.Ctx) error {
+	if probe, _ := c.Locals(probeKey).(bool); s.deps.APILimiter == nil || probe {
+		return c.Next()
+	}
+	if bucket := apiBucket(c); bucket != "" {
+		if err := core.Limit(c, s.deps.APILimiter, "api", bucket); err != nil {
+			return err
+		}
+	}
+	return c.Next()
+}
+
+// apiBucket is the credential a request is counted against: a personal access token or
+// API key by itself, a login's access tokens (renewed every few minutes) by their user.
+func apiBucket(c *fiber.Ctx) string {
+	if claims, ok := c.Locals(core.PendingKey).(*auth.AccessClaims); ok {
+		return "api:user:" + claims.UserID.String()
+	}
+	p := core.Principal(c)
+	if p == nil {
+		return ""
+	}
+	if p.Method == auth.MethodJWT {
+		return "api:user:" + p.UserID.String()
+	}
+	token := strings.TrimSpace(c.Get(fiber.HeaderAuthorization))
+	sum := sha256.Sum256([]byte(token))
+	return "api:token:" + hex.EncodeToString(sum[:16])
 }
 
 // apiKeyMayUse keeps a project API key inside /api/v1/projects/{its key}.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskweave/taskweave/api"
 	"github.com/taskweave/taskweave/api/apitest"
 	"github.com/taskweave/taskweave/store/storetest"
 )
@@ -55,4 +56,63 @@ func TestRateLimitWindowSlides(t *testing.T) {
 	apitest.Eventually(t, 3*time.Second, func() bool {
 		return h.Do("POST", "/api/v1/auth/login", login, "", ip...).Status == http.StatusForbidden
 	}, "window slides open again")
+}
+
+// TestRateLimitHeaders: a limited route answers RateLimit-Policy and RateLimit on every
+// reply, and Retry-After with them on 429.
+func TestRateLimitHeaders(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{Configure: apitest.LimitedAuth(3, time.Minute)})
+	login := map[string]any{"email": "x@example.com", "password": "whatever1"}
+	ip := []string{"X-Forwarded-For", "10.7.7.7"}
+	for _, left := range []string{"2", "1", "0"} {
+		r := h.Do("POST", "/api/v1/auth/login", login, "", ip...)
+		require.Equal(t, http.StatusForbidden, r.Status)
+		require.Equal(t, `"auth";q=3;w=60`, r.Header.Get("RateLimit-Policy"))
+		require.Regexp(t, `^"auth";r=`+left+`;t=(59|60)$`, r.Header.Get("RateLimit"))
+	}
+	r := h.Do("POST", "/api/v1/auth/login", login, "", ip...)
+	require.Equal(t, http.StatusTooManyRequests, r.Status)
+	require.Equal(t, `"auth";q=3;w=60`, r.Header.Get("RateLimit-Policy"))
+	require.Regexp(t, `^"auth";r=0;t=(59|60)$`, r.Header.Get("RateLimit"))
+	require.Regexp(t, `^(59|60)$`, r.Header.Get("Retry-After"))
+}
+
+// TestAPIRateLimitPerCredential: with TW_API_RATE_LIMIT every protected request counts
+// against its credential (a login's tokens by user, a personal access token alone); off,
+// nothing is counted and no header is sent.
+func TestAPIRateLimitPerCredential(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{Configure: func(s *api.Settings) { s.APIRateLimit = 3 }})
+	u := h.Register("Limited") // its GET /auth/me is the first request counted
+	pat := h.Do("POST", "/api/v1/me/tokens", map[string]any{"name": "script", "scope": "READ_WRITE"}, u.Access)
+	require.Equal(t, http.StatusCreated, pat.Status, "%s", pat.Body)
+	require.Equal(t, `"api";q=3;w=60`, pat.Header.Get("RateLimit-Policy"))
+	require.Regexp(t, `^"api";r=1;t=\d+$`, pat.Header.Get("RateLimit"))
+	token := pat.JSON(t)["plaintext"].(string)
+
+	me := h.Do("GET", "/api/v1/auth/me", nil, u.Access)
+	require.Equal(t, http.StatusOK, me.Status)
+	require.Regexp(t, `^"api";r=0;t=\d+$`, me.Header.Get("RateLimit"))
+	me = h.Do("GET", "/api/v1/auth/me", nil, u.Access)
+	apitest.RequireProblem(t, me, http.StatusTooManyRequests, "RATE_LIMITED", apitest.ReasonOrNone(""))
+	require.Regexp(t, `^"api";r=0;t=\d+$`, me.Header.Get("RateLimit"))
+	secs, err := strconv.Atoi(me.Header.Get("Retry-After"))
+	require.NoError(t, err)
+	require.True(t, secs >= 1 && secs <= 60, "Retry-After %d", secs)
+
+	// The token is a credential of its own; another user has their own count.
+	byToken := h.Do("GET", "/api/v1/auth/me", nil, token)
+	require.Equal(t, http.StatusOK, byToken.Status)
+	require.Regexp(t, `^"api";r=2;t=\d+$`, byToken.Header.Get("RateLimit"))
+	v := h.Register("Other")
+	require.Equal(t, http.StatusOK, h.Do("GET", "/api/v1/auth/me", nil, v.Access).Status)
+
+	// Off (the default): no count, no header.
+	off := apitest.Shared(t)
+	w := off.Register("Unlimited")
+	r := off.Do("GET", "/api/v1/auth/me", nil, w.Access)
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Empty(t, r.Header.Get("RateLimit"))
+	require.Empty(t, r.Header.Get("RateLimit-Policy"))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/idempotency"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -49,6 +50,8 @@ type Server struct {
 	failures *core.FailureLog
 	// env is what the areas' handlers share.
 	env *core.Env
+	// keys are the Idempotency-Key records (idempotent).
+	keys *idempotency.Keys
 }
 
 // errorTables are every area's error table, consulted in this order after core.Table.
@@ -73,7 +76,7 @@ func New(cfg Config, d Deps) *Server {
 	}
 	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, authn: d.Authn, limiter: d.Limiter, cfg: cfg, deps: d, bus: d.Bus, audit: d.Audit,
 		metrics: newHTTPMetrics(d.Registry), stop: newStopping(),
-		failures: core.NewFailureLog(d.Log)}
+		failures: core.NewFailureLog(d.Log), keys: idempotency.NewKeys(d.DB.Bun)}
 	s.env = &core.Env{Deps: d, Cfg: cfg, Errors: core.NewErrors(errorTables()...), UntilHardStop: s.untilHardStop}
 	fc := fiber.Config{
 		AppName:               "taskweave",
@@ -128,7 +131,7 @@ func (s *Server) routes() {
 	integrationapi.PublicRoutes(v1, s.env)
 	servicedeskapi.PublicRoutes(v1, s.env)
 
-	v1.Use(s.requireUser)
+	v1.Use(s.requireUser, s.apiRateLimited, s.idempotent, s.conditional)
 	accountapi.Routes(v1, s.env)
 
 	projectapi.Routes(v1, s.env)

@@ -28,7 +28,10 @@ type Settings struct {
 	RegistrationEnabled bool
 	AuthRateLimit       int
 	AuthRateWindow      time.Duration
-	Password            auth.PasswordParams
+	// APIRateLimit is how many requests one credential may make per minute
+	// (TW_API_RATE_LIMIT); 0 is no limit.
+	APIRateLimit int
+	Password     auth.PasswordParams
 	// Webhook is the outgoing webhook configuration (URL checks, test pings).
 	Webhook webhook.Config
 	// AttachmentStorage takes new attachment files (the bucket of TW_STORAGE=s3); nil is
@@ -78,9 +81,13 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 	if err != nil {
 		return nil, err
 	}
+	var apiLimiter *auth.Limiter
+	if s.APIRateLimit > 0 {
+		apiLimiter = auth.NewLimiter(db.Bun, s.APIRateLimit, time.Minute)
+	}
 	return New(s.Config, Deps{
 		Log: log, DB: db, Auth: svc, Authn: auth.NewAuthenticator(db.Bun, tokens),
-		Limiter: auth.NewLimiter(db.Bun, s.AuthRateLimit, s.AuthRateWindow), Registry: reg, Ready: ready,
+		Limiter: auth.NewLimiter(db.Bun, s.AuthRateLimit, s.AuthRateWindow), APILimiter: apiLimiter, Registry: reg, Ready: ready,
 		Bus: bus, Audit: rec, River: inserter, Webhook: s.Webhook.WithDefaults(), Attachments: files, SSO: single,
 		RiverUI: ui,
 	}), nil

@@ -7,6 +7,8 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
+
+	"github.com/taskweave/taskweave/domain/idempotency"
 )
 
 // RateLimitCleanupArgs removes rate-limit hits older than the window, for client
@@ -32,4 +34,23 @@ func (w *RateLimitCleanupWorker) Work(ctx context.Context, job *river.Job[RateLi
 		return fmt.Errorf("clean rate limit hits: %w", err)
 	}
 	return nil
+}
+
+// IdempotencyExpiryArgs deletes Idempotency-Key records past their 24 hours
+// (docs/api-conventions.md#safe-retries).
+type IdempotencyExpiryArgs struct{}
+
+// Kind implements river.JobArgs.
+func (IdempotencyExpiryArgs) Kind() string { return "maintenance.idempotency_expiry" }
+
+// IdempotencyExpiryWorker runs IdempotencyExpiryArgs.
+type IdempotencyExpiryWorker struct {
+	river.WorkerDefaults[IdempotencyExpiryArgs]
+	DB *bun.DB
+}
+
+// Work implements river.Worker.
+func (w *IdempotencyExpiryWorker) Work(ctx context.Context, _ *river.Job[IdempotencyExpiryArgs]) error {
+	_, err := idempotency.NewKeys(w.DB).Expire(ctx)
+	return err
 }

@@ -100,6 +100,7 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &AuditWorker{DB: d.DB.Bun})
 	river.AddWorker(ws, &RateLimitCleanupWorker{DB: d.DB.Bun})
+	river.AddWorker(ws, &IdempotencyExpiryWorker{DB: d.DB.Bun})
 	scheduled := addWebhookWorkers(ws, cfg, d)
 	scheduled = append(scheduled, addIntegrationWorkers(ws, cfg, d)...)
 	scheduled = append(scheduled, addNotificationWorkers(ws, cfg, d)...)
@@ -147,7 +148,8 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		// kind that only the new release knows (River would spend an attempt on it and
 		// finally discard it); the job waits for a worker that knows it.
 		FetchOnlyKnownKinds: true,
-		PeriodicJobs:        append(scheduled, periodic("rate_limit_cleanup", 10*time.Minute, false, RateLimitCleanupArgs{Window: window})),
+		PeriodicJobs: append(scheduled, periodic("rate_limit_cleanup", 10*time.Minute, false, RateLimitCleanupArgs{Window: window}),
+			periodic("idempotency_expiry", time.Hour, true, IdempotencyExpiryArgs{})),
 	})
 }
 

@@ -278,8 +278,8 @@ func TestProjectAuditRolesAndScope(t *testing.T) {
 	apitest.RequireProblem(t, h.Do("GET", path, nil, roles["VIEWER"].Access), http.StatusForbidden, "FORBIDDEN", apitest.NoReason)
 	apitest.RequireProblem(t, h.Do("GET", path, nil, outsider.Access), http.StatusForbidden, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Equal(t, http.StatusUnauthorized, h.Do("GET", path, nil, "").Status)
-	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH1/audit", nil, sys.Access), http.StatusNotFound, "NOT_FOUND", apitest.NoReason)
-	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH1/audit", nil, roles["ADMIN"].Access), http.StatusNotFound, "NOT_FOUND", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH1/audit", nil, sys.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH1/audit", nil, roles["ADMIN"].Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 
 	// The project list's own filters; userId and level are not offered here and do not
 	// widen the scope.

@@ -204,7 +204,7 @@ func (s *handlers) opsLogin(c *fiber.Ctx) error {
 		return s.opsRender(c, fiber.StatusForbidden, "error", opsData{Title: "Forbidden", Message: "Cross-site form posts are refused."})
 	}
 	// The same bucket as POST /auth/login: one limit per address, whichever form is used.
-	if err := s.Limiter.Hit(c.UserContext(), "auth:"+c.IP()); err != nil {
+	if err := core.Limit(c, s.Limiter, "auth", "auth:"+c.IP()); err != nil {
 		return err
 	}
 	email, password := strings.TrimSpace(c.FormValue("email")), c.FormValue("password")

@@ -56,12 +56,15 @@ type Config struct {
 
 // Deps are the services the handlers call.
 type Deps struct {
-	Log      *slog.Logger
-	DB       *store.DB
-	Auth     *auth.Service
-	Authn    *auth.Authenticator
-	Limiter  *auth.Limiter
-	Registry *prometheus.Registry
+	Log     *slog.Logger
+	DB      *store.DB
+	Auth    *auth.Service
+	Authn   *auth.Authenticator
+	Limiter *auth.Limiter
+	// APILimiter counts every protected request per credential (TW_API_RATE_LIMIT);
+	// nil: no such limit.
+	APILimiter *auth.Limiter
+	Registry   *prometheus.Registry
 	// Bus turns domain events into jobs on the request's transaction.
 	Bus   *event.Bus
 	Audit *audit.Recorder

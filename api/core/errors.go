@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/taskweave/taskweave/domain/auth"
+	"github.com/taskweave/taskweave/domain/idempotency"
 	"github.com/taskweave/taskweave/domain/locale"
 	"github.com/taskweave/taskweave/store"
 )
@@ -104,7 +105,8 @@ func NewErrors(tables ...ErrorTable) *Errors {
 // Tables are the tables consulted, Table first.
 func (t *Errors) Tables() []ErrorTable { return t.tables }
 
-// Table maps the account and store sentinels; every Errors consults it first.
+// Table maps the account, idempotency and store sentinels; every Errors consults it
+// first.
 var Table = ErrorTable{Mappings: []ErrorMapping{
 	{Err: auth.ErrInvalidCredentials, Status: 403, Code: "FORBIDDEN", Reason: "INVALID_CREDENTIALS"},
 	{Err: auth.ErrInvalidRefreshToken, Status: 403, Code: "FORBIDDEN", Reason: "INVALID_REFRESH_TOKEN"},
@@ -118,6 +120,9 @@ var Table = ErrorTable{Mappings: []ErrorMapping{
 	{Err: auth.ErrTokenNotFound, Status: 404, Code: "NOT_FOUND", Reason: "TOKEN_NOT_FOUND"},
 	{Err: auth.ErrTokenExpired, Status: 401, Code: "UNAUTHORIZED", Reason: "TOKEN_EXPIRED"},
 	{Err: auth.ErrUnauthenticated, Status: 401, Code: "UNAUTHORIZED", Reason: ""},
+	{Err: idempotency.ErrInProgress, Status: 409, Code: "CONFLICT", Reason: "IDEMPOTENCY_IN_PROGRESS"},
+	{Err: idempotency.ErrNotStored, Status: 409, Code: "CONFLICT", Reason: "IDEMPOTENCY_ANSWER_NOT_KEPT"},
+	{Err: idempotency.ErrKeyReused, Status: 422, Code: "UNPROCESSABLE_ENTITY", Reason: "IDEMPOTENCY_KEY_REUSED"},
 	{Err: store.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: ""},
 	{Err: store.ErrUnavailable, Status: 503, Code: "UNAVAILABLE", Reason: ""},
 }}

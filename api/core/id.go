@@ -3,6 +3,8 @@ package core
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+
+	"github.com/taskweave/taskweave/domain/issue"
 )
 
 // ParseID reads an id a client sent, in a path, a query parameter or a body member: the
@@ -45,6 +47,23 @@ func OptionalID(field string, s *string) (*uuid.UUID, error) {
 		return nil, err
 	}
 	return &id, nil
+}
+
+// IssueMember parses the optional body member field that names an issue, by its id or,
+// as paths do, by its key (DEMO-3): one of id and key is set when s is. Anything else
+// is 400 INVALID_UUID.
+func IssueMember(field string, s *string) (id *uuid.UUID, key string, err error) {
+	if s == nil {
+		return nil, "", nil
+	}
+	ref, ok := issue.ParseRef(*s)
+	switch {
+	case !ok:
+		return nil, "", BadRequest("INVALID_UUID", "field", field)
+	case ref.Key != "":
+		return nil, ref.Key, nil
+	}
+	return &ref.ID, "", nil
 }
 
 // ParseIDs parses a list of ids sent as the body member field.

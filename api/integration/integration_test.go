@@ -60,7 +60,7 @@ func TestIntegrationCRUD(t *testing.T) {
 	apitest.RequireProblem(t, h.Do("POST", base, map[string]any{"provider": "gitlab"}, f.Member.Access), 403, "FORBIDDEN", apitest.NoReason)
 	apitest.RequireProblem(t, h.Do("GET", base, nil, f.Outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Equal(t, http.StatusUnauthorized, h.Do("GET", base, nil, "").Status)
-	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOPE9/integrations", nil, f.Owner.Access), 404, "NOT_FOUND", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOPE9/integrations", nil, f.Owner.Access), 404, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 
 	r = h.Do("GET", base, nil, f.Viewer.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)

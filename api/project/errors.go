@@ -13,7 +13,7 @@ import (
 // Errors maps projects, members, organizations, labels, API keys and the workflow rules
 // to docs/api-conventions.md#errors; a refused guard is guardError's.
 var Errors = core.ErrorTable{Mappers: []core.Mapper{guardError}, Mappings: []core.ErrorMapping{
-	{Err: project.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: ""},
+	{Err: project.ErrNotFound, Status: 404, Code: "NOT_FOUND", Reason: "PROJECT_NOT_FOUND"},
 	{Err: project.ErrForbidden, Status: 403, Code: "FORBIDDEN", Reason: ""},
 	{Err: project.ErrDuplicateKey, Status: 409, Code: "CONFLICT", Reason: "DUPLICATE_KEY"},
 	{Err: project.ErrAlreadyMember, Status: 409, Code: "CONFLICT", Reason: "ALREADY_MEMBER"},

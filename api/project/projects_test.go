@@ -214,7 +214,7 @@ func TestSetProjectOrganization(t *testing.T) {
 	require.Nil(t, p["myRole"], "the system ADMIN has no project role")
 	require.Equal(t, "MEMBER", h.Do("GET", "/api/v1/projects/"+key, nil, writer.Access).JSON(t)["myRole"], "inheritance gone with the organization")
 
-	apitest.RequireProblem(t, h.Do("PATCH", "/api/v1/projects/NOSUCH1/organization", map[string]any{"orgId": nil}, sys.Access), http.StatusNotFound, "NOT_FOUND", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("PATCH", "/api/v1/projects/NOSUCH1/organization", map[string]any{"orgId": nil}, sys.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 }
 
 // pjQueryCounter counts the statements bun sends.
@@ -315,7 +315,7 @@ func TestProjectRoleMatrix(t *testing.T) {
 		if c.body != nil {
 			body = c.body()
 		}
-		apitest.RequireProblem(t, h.Do(c.method, unknown, body, owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.NoReason)
+		apitest.RequireProblem(t, h.Do(c.method, unknown, body, owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 	}
 }
 

@@ -342,7 +342,7 @@ func parseWorkflowGuards(body []byte) ([]workflow.Guard, error) {
 			}
 			g.Field = *in.Field
 			if !workflow.IsGuardField(g.Field) {
-				f.Add(at+"field", "ENUM", "field.GUARD_FIELD", "value", g.Field, "values", strings.Join(workflow.GuardFields, ", "))
+				return nil, core.BadRequest("INVALID_ENUM", "field", at+"field", "values", strings.Join(workflow.GuardFields, ", "))
 			}
 		case workflow.GuardRoleRestriction:
 			if in.Roles == nil {

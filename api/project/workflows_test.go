@@ -235,7 +235,7 @@ func TestWorkflowRoles(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, f.h.Do(c.method, c.path, c.body, "").Status, name)
 	}
 	for _, c := range calls("/api/v1/projects/NOSUCH" + strings.ToUpper(uuid.NewString()[:3]) + "/workflow") {
-		apitest.RequireProblem(t, f.h.Do(c.method, c.path, c.body, f.owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.NoReason)
+		apitest.RequireProblem(t, f.h.Do(c.method, c.path, c.body, f.owner.Access), http.StatusNotFound, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 	}
 	require.Equal(t, before, f.rows(t), "refused calls changed nothing")
 	require.Equal(t, "In Progress", f.h.Do("GET", f.base, nil, f.viewer.Access).JSON(t)["statuses"].([]any)[1].(map[string]any)["name"])
@@ -490,8 +490,8 @@ func TestWorkflowGuards(t *testing.T) {
 		{map[string]any{"guards": []any{map[string]any{"type": "ROLE_RESTRICTION", "roles": "ADMIN"}}}, "BAD_REQUEST", "WRONG_TYPE", ""},
 		{map[string]any{"guards": []any{map[string]any{"type": "ROLE_RESTRICTION", "roles": []string{"ADMIN", "OWNER"}}}}, "BAD_REQUEST", "UNKNOWN_GUARD_ROLE", ""},
 		{map[string]any{"guards": []any{map[string]any{"type": "ROLE_RESTRICTION", "roles": []string{"admin"}}}}, "BAD_REQUEST", "UNKNOWN_GUARD_ROLE", ""},
-		{map[string]any{"guards": []any{map[string]any{"type": "REQUIRED_FIELD", "field": "title"}, map[string]any{"type": "REQUIRED_FIELD", "field": "status"}}}, "VALIDATION_ERROR", "", "guards[1].field"},
-		{map[string]any{"guards": []any{map[string]any{"type": "REQUIRED_FIELD", "field": ""}}}, "VALIDATION_ERROR", "", "guards[0].field"},
+		{map[string]any{"guards": []any{map[string]any{"type": "REQUIRED_FIELD", "field": "title"}, map[string]any{"type": "REQUIRED_FIELD", "field": "status"}}}, "BAD_REQUEST", "INVALID_ENUM", ""},
+		{map[string]any{"guards": []any{map[string]any{"type": "REQUIRED_FIELD", "field": ""}}}, "BAD_REQUEST", "INVALID_ENUM", ""},
 	} {
 		m := apitest.RequireProblem(t, f.h.Do("PUT", path, c.body, f.admin.Access), 400, c.code, apitest.ReasonOrNone(c.reason))
 		if c.field != "" {
@@ -501,11 +501,8 @@ func TestWorkflowGuards(t *testing.T) {
 	}
 	require.Equal(t, saved, stored(), "refused guards changed nothing")
 
-	m = apitest.RequireProblem(t, f.h.Do("PUT", path, map[string]any{"guards": []any{map[string]any{"type": "REQUIRED_FIELD", "field": "labels"}}}, f.admin.Access), 400, "VALIDATION_ERROR", apitest.NoReason)
-	require.Equal(t, "labels cannot be required; use one of title, description, assigneeId, storyPoints, dueDate", m["details"].(map[string]any)["guards[0].field"])
-	e := m["errors"].([]any)[0].(map[string]any)
-	require.Equal(t, "guards[0].field", e["field"])
-	require.Equal(t, "ENUM", e["code"])
+	m = apitest.RequireProblem(t, f.h.Do("PUT", path, map[string]any{"guards": []any{map[string]any{"type": "REQUIRED_FIELD", "field": "labels"}}}, f.admin.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_ENUM"))
+	require.Equal(t, "guards[0].field must be one of title, description, assigneeId, storyPoints, dueDate.", m["message"])
 	m = apitest.RequireProblem(t, f.h.Do("PUT", path, map[string]any{"guards": []any{map[string]any{"type": "ROLE_RESTRICTION", "roles": []string{"OWNER"}}}}, f.admin.Access), 400, "BAD_REQUEST", apitest.Reason("UNKNOWN_GUARD_ROLE"))
 	require.Contains(t, m["message"], "OWNER")
 	m = apitest.RequireProblem(t, f.h.Do("PUT", path, map[string]any{"guards": []any{map[string]any{"type": "NOPE"}}}, f.admin.Access, "Accept-Language", "de"), 400, "BAD_REQUEST", apitest.Reason("UNKNOWN_GUARD_TYPE"))

@@ -202,7 +202,7 @@ func TestDashboardRoles(t *testing.T) {
 		apitest.RequireProblem(t, f.H.Do("DELETE", f.Path("/dashboard/widgets/"+w["id"].(string)), nil, u.token), 403, "FORBIDDEN", apitest.NoReason)
 	}
 	apitest.RequireProblem(t, f.H.Do("GET", f.Path("/dashboard"), nil, f.Outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
-	apitest.RequireProblem(t, f.H.Do("GET", "/api/v1/projects/NOPE0/dashboard", nil, f.Owner.Access), 404, "NOT_FOUND", apitest.NoReason)
+	apitest.RequireProblem(t, f.H.Do("GET", "/api/v1/projects/NOPE0/dashboard", nil, f.Owner.Access), 404, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 	require.Equal(t, []any{w}, dashboardOf(t, f, f.Owner.Access)["widgets"], "refused calls changed nothing")
 }
 

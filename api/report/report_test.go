@@ -92,7 +92,7 @@ func TestReportErrors(t *testing.T) {
 	apitest.RequireProblem(t, f.H.Do("GET", f.Path("/reports/burndown"), nil, f.Owner.Access), 400, "BAD_REQUEST", apitest.Reason("MISSING_FIELD"))
 	for _, p := range []string{"/reports/burndown?sprintId=" + foreign, "/reports/velocity", "/reports/cycle-time"} {
 		apitest.RequireProblem(t, f.H.Do("GET", f.Path(p), nil, f.Outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
-		apitest.RequireProblem(t, f.H.Do("GET", "/api/v1/projects/NOPE0"+p, nil, f.Owner.Access), 404, "NOT_FOUND", apitest.NoReason)
+		apitest.RequireProblem(t, f.H.Do("GET", "/api/v1/projects/NOPE0"+p, nil, f.Owner.Access), 404, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 	}
 }
 

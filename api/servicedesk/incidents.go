@@ -52,9 +52,14 @@ func parseIncident(body []byte) (servicedesk.NewIncident, error) {
 	}
 	var in servicedesk.NewIncident
 	var err error
-	if in.IssueID, err = core.ParseID("issueId", *r.IssueID); err != nil {
+	id, key, err := core.IssueMember("issueId", r.IssueID)
+	if err != nil {
 		return in, err
 	}
+	if id != nil {
+		in.IssueID = *id
+	}
+	in.IssueKey = key
 	if !issue.Valid(servicedesk.Severities, *r.Severity) {
 		return in, core.BadRequest("INVALID_ENUM", "field", "severity", "values", strings.Join(servicedesk.Severities, ", "))
 	}

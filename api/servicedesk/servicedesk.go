@@ -106,7 +106,7 @@ func toSLAPolicyResponse(p *servicedesk.Policy) slaPolicyResponse {
 // login limit's size and window (TW_AUTH_RATE_LIMIT, TW_AUTH_RATE_WINDOW) but a bucket
 // of its own, so a busy form never locks a client out of logging in.
 func (s *handlers) ticketRateLimited(c *fiber.Ctx) error {
-	if err := s.Limiter.Hit(c.UserContext(), "ticket:"+c.IP()); err != nil {
+	if err := core.Limit(c, s.Limiter, "ticket", "ticket:"+c.IP()); err != nil {
 		return err
 	}
 	return c.Next()

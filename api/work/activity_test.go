@@ -134,7 +134,7 @@ func TestActivityFeed(t *testing.T) {
 	apitest.RequireProblem(t, h.Do("GET", f.Path("/issues/"+f.Key+"-999/activity"), nil, f.Member.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 	apitest.RequireProblem(t, h.Do("GET", f.Path("/issues/"+uuid.NewString()+"/activity"), nil, f.Member.Access), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 	apitest.RequireProblem(t, h.Do("GET", f.Path("/issues/bad_ref/activity"), nil, f.Member.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_ISSUE_REF"))
-	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH8/issues/"+key+"/activity", nil, f.Member.Access), 404, "NOT_FOUND", apitest.NoReason)
+	apitest.RequireProblem(t, h.Do("GET", "/api/v1/projects/NOSUCH8/issues/"+key+"/activity", nil, f.Member.Access), 404, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 	apitest.RequireProblem(t, h.Do("GET", f.Path("/issues/"+key+"/activity?page=x"), nil, f.Member.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_PAGE"))
 	apitest.RequireProblem(t, h.Do("GET", f.Path("/issues/"+key+"/activity?size=-2"), nil, f.Member.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_PAGE"))
 	other := apitest.NewProject(t, h)

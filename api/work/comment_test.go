@@ -205,7 +205,7 @@ func TestCommentCreateRefused(t *testing.T) {
 	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.Viewer.Access), 403, "FORBIDDEN", apitest.NoReason)
 	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.Outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Equal(t, 401, post(map[string]any{"body": "hi"}, "").Status)
-	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.Member.Access, "/api/v1/projects/NOSUCH9/issues/"+key+"/comments"), 404, "NOT_FOUND", apitest.NoReason)
+	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.Member.Access, "/api/v1/projects/NOSUCH9/issues/"+key+"/comments"), 404, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.Member.Access, cmPath(f, f.Key+"-9999", "")), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.Member.Access, cmPath(f, uuid.NewString(), "")), 404, "NOT_FOUND", apitest.Reason("ISSUE_NOT_FOUND"))
 	apitest.RequireProblem(t, post(map[string]any{"body": "hi"}, f.Member.Access, cmPath(f, "not_a_key", "")), 400, "BAD_REQUEST", apitest.Reason("INVALID_ISSUE_REF"))

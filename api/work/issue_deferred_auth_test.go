@@ -40,7 +40,7 @@ func TestIssueCollectionAuthWithProject(t *testing.T) {
 	for _, m := range []string{"GET", "POST"} {
 		require.Contains(t, []int{200, 201}, call(m, f.Member, list).Status, m)
 		apitest.RequireProblem(t, call(m, f.Outsider, list), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
-		apitest.RequireProblem(t, call(m, f.Member, "/api/v1/projects/NOSUCH/issues"), 404, "NOT_FOUND", apitest.NoReason)
+		apitest.RequireProblem(t, call(m, f.Member, "/api/v1/projects/NOSUCH/issues"), 404, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 		unauthorized(h.Do(m, list, create, "not-a-token"))
 		unauthorized(h.Do(m, list, create, ""))
 	}

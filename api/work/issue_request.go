@@ -57,7 +57,7 @@ func parseCreateIssue(body []byte) (issue.NewIssue, error) {
 	if in.AssigneeID, err = core.OptionalID("assigneeId", r.AssigneeID); err != nil {
 		return in, err
 	}
-	if in.ParentID, err = core.OptionalID("parentId", r.ParentID); err != nil {
+	if in.ParentID, in.ParentKey, err = core.IssueMember("parentId", r.ParentID); err != nil {
 		return in, err
 	}
 	if in.SprintID, err = core.OptionalID("sprintId", r.SprintID); err != nil {

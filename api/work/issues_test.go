@@ -205,8 +205,8 @@ func TestIssueRoles(t *testing.T) {
 	require.Equal(t, "By member", f.Get(t, key)["title"])
 
 	// Unknown project 404; no credentials 401.
-	apitest.RequireProblem(t, f.H.Do("GET", "/api/v1/projects/NOPE404/issues", nil, f.Owner.Access), 404, "NOT_FOUND", apitest.NoReason)
-	apitest.RequireProblem(t, f.H.Do("POST", "/api/v1/projects/NOPE404/issues", body, f.Owner.Access), 404, "NOT_FOUND", apitest.NoReason)
+	apitest.RequireProblem(t, f.H.Do("GET", "/api/v1/projects/NOPE404/issues", nil, f.Owner.Access), 404, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
+	apitest.RequireProblem(t, f.H.Do("POST", "/api/v1/projects/NOPE404/issues", body, f.Owner.Access), 404, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
 	require.Equal(t, http.StatusUnauthorized, f.H.Do("GET", f.Path("/issues"), nil, "").Status)
 	require.Equal(t, 2, f.H.Count("SELECT count(*) FROM issues WHERE project_id = $1", f.ProjectID))
 }

@@ -33,8 +33,10 @@ type Config struct {
 	RegistrationEnabled   bool          `env:"TW_REGISTRATION_ENABLED, default=true"`
 	AuthRateLimit         int           `env:"TW_AUTH_RATE_LIMIT, default=10"`
 	AuthRateWindow        time.Duration `env:"TW_AUTH_RATE_WINDOW, default=60s"`
-	TrustedProxies        []string      `env:"TW_TRUSTED_PROXIES"`
-	RequestTimeout        time.Duration `env:"TW_REQUEST_TIMEOUT, default=10s"`
+	// APIRateLimit: requests per minute per credential on the protected API; 0 = off.
+	APIRateLimit   int           `env:"TW_API_RATE_LIMIT, default=0"`
+	TrustedProxies []string      `env:"TW_TRUSTED_PROXIES"`
+	RequestTimeout time.Duration `env:"TW_REQUEST_TIMEOUT, default=10s"`
 	// ShutdownDrain: how long a stopping API answers /readyz 503 before it closes its
 	// listener; ShutdownGrace: how long in-flight requests then get (api.Server.Shutdown).
 	ShutdownDrain time.Duration `env:"TW_SHUTDOWN_DRAIN, default=0s"`
@@ -136,6 +138,9 @@ func loadConfig(ctx context.Context, lookup envconfig.Lookuper) (*Config, error)
 	}
 	if cfg.AutomationChainBudget < 1 || cfg.AutomationProjectRate < 0 {
 		return nil, fmt.Errorf("TW_AUTOMATION_CHAIN_BUDGET must be at least 1 and TW_AUTOMATION_PROJECT_RATE at least 0 (0: no limit)")
+	}
+	if cfg.APIRateLimit < 0 {
+		return nil, fmt.Errorf("TW_API_RATE_LIMIT must be at least 0 (0: no limit)")
 	}
 	if cfg.AuthRateLimit < 1 || cfg.AuthRateWindow <= 0 {
 		return nil, fmt.Errorf("TW_AUTH_RATE_LIMIT must be at least 1 and TW_AUTH_RATE_WINDOW positive")

@@ -35,15 +35,42 @@ func NewLimiter(db bun.IDB, limit int, window time.Duration) *Limiter {
 // Window is the sliding window's length.
 func (l *Limiter) Window() time.Duration { return l.window }
 
+// Quota is a bucket's state after a hit: what the RateLimit and RateLimit-Policy reply
+// headers tell a client.
+type Quota struct {
+	// Limit hits are allowed per Window.
+	Limit  int
+	Window time.Duration
+	// Remaining hits are left in the window after this one (0 when refused).
+	Remaining int
+	// Reset is how long until the oldest hit leaves the window, freeing one.
+	Reset time.Duration
+}
+
 // Hit counts one request of bucket, or returns a *RateLimitError when the window is full.
 func (l *Limiter) Hit(ctx context.Context, bucket string) error {
-	var wait float64
-	err := l.db.NewRaw("SELECT rate_limit_hit(?, ?, make_interval(secs => ?))", bucket, l.limit, l.window.Seconds()).Scan(ctx, &wait)
-	if err != nil {
-		return fmt.Errorf("rate limit %s: %w", bucket, err)
-	}
-	if wait > 0 {
-		return &RateLimitError{RetryAfter: time.Duration(wait * float64(time.Second))}
-	}
-	return nil
+	_, err := l.Take(ctx, bucket)
+	return err
 }
+
+// Take counts one request of bucket like Hit and answers the bucket's state too, also
+// when the window is full (the error is then a *RateLimitError).
+func (l *Limiter) Take(ctx context.Context, bucket string) (Quota, error) {
+	var row struct {
+		Wait      float64
+		Remaining int
+		Reset     float64
+	}
+	err := l.db.NewRaw("SELECT wait, remaining, reset FROM rate_limit_take(?, ?, make_interval(secs => ?))",
+		bucket, l.limit, l.window.Seconds()).Scan(ctx, &row)
+	if err != nil {
+		return Quota{}, fmt.Errorf("rate limit %s: %w", bucket, err)
+	}
+	q := Quota{Limit: l.limit, Window: l.window, Remaining: row.Remaining, Reset: seconds(row.Reset)}
+	if row.Wait > 0 {
+		return q, &RateLimitError{RetryAfter: seconds(row.Wait)}
+	}
+	return q, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

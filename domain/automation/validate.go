@@ -81,8 +81,12 @@ func (ps *problems) add(field, code, key string, args ...string) {
 	*ps = append(*ps, Problem{Field: field, Code: code, Key: key, Args: args})
 }
 
+// CodeEnum is the Problem code of a value outside its enum; the API answers it 400
+// BAD_REQUEST INVALID_ENUM like every other unknown enum value.
+const CodeEnum = "ENUM"
+
 func (ps *problems) enum(field, value string, values []string) {
-	ps.add(field, "ENUM", "field.ENUM", "values", strings.Join(values, ", "), "value", value)
+	ps.add(field, CodeEnum, "field.ENUM", "values", strings.Join(values, ", "), "value", value)
 }
 
 // ref is an id a rule names whose existence depends on the database: a status of the

@@ -39,7 +39,7 @@ func (in NewIssue) NeedsFields() bool { return len(in.CustomFieldValues) > 0 || 
 // CreateRead is Create with its context already read by pre (NewContextRead, made with
 // in.NeedsFields()); a pre that was not scanned, or nil, leaves the read to the create.
 func (s *Service) CreateRead(ctx context.Context, p Project, actor Actor, in NewIssue, pre *ContextRead) (*View, error) {
-	if in.Type == TypeSubtask && in.ParentID == nil {
+	if in.Type == TypeSubtask && in.ParentID == nil && in.ParentKey == "" {
 		return nil, ErrSubtaskNeedsParent
 	}
 	v := &View{
@@ -72,7 +72,14 @@ func (s *Service) CreateRead(ctx context.Context, p Project, actor Actor, in New
 			}
 			v.AssigneeName = &name
 		}
-		if in.ParentID != nil {
+		switch {
+		case in.ParentKey != "":
+			id, err := parentByKey(ctx, tx, p.ID, in.ParentKey)
+			if err != nil {
+				return err
+			}
+			v.ParentID = &id
+		case in.ParentID != nil:
 			if err := checkParent(ctx, tx, p.ID, *in.ParentID); err != nil {
 				return err
 			}

@@ -96,6 +96,9 @@ type NewIssue struct {
 	Priority    string
 	AssigneeID  *uuid.UUID
 	ParentID    *uuid.UUID
+	// ParentKey names the parent by its key instead (the API takes either); the create
+	// reads its id, ErrParentNotFound when the project has no such issue.
+	ParentKey   string
 	SprintID    *uuid.UUID
 	StoryPoints *int
 	DueDate     *time.Time

@@ -64,6 +64,19 @@ func checkParent(ctx context.Context, db bun.IDB, projectID, parentID uuid.UUID)
 	return nil
 }
 
+// parentByKey is the id of the project's issue with key, ErrParentNotFound when none.
+func parentByKey(ctx context.Context, db bun.IDB, projectID uuid.UUID, key string) (uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := db.NewSelect().Table("issues").Column("id").Where("project_id = ? AND key = ?", projectID, key).Scan(ctx, &ids)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("find parent %s: %w", key, err)
+	}
+	if len(ids) == 0 {
+		return uuid.Nil, ErrParentNotFound
+	}
+	return ids[0], nil
+}
+
 // projectLabels keeps the ids that name labels of the project, by name.
 func projectLabels(ctx context.Context, db bun.IDB, projectID uuid.UUID, ids []uuid.UUID) ([]LabelRef, error) {
 	out := []LabelRef{}

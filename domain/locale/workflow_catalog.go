@@ -12,7 +12,6 @@ func init() {
 		"reason.UNKNOWN_GUARD_TYPE":      "Unknown guard type {type}; use REQUIRED_FIELD or ROLE_RESTRICTION.",
 		"reason.UNKNOWN_GUARD_ROLE":      "Unknown role {role} in a ROLE_RESTRICTION guard; use ADMIN, MEMBER, VIEWER or NONE.",
 		"field.STATUS_COLOR":             "must be a color like #6c8fef",
-		"field.GUARD_FIELD":              "{value} cannot be required; use one of {values}",
 		"field.LAYOUT_COORDINATE":        "must be between {min} and {max}",
 	} {
 		en[k] = v
@@ -26,7 +25,6 @@ func init() {
 		"reason.UNKNOWN_GUARD_TYPE":      "Unbekannter Guard-Typ {type}; erlaubt sind REQUIRED_FIELD und ROLE_RESTRICTION.",
 		"reason.UNKNOWN_GUARD_ROLE":      "Unbekannte Rolle {role} in einem ROLE_RESTRICTION-Guard; erlaubt sind ADMIN, MEMBER, VIEWER und NONE.",
 		"field.STATUS_COLOR":             "muss eine Farbe wie #6c8fef sein",
-		"field.GUARD_FIELD":              "{value} kann nicht verlangt werden; erlaubt sind {values}",
 		"field.LAYOUT_COORDINATE":        "muss zwischen {min} und {max} liegen",
 	} {
 		de[k] = v

@@ -24,7 +24,9 @@ const PostmortemHeading = "**Postmortem**"
 
 // NewIncident is a validated incident; NotifyUserIDs holds no duplicates.
 type NewIncident struct {
-	IssueID          uuid.UUID
+	IssueID uuid.UUID
+	// IssueKey names the issue by its key instead of IssueID (the API takes either).
+	IssueKey         string
 	Severity         string
 	OnCallAssigneeID *uuid.UUID
 	NotifyUserIDs    []uuid.UUID
@@ -45,7 +47,11 @@ type IncidentView struct {
 func (s *Service) CreateIncident(ctx context.Context, by audit.Actor, p Project, in NewIncident) (*IncidentView, error) {
 	out := &IncidentView{}
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		subj, err := issue.LoadSubject(ctx, tx, p.issueProject(), issue.Ref{ID: in.IssueID}, true)
+		ref := issue.Ref{ID: in.IssueID}
+		if in.IssueKey != "" {
+			ref = issue.Ref{Key: in.IssueKey}
+		}
+		subj, err := issue.LoadSubject(ctx, tx, p.issueProject(), ref, true)
 		if err != nil {
 			return err
 		}
