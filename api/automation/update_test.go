@@ -58,11 +58,14 @@ func TestAutomationRuleUpdateIsWhole(t *testing.T) {
 	require.Equal(t, 2, h.Count("SELECT count(*) FROM automation_actions WHERE rule_id = $1", id))
 
 	// Validated whole: nothing changes when a member is wrong.
-	require.Equal(t, map[string]string{"actions[0].type": "ENUM", "triggerPayload.priority": "ENUM"},
-		autoProblems(t, h.Do("PUT", path, map[string]any{"triggerPayload": map[string]any{"priority": "URGENT"},
-			"actions": []any{autoAction("EXPLODE", nil)}}, f.Owner.Access)))
-	require.Equal(t, map[string]string{"triggerType": "ENUM", "triggerPayload.priority": "UNKNOWN_KEY"},
-		autoProblems(t, h.Do("PUT", path, map[string]any{"triggerType": "NEVER"}, f.Owner.Access)))
+	// (An unknown enum value is 400 INVALID_ENUM, as everywhere; it names the first one.)
+	apitest.RequireProblem(t, h.Do("PUT", path, map[string]any{"triggerPayload": map[string]any{"priority": "URGENT"},
+		"actions": []any{autoAction("EXPLODE", nil)}}, f.Owner.Access), 400, "BAD_REQUEST", apitest.Reason("INVALID_ENUM"))
+	apitest.RequireProblem(t, h.Do("PUT", path, map[string]any{"triggerType": "NEVER"}, f.Owner.Access),
+		400, "BAD_REQUEST", apitest.Reason("INVALID_ENUM"))
+	require.Equal(t, map[string]string{"triggerPayload.priority": "UNKNOWN_KEY"},
+		autoProblems(t, h.Do("PUT", path, map[string]any{"triggerType": "ISSUE_CREATED"}, f.Owner.Access)),
+		"a trigger whose filters no longer fit is refused whole")
 	require.Equal(t, "PRIORITY_CHANGED", h.Do("GET", path, nil, f.Viewer.Access).JSON(t)["triggerType"])
 
 	// Enabled is a member like the others; null clears the filters.
