@@ -2,6 +2,7 @@ package servicedesk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
@@ -109,9 +111,9 @@ func (s *Service) Submit(ctx context.Context, projectKey string, in NewTicket) (
 }
 
 // Web-form acknowledgements: at most WebAckLimit per sender address per WebAckWindow,
-// counted across every desk and replica (Postgres' rate_limit_hit). The form is public
+// counted across every desk and replica in Postgres. The form is public
 // and its address unproven, so without a bound it would mail any address on demand; a
-// ticket past the bound is made as usual, without the e-mail.
+// ticket past the bound is made as usual, without the e-mail (auth.Limiter).
 const (
 	WebAckLimit  = 3
 	WebAckWindow = time.Hour
@@ -124,13 +126,13 @@ func (s *Service) acknowledgeWebTicket(ctx context.Context, tx bun.Tx, in NewTic
 	if in.Channel != ChannelWeb || in.SenderEmail == nil {
 		return nil
 	}
-	var wait float64
-	if err := tx.NewRaw("SELECT rate_limit_hit(?, ?, make_interval(secs => ?))", "ticket-ack:"+strings.ToLower(*in.SenderEmail),
-		WebAckLimit, WebAckWindow.Seconds()).Scan(ctx, &wait); err != nil {
-		return fmt.Errorf("acknowledgement limit: %w", err)
+	err := auth.NewLimiter(tx, WebAckLimit, WebAckWindow).Hit(ctx, "ticket-ack:"+strings.ToLower(*in.SenderEmail))
+	var limited *auth.RateLimitError
+	if errors.As(err, &limited) {
+		return nil // the ticket is made without the e-mail
 	}
-	if wait > 0 {
-		return nil
+	if err != nil {
+		return fmt.Errorf("acknowledgement limit: %w", err)
 	}
 	return s.bus.Enqueue(ctx, tx, river.InsertManyParams{Args: jobs.TicketAck{IssueID: r.TicketID}})
 }
