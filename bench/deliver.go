@@ -190,6 +190,12 @@ func (p *workerProcs) ready(ctx context.Context) error {
 var workerCPUProfile string
 
 func startWorkers(ctx context.Context, n int, env []string) (*workerProcs, error) {
+	return startProcesses(ctx, "worker", n, env)
+}
+
+// startProcesses builds the binary and starts n `taskweave <role>` processes with env,
+// each listening on a free loopback address (p.addrs).
+func startProcesses(ctx context.Context, role string, n int, env []string) (*workerProcs, error) {
 	dir, err := os.MkdirTemp("", "taskweave-bench-")
 	if err != nil {
 		return nil, err
@@ -207,13 +213,13 @@ func startWorkers(ctx context.Context, n int, env []string) (*workerProcs, error
 			return nil, err
 		}
 		p.addrs = append(p.addrs, addr)
-		cmd := exec.Command(bin, "worker")
+		cmd := exec.Command(bin, role)
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Env = append(cmd.Env, "TW_HTTP_ADDR="+addr)
-		if workerCPUProfile != "" {
+		if workerCPUProfile != "" && role == "worker" {
 			cmd.Env = append(cmd.Env, fmt.Sprintf("TW_CPU_PROFILE=%s.%d", workerCPUProfile, i+1))
 		}
-		cmd.Stderr = &prefixWriter{prefix: fmt.Sprintf("worker %d: ", i+1)}
+		cmd.Stderr = &prefixWriter{prefix: fmt.Sprintf("%s %d: ", role, i+1)}
 		if err := cmd.Start(); err != nil {
 			p.stop()
 			return nil, err

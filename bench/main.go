@@ -83,6 +83,9 @@ type options struct {
 	freshCreates int
 	// fanoutClients is how many STOMP clients the fanout phase subscribes.
 	fanoutClients int
+	// fanoutInProcess runs the fan-out phase against the bench's own server instead of
+	// a separate `taskweave api` process.
+	fanoutInProcess bool
 }
 
 func main() {
@@ -100,6 +103,8 @@ func main() {
 	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
 	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
 	flag.IntVar(&o.fanoutClients, "fanout-clients", 500, "STOMP clients the fanout phase subscribes to the board")
+	flag.IntVar(&o.fanoutClients, "clients", 500, "the same as -fanout-clients (`-phases fanout -clients 2000`)")
+	flag.BoolVar(&o.fanoutInProcess, "fanout-inprocess", false, "fan out from the bench's in-process server instead of a separate `taskweave api` process (whose RSS the phase reports)")
 	flag.IntVar(&o.freshCreates, "fresh-creates", 10000, "issues the fresh phase creates through the API before it lists random pages")
 	flag.IntVar(&o.scale.issues, "scale-issues", 1000000, "issues of the scale phase's big instance (every other table sized from it)")
 	flag.IntVar(&o.scale.small, "scale-small", 10000, "issues of the instance the scale phase compares the big one with")
@@ -294,7 +299,7 @@ func run(ctx context.Context, o options) error {
 	}
 	printCreates(o.phases, s.audit, create, pgOne, spread, pgSpread)
 	if strings.Contains(o.phases, "fanout") {
-		r, err := runFanout(ctx, "http://"+ln.Addr().String(), db, c, s, o.fanoutClients)
+		r, err := fanoutPhase(ctx, url, "http://"+ln.Addr().String(), db, c, s, o)
 		if err != nil {
 			return fmt.Errorf("fanout phase: %w", err)
 		}

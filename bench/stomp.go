@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +27,8 @@ const (
 	fanoutMoves     = 20
 	fanoutWait      = 10 * time.Second
 	targetFanoutP99 = 100 * time.Millisecond
+	// targetFanoutRSSMiB bounds the API process's peak resident set in the phase.
+	targetFanoutRSSMiB = 150
 )
 
 // fanoutResult is the fan-out phase: per move the time until every client had the
@@ -43,6 +47,45 @@ type fanoutResult struct {
 	// connection, since the clients run in the server's process.
 	memBefore, memAfter uint64
 	rss                 string
+	// api is the separate API process's resident set (KiB) before the clients connect,
+	// once all are subscribed, and at its peak after the moves; zero in-process.
+	api struct{ pid, before, after, peak int }
+}
+
+// fanoutPhase runs the fan-out phase against a separate `taskweave api` process on the
+// bench's database, so the server's memory is measured without the clients', or against
+// the bench's own server (-fanout-inprocess).
+func fanoutPhase(ctx context.Context, dbURL, inProcessURL string, db *store.DB, c *client, s *seeded, o options) (fanoutResult, error) {
+	if o.fanoutInProcess {
+		return runFanout(ctx, inProcessURL, db, c, s, o.fanoutClients, 0)
+	}
+	env := []string{"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=bench-secret-bench-secret-bench-secret!", "TW_LOG_LEVEL=warn",
+		"TW_ATTACHMENTS_DIR=" + benchAttachmentsDir}
+	procs, err := startProcesses(ctx, "api", 1, env)
+	if err != nil {
+		return fanoutResult{}, err
+	}
+	defer procs.stop()
+	if err := procs.ready(ctx); err != nil {
+		return fanoutResult{}, err
+	}
+	base := "http://" + procs.addrs[0]
+	return runFanout(ctx, base, db, newClient(base, 4), s, o.fanoutClients, procs.cmds[0].Process.Pid)
+}
+
+// procStatusKiB reads a field of /proc/<pid>/status in KiB (VmRSS, VmHWM); 0 if unknown.
+func procStatusKiB(pid int, field string) int {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == field {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return n
+		}
+	}
+	return 0
 }
 
 // goMemory is the heap and stack memory in use after a collection.
@@ -56,8 +99,10 @@ func goMemory() uint64 {
 // runFanout opens clients STOMP WebSocket connections to baseURL, subscribes each to
 // the seeded project's board topic, then moves one seeded issue fanoutMoves times through
 // PATCH /issues/{key} {statusId}, waiting for every client after each move.
-func runFanout(ctx context.Context, baseURL string, db *store.DB, c *client, s *seeded, clients int) (fanoutResult, error) {
+// serverPID is the API process when it runs apart (0: in this process).
+func runFanout(ctx context.Context, baseURL string, db *store.DB, c *client, s *seeded, clients, serverPID int) (fanoutResult, error) {
 	res := fanoutResult{clients: clients, moves: fanoutMoves}
+	res.api.pid = serverPID
 	var (
 		issueKey string
 		from     uuid.UUID
@@ -88,6 +133,9 @@ func runFanout(ctx context.Context, baseURL string, db *store.DB, c *client, s *
 		}
 	}()
 	res.memBefore = goMemory()
+	if serverPID != 0 {
+		res.api.before = procStatusKiB(serverPID, "VmRSS")
+	}
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(50)
@@ -113,6 +161,9 @@ func runFanout(ctx context.Context, baseURL string, db *store.DB, c *client, s *
 	res.connect = time.Since(start)
 	res.memAfter = goMemory()
 	res.rss = processMemory()
+	if serverPID != 0 {
+		res.api.after = procStatusKiB(serverPID, "VmRSS")
+	}
 
 	// Each client's reader stamps the arrival of the current move's message; the last
 	// one of a move closes its done channel.
@@ -198,6 +249,9 @@ func runFanout(ctx context.Context, baseURL string, db *store.DB, c *client, s *
 			res.all = append(res.all, last)
 		}
 	}
+	if serverPID != 0 {
+		res.api.peak = procStatusKiB(serverPID, "VmHWM")
+	}
 	slices.Sort(res.all)
 	slices.Sort(res.each)
 	return res, nil
@@ -249,8 +303,19 @@ func printFanout(r fanoutResult) {
 	fmt.Printf("  per client:                p50 %s, p99 %s, max %s; missing %d\n",
 		fanoutPct(r.each, 50), fanoutPct(r.each, 99), fanoutPct(r.each, 100), r.missing)
 	perConn := (float64(r.memAfter) - float64(r.memBefore)) / float64(max(r.clients, 1)) / 1024
-	fmt.Printf("  Go memory with the connections open: %.1f MB more, %.1f KiB per connection (server and client ends); process %s\n",
-		(float64(r.memAfter)-float64(r.memBefore))/(1<<20), perConn, r.rss)
+	ends := "server and client ends"
+	if r.api.pid != 0 {
+		ends = "client ends only: the API runs apart"
+	}
+	fmt.Printf("  bench process Go memory with the connections open: %.1f MB more, %.1f KiB per connection (%s); process %s\n",
+		(float64(r.memAfter)-float64(r.memBefore))/(1<<20), perConn, ends, r.rss)
 	ok := r.missing == 0 && len(r.all) == r.moves && fanoutPct(r.all, 99) <= targetFanoutP99
 	fmt.Printf("  every client p99 %s (target ≤ %s, none missing): %s\n", fanoutPct(r.all, 99), targetFanoutP99, verdict(ok))
+	if r.api.pid != 0 {
+		fmt.Printf("  API process RSS: %.1f MB before the clients, %.1f MB with %d open, peak %.1f MB; %.1f KiB per open connection\n",
+			float64(r.api.before)/1024, float64(r.api.after)/1024, r.clients, float64(r.api.peak)/1024,
+			float64(r.api.after-r.api.before)/float64(max(r.clients, 1)))
+		fmt.Printf("  API RSS peak %.1f MB (target ≤ %d MB): %s\n", float64(r.api.peak)/1024, targetFanoutRSSMiB,
+			verdict(r.api.peak <= targetFanoutRSSMiB*1024))
+	}
 }

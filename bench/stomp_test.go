@@ -38,7 +38,7 @@ func TestFanout(t *testing.T) {
 	s, err := seed(ctx, db, c, 10, false, true)
 	require.NoError(t, err)
 
-	r, err := runFanout(ctx, base, db, c, s, clients)
+	r, err := runFanout(ctx, base, db, c, s, clients, 0)
 	require.NoError(t, err)
 	printFanout(r)
 	require.Zero(t, r.missing)

@@ -33,8 +33,8 @@ type Config struct {
 	// HeartBeat is the interval the server offers both ways (default 10 s); the
 	// negotiated interval is the larger of it and the client's.
 	HeartBeat time.Duration
-	// SendQueue is how many frames may wait for a slow client before it is dropped
-	// (default 256).
+	// SendQueue is how many frames may wait for a slow client, beside the batch its
+	// writer is sending, before it is dropped (default 256).
 	SendQueue int
 	// ConnectTimeout is how long a new connection may take to send CONNECT (default 10 s).
 	ConnectTimeout time.Duration
@@ -180,6 +180,9 @@ func (h *Hub) Sessions() int {
 	return len(h.sessions)
 }
 
+// writeBuffers is the one pool of 4,096-byte WebSocket write buffers all sessions share.
+var writeBuffers = &sync.Pool{}
+
 // Handler upgrades a request to a STOMP WebSocket. It answers fiber.ErrUpgradeRequired
 // to a request that is no WebSocket handshake; the caller renders that.
 func (h *Hub) Handler() fiber.Handler {
@@ -187,9 +190,15 @@ func (h *Hub) Handler() fiber.Handler {
 		Subprotocols: Subprotocols,
 		// Credentials travel in the CONNECT frame, never in cookies, so a foreign page
 		// gains nothing by opening a socket: every origin may connect.
-		Origins:         []string{"*"},
-		ReadBufferSize:  4096,
+		Origins: []string{"*"},
+		// Clients send small frames (CONNECT, SUBSCRIBE, ACK); a bigger one is read
+		// in several pieces.
+		ReadBufferSize:  1024,
 		WriteBufferSize: 4096,
+		// An idle connection holds no write buffer: a frame borrows one from the pool
+		// for the write only. Board fan-out keeps thousands of mostly idle sockets
+		// open, so this is most of a connection's memory (docs/performance.md#fan-out).
+		WriteBufferPool: writeBuffers,
 		RecoverHandler: func(c *websocket.Conn) {
 			if r := recover(); r != nil {
 				h.cfg.Log.Error("stomp session panic", "panic", r)

@@ -33,7 +33,13 @@ type session struct {
 	conn *websocket.Conn
 	id   string
 
-	out      chan []byte        // frames for the writer; never closed
+	// queue holds the frames waiting for the writer, at most hub.cfg.SendQueue, under
+	// qmu; wake tells the writer there are some. A slice that is nil while the client
+	// keeps up costs an idle connection nothing, where a buffered channel of
+	// SendQueue frames would hold 6 KiB each (docs/performance.md#fan-out).
+	qmu      sync.Mutex
+	queue    [][]byte
+	wake     chan struct{}      // capacity 1; never closed
 	beat     chan time.Duration // the negotiated server heart-beat, set once after CONNECT
 	ended    chan struct{}      // closed by end
 	endOnce  sync.Once
@@ -75,7 +81,7 @@ var errClose = errors.New("stomp: session ends")
 // it returns (the upgrader recycles it).
 func (h *Hub) serve(conn *websocket.Conn) {
 	s := &session{hub: h, conn: conn, id: strconv.FormatUint(h.sessionSeq.Add(1), 36),
-		out: make(chan []byte, h.cfg.SendQueue), beat: make(chan time.Duration, 1),
+		wake: make(chan struct{}, 1), beat: make(chan time.Duration, 1),
 		ended: make(chan struct{}), writerOK: make(chan struct{}), subs: map[string]subscription{}}
 	if !h.register(s) {
 		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
@@ -99,15 +105,24 @@ func (s *session) end(final []byte, drain bool) {
 
 // enqueue hands a frame to the writer without blocking; a full queue drops the client.
 func (s *session) enqueue(b []byte) {
-	select {
-	case s.out <- b:
-	default:
+	s.qmu.Lock()
+	full := len(s.queue) >= s.hub.cfg.SendQueue
+	if !full {
+		s.queue = append(s.queue, b)
+	}
+	s.qmu.Unlock()
+	if full {
 		s.hub.cfg.Log.Warn("stomp client too slow, dropping it", "session", s.id)
 		s.end(errorFrame("slow consumer: too many undelivered messages", "", s.version), false)
 		// The writer is most likely stuck in a write to this client: cut that write
 		// short so the session ends now, not after WriteTimeout. The ERROR is then only
 		// sent if the client drains its socket within that second.
 		_ = s.conn.UnderlyingConn().SetWriteDeadline(time.Now().Add(time.Second))
+		return
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake-up is pending: the writer takes this frame with the others
 	}
 }
 
@@ -131,9 +146,18 @@ func (s *session) writeLoop() {
 		default:
 		}
 		select {
-		case b := <-s.out:
-			if !w.write(b) {
-				return
+		case <-s.wake:
+			for _, b := range s.take() {
+				// An end request wins over the rest of the batch too.
+				select {
+				case <-s.ended:
+					w.finish()
+					return
+				default:
+				}
+				if !w.write(b) {
+					return
+				}
 			}
 		case w.every = <-s.beat:
 			if w.every > 0 {
@@ -148,6 +172,15 @@ func (s *session) writeLoop() {
 			return
 		}
 	}
+}
+
+// take hands the writer every queued frame, leaving the queue empty (and unallocated).
+func (s *session) take() [][]byte {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	q := s.queue
+	s.queue = nil
+	return q
 }
 
 // writer is the state of a session's writer goroutine.
@@ -177,16 +210,12 @@ func (w *writer) finish() {
 	if !s.drain {
 		w.timeout = time.Second
 	}
-	for s.drain {
-		select {
-		case b := <-s.out:
+	if s.drain {
+		for _, b := range s.take() {
 			if !w.write(b) {
 				return
 			}
-			continue
-		default:
 		}
-		break
 	}
 	if s.final != nil && !w.write(s.final) {
 		return
