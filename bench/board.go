@@ -19,9 +19,23 @@ func runBoard(ctx context.Context, db *store.DB, c *client, s *seeded, clients i
 	if err := boardSprint(ctx, db, s); err != nil {
 		return result{}, err
 	}
-	get := c.get("/api/v1/projects/"+s.key+"/board", s.token)
+	get := c.get(boardPath(s), s.token)
 	load(ctx, clients, time.Second, get)
 	return load(ctx, clients, d, get), nil
+}
+
+func boardPath(s *seeded) string { return "/api/v1/projects/" + s.key + "/board" }
+
+// runBoardPoll measures clients polling the unchanged board of runBoard with the ETag of
+// their last read in If-None-Match: every answer is 304 without a body.
+func runBoardPoll(ctx context.Context, c *client, s *seeded, clients int, d time.Duration) (result, error) {
+	etag, err := c.etag(ctx, boardPath(s), s.token)
+	if err != nil {
+		return result{}, fmt.Errorf("board poll: %w", err)
+	}
+	poll := c.revalidate(boardPath(s), s.token, etag)
+	load(ctx, clients, time.Second, poll)
+	return load(ctx, clients, d, poll), nil
 }
 
 // boardSprint starts the board phase's sprint and fills it.

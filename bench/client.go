@@ -24,6 +24,11 @@ func newClient(base string, clients int) *client {
 // do sends one request and reads the whole reply, returned when keep is set; a status
 // other than want is an error.
 func (c *client) do(ctx context.Context, method, path, token string, body []byte, want int, keep bool) ([]byte, error) {
+	return c.doHeader(ctx, method, path, token, nil, body, want, keep)
+}
+
+// doHeader is do with extra request headers.
+func (c *client) doHeader(ctx context.Context, method, path, token string, header http.Header, body []byte, want int, keep bool) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -37,6 +42,9 @@ func (c *client) do(ctx context.Context, method, path, token string, body []byte
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -62,6 +70,34 @@ func (c *client) do(ctx context.Context, method, path, token string, body []byte
 func (c *client) get(path, token string) op {
 	return func(ctx context.Context, _, _ int) error {
 		_, err := c.do(ctx, http.MethodGet, path, token, nil, http.StatusOK, false)
+		return err
+	}
+}
+
+// etag reads path once and returns its ETag.
+func (c *client) etag(ctx context.Context, path, token string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if tag := resp.Header.Get("ETag"); resp.StatusCode == http.StatusOK && tag != "" {
+		return tag, nil
+	}
+	return "", fmt.Errorf("GET %s: status %d, ETag %q", path, resp.StatusCode, resp.Header.Get("ETag"))
+}
+
+// revalidate is a poll of an unchanged resource: GET with If-None-Match, 304 wanted.
+func (c *client) revalidate(path, token, etag string) op {
+	header := http.Header{"If-None-Match": {etag}}
+	return func(ctx context.Context, _, _ int) error {
+		_, err := c.doHeader(ctx, http.MethodGet, path, token, header, nil, http.StatusNotModified, false)
 		return err
 	}
 }

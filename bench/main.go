@@ -269,7 +269,7 @@ func run(ctx context.Context, o options) error {
 		raw = load(ctx, o.clients, o.duration, rawCreate)
 	}
 
-	var board result
+	var board, boardPoll result
 	if strings.Contains(o.phases, "board") {
 		before := stats.snapshot()
 		board, err = runBoard(ctx, db, c, s, o.clients, o.duration)
@@ -277,6 +277,11 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		board.statements = stats.snapshot().minus(before)
+		before = stats.snapshot()
+		if boardPoll, err = runBoardPoll(ctx, c, s, o.clients, o.duration); err != nil {
+			return err
+		}
+		boardPoll.statements = stats.snapshot().minus(before)
 	}
 
 	fmt.Println()
@@ -285,7 +290,7 @@ func run(ctx context.Context, o options) error {
 		name string
 		res  result
 	}{{"GET /issues?size=50 (HTTP)", list}, {"POST /issues (HTTP)", create}, {"raw create transaction (pgx)", raw},
-		{"GET /board, 500 issues (HTTP)", board}} {
+		{"GET /board, 500 issues (HTTP)", board}, {"GET /board, If-None-Match → 304", boardPoll}} {
 		fmt.Printf("%-34s %10.0f %8d %10s %10s %14s\n", r.name, r.res.rps(), r.res.errors, r.res.pct(50), r.res.pct(99), r.res.perRequest())
 	}
 	if strings.Contains(o.phases, "board") {
