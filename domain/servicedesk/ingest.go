@@ -63,7 +63,10 @@ type Ingested struct {
 // as skipped and returns an error whose FailureReason is FailureUnknownAddress; one
 // that more than one desk could receive goes to neither and returns an *AmbiguousError
 // (FailureAmbiguousAddress). ack queues the sender's acknowledgement (jobs.TicketAck)
-// with a new ticket.
+// with a new ticket. The e-mail's files (WithAttachments) are stored before the
+// transaction and recorded on the ticket inside it, so they are kept exactly when the
+// ticket or comment is; a duplicate stores none, and any failure removes what was
+// stored.
 func (s *Service) Ingest(ctx context.Context, e *Email, ack bool) (Ingested, error) {
 	files, err := s.storeAttachments(ctx, e)
 	if err != nil {

@@ -1,12 +1,15 @@
 package servicedesk_test
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -200,4 +203,65 @@ func checkMailAttachments(t *testing.T, deliver func(t *testing.T, raw string), 
 			"Attachment photo-12.jpg (1012 bytes) was not kept: over the limit of 10 attachments per e-mail."))
 	require.Equal(t, 12, stored())
 	require.Zero(t, b.count(t, "SELECT count(*) FROM attachment_orphans WHERE upload"), "every stored file has its row")
+}
+
+// failingPuts is a Storage whose Put fails while fail is set.
+type failingPuts struct {
+	attachment.Storage
+	fail atomic.Bool
+	puts atomic.Int32
+}
+
+func (f *failingPuts) Put(ctx context.Context, name string, r io.Reader) (int64, error) {
+	if f.puts.Add(1) == 2 && f.fail.Load() {
+		return 0, errors.New("disk full")
+	}
+	return f.Storage.Put(ctx, name, r)
+}
+
+// TestMailAttachmentStorageFailure: when the storage fails on the second file, the poll
+// fails, no ticket is made, the first file is removed again and the message stays unseen;
+// the next poll makes the ticket with both files, once.
+func TestMailAttachmentStorageFailure(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	deskAddr := "broken-" + strings.ToLower(b.project.Key) + "@acme.test"
+	_, err := b.desk.Enable(b.ctx, b.owner.Actor, b.project, &deskAddr)
+	require.NoError(t, err)
+	_, err = b.desk.ApproveAddress(b.ctx, b.owner.Actor, b.project.Key, deskAddr)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	local, err := attachment.NewLocal(dir)
+	require.NoError(t, err)
+	st := &failingPuts{Storage: local}
+	st.fail.Store(true)
+	files := attachment.NewService(b.db, b.bus, attachment.NewStores(st), slog.New(slog.DiscardHandler))
+	svc := servicedesk.NewService(b.db, b.bus, audit.NewRecorder(b.bus)).WithAttachments(files, 1<<20)
+	srv := newMailServer(t)
+	poller := servicedesk.NewPoller(svc, servicedesk.MailboxConfig{Addr: srv.addr, Username: "desk", Password: "secret"}, nil, nil, false)
+	srv.deliver(t, mixedEmail("broken-1@example.com", "ann@example.com", deskAddr, "Two files", "Both attached.",
+		binaryPart(`attachment; filename="a.pdf"`, "application/pdf", pdfish(500)),
+		binaryPart(`attachment; filename="b.pdf"`, "application/pdf", pdfish(600))))
+	tickets := func() int {
+		return b.count(t, "SELECT count(*) FROM issues WHERE project_id = $1 AND title = 'Two files'", b.project.ID)
+	}
+
+	_, err = poller.Poll(b.ctx)
+	require.ErrorContains(t, err, "disk full")
+	require.Zero(t, tickets())
+	require.Equal(t, 1, srv.unseen(t))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "the first file was removed again")
+	require.Zero(t, b.count(t, "SELECT count(*) FROM attachment_orphans WHERE upload"))
+	require.Zero(t, b.count(t, "SELECT count(*) FROM mail_messages WHERE message_id = 'broken-1@example.com'"))
+
+	st.fail.Store(false)
+	res, err := poller.Poll(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, servicedesk.PollResult{Tickets: 1}, res)
+	require.Equal(t, 1, tickets())
+	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM attachments AS a JOIN issues AS i ON i.id = a.issue_id
+		WHERE i.project_id = $1 AND i.title = 'Two files'`, b.project.ID))
+	require.Zero(t, srv.unseen(t))
 }

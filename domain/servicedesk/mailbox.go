@@ -99,7 +99,8 @@ func NewPoller(svc *Service, cfg MailboxConfig, m *Metrics, log *slog.Logger, ac
 // two makes the next poll see it again, and the Message-ID makes that a duplicate, not a
 // second ticket. An unusable message (no text part, over 48 MiB, broken MIME, addressed
 // to no desk) is logged, counted and marked seen: it never blocks the mailbox. Only
-// trouble with the server or the database fails the poll; the next one tries again.
+// trouble with the server, the database or the attachment storage fails the poll; the
+// message stays unseen and the next poll tries again.
 func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	res, err := p.poll(ctx)
 	if err != nil {
