@@ -184,10 +184,22 @@ func (d *Digester) Run(ctx context.Context) (int, error) {
 		Mode   string    `bun:"digest"`
 		Oldest time.Time `bun:"oldest"`
 	}
-	err := d.DB.NewRaw(`SELECT i.user_id, coalesce(s.digest, 'OFF') AS digest, min(i.created_at) AS oldest
-		FROM notification_digest_items AS i
-		LEFT JOIN notification_digest_settings AS s ON s.user_id = i.user_id
-		GROUP BY i.user_id, s.digest ORDER BY oldest LIMIT ?`, digestUsersPerRun).Scan(ctx, &due)
+	// Only users with an item before the end of their period, whose period was not sent
+	// yet, so users not due cannot crowd the due ones out of the batch.
+	err := d.DB.NewRaw(`WITH u AS (
+			SELECT i.user_id, coalesce(s.digest, 'OFF') AS digest, min(i.created_at) AS oldest
+			FROM notification_digest_items AS i
+			LEFT JOIN notification_digest_settings AS s ON s.user_id = i.user_id
+			GROUP BY i.user_id, s.digest
+		), e AS (
+			SELECT u.*, CASE u.digest WHEN 'HOURLY' THEN ?::timestamptz WHEN 'DAILY' THEN ?::timestamptz ELSE ?::timestamptz END AS period_end
+			FROM u
+		)
+		SELECT e.user_id, e.digest, e.oldest FROM e
+		WHERE e.oldest < e.period_end
+		  AND NOT EXISTS (SELECT 1 FROM notification_digests AS d WHERE d.user_id = e.user_id AND d.period_end = e.period_end)
+		ORDER BY e.oldest LIMIT ?`,
+		PeriodEnd(DigestHourly, at), PeriodEnd(DigestDaily, at), PeriodEnd(DigestOff, at), digestUsersPerRun).Scan(ctx, &due)
 	if err != nil && !store.IsNotFound(err) {
 		return 0, fmt.Errorf("read due digests: %w", err)
 	}
