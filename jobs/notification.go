@@ -80,3 +80,16 @@ func (MailSend) Kind() string { return "notify.mail" }
 func (MailSend) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueMail, MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
+
+// NotifyDigest sends the due e-mail digests once (notify.Digester). It is a periodic
+// job (every 5 minutes), enqueued only by the elected leader among the workers.
+type NotifyDigest struct{}
+
+// Kind implements river.JobArgs.
+func (NotifyDigest) Kind() string { return "notify.digest" }
+
+// InsertOpts: one attempt, since the next run sends whatever this one did not, and
+// unique while one waits or runs, as the SLA scan.
+func (NotifyDigest) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueNotifications, MaxAttempts: 1, UniqueOpts: whileQueued}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/notify"
 	"github.com/taskweave/taskweave/domain/servicedesk"
@@ -25,6 +26,10 @@ type ServiceDeskConfig struct {
 
 // DefaultMailInterval is the mailbox poll period when TW_MAIL_INTERVAL is unset.
 const DefaultMailInterval = time.Minute
+
+// DefaultMaxAttachmentBytes is the e-mail attachment limit when none is configured: the
+// default of TW_MAX_UPLOAD_BYTES.
+const DefaultMaxAttachmentBytes = 25 << 20
 
 // DefaultSLAInterval is the breach monitor's period when TW_SLA_INTERVAL is unset.
 const DefaultSLAInterval = time.Minute
@@ -46,6 +51,14 @@ func addServiceDeskWorkers(ws *river.Workers, cfg Config, d Deps) []*river.Perio
 	// The poll worker is registered even with ingestion off, so a poll queued before it
 	// was switched off completes (doing nothing) instead of waiting for a worker.
 	desk := servicedesk.NewService(d.DB, d.Bus, audit.NewRecorder(d.Bus)).WithMailbox(sd.Mail.OwnAddresses)
+	if d.Attachments != nil {
+		// E-mail attachments become ticket attachments, under the upload limit.
+		limit := sd.Mail.MaxAttachmentBytes
+		if limit <= 0 {
+			limit = DefaultMaxAttachmentBytes
+		}
+		desk = desk.WithAttachments(attachment.NewService(d.DB, d.Bus, d.Attachments, d.Log), limit)
+	}
 	var poller *servicedesk.Poller
 	if sd.Mail.Enabled {
 		poller = servicedesk.NewPoller(desk, sd.Mail, m, d.Log, cfg.Mail.Addr != "")

@@ -55,6 +55,16 @@ type Config struct {
 	AutomationProjectRate int
 	// JobRetention is how long River keeps finished jobs before its cleaner deletes them.
 	JobRetention JobRetention
+	// Digest is the e-mail digest job's schedule and clock.
+	Digest DigestConfig
+}
+
+// DigestConfig is the periodic e-mail digest job's configuration.
+type DigestConfig struct {
+	// Interval is how often due digests are looked for; zero is DefaultDigestInterval.
+	Interval time.Duration
+	// Now is the digest's clock; nil is time.Now (tests move it).
+	Now func() time.Time
 }
 
 // JobRetention is how long finished jobs are kept, by final state

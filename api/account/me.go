@@ -1,6 +1,8 @@
 package account
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/taskweave/taskweave/api/core"
@@ -115,10 +117,12 @@ type preferenceJSON struct {
 
 type preferencesJSON struct {
 	Preferences []preferenceJSON `json:"preferences"`
+	// Digest is OFF, HOURLY or DAILY (notify.DigestModes).
+	Digest string `json:"digest"`
 }
 
-func toPreferencesJSON(ps []notify.Preference) preferencesJSON {
-	out := preferencesJSON{Preferences: make([]preferenceJSON, 0, len(ps))}
+func toPreferencesJSON(ps []notify.Preference, digest string) preferencesJSON {
+	out := preferencesJSON{Preferences: make([]preferenceJSON, 0, len(ps)), Digest: digest}
 	for _, p := range ps {
 		out.Preferences = append(out.Preferences, preferenceJSON{Type: p.Type, InApp: p.InApp, Email: p.Email})
 	}
@@ -126,11 +130,16 @@ func toPreferencesJSON(ps []notify.Preference) preferencesJSON {
 }
 
 func (s *handlers) getPreferences(c *fiber.Ctx) error {
-	ps, err := notify.Preferences(c.UserContext(), s.DB.Bun, core.Principal(c).UserID)
+	uid := core.Principal(c).UserID
+	ps, err := notify.Preferences(c.UserContext(), s.DB.Bun, uid)
 	if err != nil {
 		return err
 	}
-	return c.JSON(toPreferencesJSON(ps))
+	digest, err := notify.Digest(c.UserContext(), s.DB.Bun, uid)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toPreferencesJSON(ps, digest))
 }
 
 type preferenceInput struct {
@@ -139,17 +148,29 @@ type preferenceInput struct {
 	Email *bool   `json:"email"`
 }
 
-// parsePreferences decodes PUT /me/notification-preferences. A member left out keeps
-// today's value; a type named twice keeps its last entry.
-func parsePreferences(body []byte, current []notify.Preference) ([]notify.Preference, error) {
+// parsePreferences decodes PUT /me/notification-preferences: the changed types and the
+// digest mode ("" when left out). A member left out keeps today's value; a type named
+// twice keeps its last entry; at least one of preferences and digest is required.
+func parsePreferences(body []byte, current []notify.Preference) ([]notify.Preference, string, error) {
 	var r struct {
 		Preferences *[]preferenceInput `json:"preferences"`
+		Digest      *string            `json:"digest"`
 	}
 	if err := core.DecodeJSON(body, &r); err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	digest := ""
+	if r.Digest != nil {
+		if !notify.KnownDigest(*r.Digest) {
+			return nil, "", core.BadRequest("INVALID_ENUM", "field", "digest", "values", strings.Join(notify.DigestModes, ", "))
+		}
+		digest = *r.Digest
 	}
 	if r.Preferences == nil {
-		return nil, core.Required("preferences")
+		if r.Digest != nil {
+			return nil, digest, nil
+		}
+		return nil, "", core.Required("preferences")
 	}
 	now := map[string]notify.Preference{}
 	for _, p := range current {
@@ -159,10 +180,10 @@ func parsePreferences(body []byte, current []notify.Preference) ([]notify.Prefer
 	var order []string
 	for _, in := range *r.Preferences {
 		if in.Type == nil {
-			return nil, core.Required("type")
+			return nil, "", core.Required("type")
 		}
 		if !notify.KnownType(*in.Type) {
-			return nil, core.BadRequest("UNKNOWN_NOTIFICATION_TYPE", "type", *in.Type)
+			return nil, "", core.BadRequest("UNKNOWN_NOTIFICATION_TYPE", "type", *in.Type)
 		}
 		p := now[*in.Type]
 		if in.InApp != nil {
@@ -180,7 +201,7 @@ func parsePreferences(body []byte, current []notify.Preference) ([]notify.Prefer
 	for _, t := range order {
 		out = append(out, byType[t])
 	}
-	return out, nil
+	return out, digest, nil
 }
 
 func (s *handlers) putPreferences(c *fiber.Ctx) error {
@@ -189,13 +210,13 @@ func (s *handlers) putPreferences(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parsePreferences(c.Body(), current)
+	in, digest, err := parsePreferences(c.Body(), current)
 	if err != nil {
 		return err
 	}
-	ps, err := notify.SetPreferences(c.UserContext(), s.DB.Bun, uid, in)
+	ps, digest, err := notify.UpdatePreferences(c.UserContext(), s.DB.Bun, uid, in, digest)
 	if err != nil {
 		return err
 	}
-	return c.JSON(toPreferencesJSON(ps))
+	return c.JSON(toPreferencesJSON(ps, digest))
 }

@@ -365,6 +365,7 @@ func (a *app) serviceDeskConfig() workers.ServiceDeskConfig {
 	return workers.ServiceDeskConfig{SLAInterval: c.SLAInterval, Mail: servicedesk.MailboxConfig{
 		Enabled: c.MailIngestEnabled, Addr: c.IMAPAddr, Username: c.IMAPUser, Password: c.IMAPPassword,
 		Mailbox: c.IMAPMailbox, TLS: c.IMAPTLS, Interval: c.MailInterval, OwnAddresses: c.MailboxOwnAddresses(),
+		MaxAttachmentBytes: c.MaxUploadBytes,
 	}}
 }
 

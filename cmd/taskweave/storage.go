@@ -101,10 +101,12 @@ func (a *app) attachmentStores(ctx context.Context) (*attachment.Stores, error) 
 	return attachment.NewStores(bucket, local), nil
 }
 
-// workerStores are the storages a worker process moves files between: none unless
-// TW_STORAGE=s3 (then the bucket, and the directory when it exists).
+// workerStores are the storages a worker process moves files between and keeps the
+// attachments of ingested e-mails in: none unless TW_STORAGE=s3 (then the bucket, and
+// the directory when it exists) or e-mail ingestion is on (then the uploads' storage:
+// with the disk, the worker needs the API's TW_ATTACHMENTS_DIR, docs/deployment.md).
 func (a *app) workerStores(ctx context.Context) (*attachment.Stores, error) {
-	if a.cfg.Storage != "s3" {
+	if a.cfg.Storage != "s3" && !a.cfg.MailIngestEnabled {
 		return nil, nil
 	}
 	return a.attachmentStores(ctx)

@@ -134,34 +134,48 @@ type File struct {
 // issue is locked against deletion meanwhile; when it is gone (issue.ErrNotFound) or the
 // transaction fails for any reason, the stored file is removed again.
 func (s *Service) Record(ctx context.Context, p issue.Project, actor issue.Actor, ref issue.Ref, st Stored, f File) (*store.Attachment, error) {
-	a := &store.Attachment{ID: uuid.New(), UploaderID: actor.UserID, Filename: f.Filename, StoredName: st.Name,
-		ContentType: f.ContentType, Size: st.Size, Storage: string(st.Location)}
+	var a *store.Attachment
 	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		subj, err := issue.LoadSubject(ctx, tx, p, ref, true)
-		if err != nil {
-			return err
-		}
-		res, err := tx.NewRaw(`DELETE FROM attachment_orphans WHERE stored_name = ? AND storage = ? AND upload`,
-			st.Name, st.Location).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("unqueue upload: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return storageError("record", errSwept)
-		}
-		a.IssueID = subj.IssueID
-		if _, err := tx.NewInsert().Model(a).Returning("created_at, updated_at").Exec(ctx); err != nil {
-			return fmt.Errorf("insert attachment: %w", err)
-		}
-		act := store.IssueActivity{IssueID: subj.IssueID, ActorID: actor.UserID, Type: ActivityAdded, NewValue: &a.Filename}
-		if _, err := tx.NewInsert().Model(&act).Exec(ctx); err != nil {
-			return fmt.Errorf("insert activity: %w", err)
-		}
-		return s.bus.Emit(ctx, tx, Added{Subject: subj, By: by(actor), AttachmentID: a.ID, Filename: a.Filename,
-			ContentType: a.ContentType, Size: a.Size, At: a.CreatedAt.UTC()})
+		var err error
+		a, err = s.RecordIn(ctx, tx, p, actor, ref, st, f)
+		return err
 	})
 	if err != nil {
 		s.Discard(ctx, st)
+		return nil, err
+	}
+	return a, nil
+}
+
+// RecordIn is Record inside the caller's transaction tx (an ingested e-mail records its
+// ticket and its attachments together). On error the caller rolls back and Discards st;
+// a rolled-back record leaves the file queued as an orphan, so it is swept if the caller
+// cannot.
+func (s *Service) RecordIn(ctx context.Context, tx bun.Tx, p issue.Project, actor issue.Actor, ref issue.Ref, st Stored, f File) (*store.Attachment, error) {
+	a := &store.Attachment{ID: uuid.New(), UploaderID: actor.UserID, Filename: f.Filename, StoredName: st.Name,
+		ContentType: f.ContentType, Size: st.Size, Storage: string(st.Location)}
+	subj, err := issue.LoadSubject(ctx, tx, p, ref, true)
+	if err != nil {
+		return nil, err
+	}
+	res, err := tx.NewRaw(`DELETE FROM attachment_orphans WHERE stored_name = ? AND storage = ? AND upload`,
+		st.Name, st.Location).Exec(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("unqueue upload: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil, storageError("record", errSwept)
+	}
+	a.IssueID = subj.IssueID
+	if _, err := tx.NewInsert().Model(a).Returning("created_at, updated_at").Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert attachment: %w", err)
+	}
+	act := store.IssueActivity{IssueID: subj.IssueID, ActorID: actor.UserID, Type: ActivityAdded, NewValue: &a.Filename}
+	if _, err := tx.NewInsert().Model(&act).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert activity: %w", err)
+	}
+	if err := s.bus.Emit(ctx, tx, Added{Subject: subj, By: by(actor), AttachmentID: a.ID, Filename: a.Filename,
+		ContentType: a.ContentType, Size: a.Size, At: a.CreatedAt.UTC()}); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -21,6 +21,11 @@ func init() {
 		"mail.greeting": "Hello {name},",
 		"mail.open":     "Open in Taskweave: {url}",
 		"mail.footer":   "You get this e-mail because e-mail notifications of this kind are switched on in your Taskweave account. You can switch them off per kind in your notification settings.",
+
+		"digest.subject":     "Your Taskweave digest: {count} unread notifications",
+		"digest.intro":       "Your {count} unread notifications from {start} to {end} (UTC):",
+		"digest.more":        "… and {count} more.",
+		"mail.digest.footer": "You get this digest because you chose e-mail digests in your Taskweave notification settings. You can switch them off there to get every e-mail at once, or switch e-mails off per kind.",
 	} {
 		en[k] = v
 	}
@@ -41,6 +46,11 @@ func init() {
 		"mail.greeting": "Hallo {name},",
 		"mail.open":     "In Taskweave öffnen: {url}",
 		"mail.footer":   "Sie erhalten diese E-Mail, weil E-Mail-Benachrichtigungen dieser Art in Ihrem Taskweave-Konto eingeschaltet sind. Sie können sie in Ihren Benachrichtigungseinstellungen je Art abschalten.",
+
+		"digest.subject":     "Ihre Taskweave-Zusammenfassung: {count} ungelesene Benachrichtigungen",
+		"digest.intro":       "Ihre {count} ungelesenen Benachrichtigungen von {start} bis {end} (UTC):",
+		"digest.more":        "… und {count} weitere.",
+		"mail.digest.footer": "Sie erhalten diese Zusammenfassung, weil Sie in Ihren Taskweave-Benachrichtigungseinstellungen E-Mail-Zusammenfassungen gewählt haben. Dort können Sie sie abschalten, um jede E-Mail sofort zu erhalten, oder E-Mails je Art abschalten.",
 	} {
 		de[k] = v
 	}

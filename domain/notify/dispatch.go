@@ -75,6 +75,9 @@ type person struct {
 	// Reachable: active, not deleted, and still able to see the project (owner, member
 	// row or organization member), so nobody learns of a project they have left.
 	Reachable bool `bun:"reachable"`
+	// Digest is the recipient's digest mode: with HOURLY or DAILY, e-mails wait for
+	// the digest (notification_digest_items) instead of going out one by one.
+	Digest string `bun:"digest"`
 }
 
 // Dispatch resolves the recipients of ev (job jobID), applies their preferences and, in
@@ -108,8 +111,9 @@ func (d *Dispatcher) Dispatch(ctx context.Context, jobID int64, ev jobs.NotifyEv
 
 		link, projectKey, issueKey := Link(ev.ProjectKey, ev.IssueKey), ev.ProjectKey, ev.IssueKey
 		var (
-			rows  []store.Notification
-			mails []river.InsertManyParams
+			rows    []store.Notification
+			mails   []river.InsertManyParams
+			waiting []digestRow
 		)
 		for _, w := range wants {
 			p, ok := people[w.user]
@@ -132,7 +136,10 @@ func (d *Dispatcher) Dispatch(ctx context.Context, jobID int64, ev jobs.NotifyEv
 				rows = append(rows, store.Notification{ID: id, UserID: w.user, Type: w.typ, Title: title, Body: body,
 					Link: &link, ProjectKey: &projectKey, IssueKey: &issueKey})
 			}
-			if email {
+			switch {
+			case email && p.Digest != DigestOff:
+				waiting = append(waiting, digestRow{NotificationID: id, UserID: w.user, Type: w.typ, Title: title, Body: body, Link: link})
+			case email:
 				mails = append(mails, river.InsertManyParams{Args: jobs.MailSend{ID: id, UserID: w.user, Type: w.typ,
 					Lang: lang, Subject: title, Body: body, Link: link}})
 			}
@@ -157,6 +164,12 @@ func (d *Dispatcher) Dispatch(ctx context.Context, jobID int64, ev jobs.NotifyEv
 			}
 			if err := realtime.Publish(ctx, tx, msgs...); err != nil {
 				return err
+			}
+		}
+		if len(waiting) > 0 {
+			// Keyed by the notification's id, so a retry queues nothing twice.
+			if _, err := tx.NewInsert().Model(&waiting).On("CONFLICT (notification_id) DO NOTHING").Exec(ctx); err != nil {
+				return fmt.Errorf("queue digest items: %w", err)
 			}
 		}
 		// MailSend is unique by id, so a retry inserts no second e-mail.
@@ -216,9 +229,11 @@ func loadPeople(ctx context.Context, tx bun.Tx, projectID uuid.UUID, wants []wan
 	var rows []person
 	err := tx.NewRaw(`SELECT u.id, u.display_name, u.language,
 			u.active AND u.deleted_at IS NULL
-			  AND (p.owner_id = u.id OR pm.user_id IS NOT NULL OR om.user_id IS NOT NULL) AS reachable
+			  AND (p.owner_id = u.id OR pm.user_id IS NOT NULL OR om.user_id IS NOT NULL) AS reachable,
+			coalesce(ds.digest, 'OFF') AS digest
 		FROM users AS u
 		JOIN projects AS p ON p.id = ?
+		LEFT JOIN notification_digest_settings AS ds ON ds.user_id = u.id
 		LEFT JOIN project_members AS pm ON pm.project_id = p.id AND pm.user_id = u.id
 		LEFT JOIN organization_members AS om ON om.org_id = p.org_id AND om.user_id = u.id
 		WHERE u.id IN (?)`, projectID, bun.In(ids)).Scan(ctx, &rows)

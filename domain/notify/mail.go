@@ -33,10 +33,15 @@ type Mail struct {
 // MailText is the body of a notification e-mail: greeting, the notification's body, the
 // absolute link, and a footer saying why it came and how to stop it.
 func MailText(lang, name, body, url string) string {
+	return mailText(lang, name, body, url, "mail.footer")
+}
+
+// mailText is MailText with the footer of key: a digest's says why digests come.
+func mailText(lang, name, body, url, footer string) string {
 	return locale.T(lang, "mail.greeting", "name", oneLine(name)) + "\n\n" +
 		body + "\n\n" +
 		locale.T(lang, "mail.open", "url", url) + "\n\n" +
-		"-- \n" + locale.T(lang, "mail.footer") + "\n"
+		"-- \n" + locale.T(lang, footer) + "\n"
 }
 
 // Bytes renders the message (RFC 5322, MIME text/plain in UTF-8, quoted-printable).

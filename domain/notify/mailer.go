@@ -102,9 +102,13 @@ func (m *Mailer) Send(ctx context.Context, job jobs.MailSend) error {
 	if !to.Send {
 		return nil
 	}
+	footer := "mail.footer"
+	if job.Type == TypeDigest {
+		footer = "mail.digest.footer"
+	}
 	msg := Mail{
 		From: m.from, To: mail.Address{Name: to.DisplayName, Address: to.Email}, Subject: job.Subject,
-		Text: MailText(job.Lang, to.DisplayName, job.Body, m.baseURL+job.Link), MessageID: messageID(job.ID, m.from.Address),
+		Text: mailText(job.Lang, to.DisplayName, job.Body, m.baseURL+job.Link, footer), MessageID: messageID(job.ID, m.from.Address),
 		Date: m.now(), Type: job.Type,
 	}
 	return m.deliver(ctx, m.from.Address, to.Email, msg.Bytes())

@@ -63,11 +63,24 @@ type Ingested struct {
 // as skipped and returns an error whose FailureReason is FailureUnknownAddress; one
 // that more than one desk could receive goes to neither and returns an *AmbiguousError
 // (FailureAmbiguousAddress). ack queues the sender's acknowledgement (jobs.TicketAck)
-// with a new ticket.
+// with a new ticket. The e-mail's files (WithAttachments) are stored before the
+// transaction and recorded on the ticket inside it, so they are kept exactly when the
+// ticket or comment is; a duplicate stores none, and any failure removes what was
+// stored.
 func (s *Service) Ingest(ctx context.Context, e *Email, ack bool) (Ingested, error) {
+	files, err := s.storeAttachments(ctx, e)
+	if err != nil {
+		return Ingested{}, err
+	}
+	recorded := false
+	defer func() {
+		if !recorded {
+			s.discardAttachments(ctx, files)
+		}
+	}()
 	var out Ingested
 	var refused error
-	err := store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = store.InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		out, refused = Ingested{}, nil
 		var targets []target
 		if cands := s.routeAddresses(e); len(cands) > 0 {
@@ -116,6 +129,9 @@ func (s *Service) Ingest(ctx context.Context, e *Email, ack bool) (Ingested, err
 			if _, err := s.comments.WithTx(tx).Create(ctx, p.issueProject(), nil, issue.Ref{ID: reply.IssueID}, body); err != nil {
 				return err
 			}
+			if err := s.recordAttachments(ctx, tx, t, issue.Ref{ID: reply.IssueID}, files); err != nil {
+				return err
+			}
 			out = Ingested{Outcome: IngestComment, IssueID: reply.IssueID, IssueKey: reply.IssueKey}
 		} else {
 			r, err := s.submit(ctx, tx, t, NewTicket{Title: ticketTitle(e.Subject), Description: ticketText(e.Text),
@@ -124,6 +140,9 @@ func (s *Service) Ingest(ctx context.Context, e *Email, ack bool) (Ingested, err
 				return err
 			}
 			out = Ingested{Outcome: IngestTicket, IssueID: r.TicketID, IssueKey: r.IssueKey}
+			if err := s.recordAttachments(ctx, tx, t, issue.Ref{ID: r.TicketID}, files); err != nil {
+				return err
+			}
 			if ack && sender != nil {
 				if err := s.bus.Enqueue(ctx, tx, river.InsertManyParams{Args: jobs.TicketAck{IssueID: r.TicketID}}); err != nil {
 					return err
@@ -139,6 +158,7 @@ func (s *Service) Ingest(ctx context.Context, e *Email, ack bool) (Ingested, err
 	if err != nil {
 		return Ingested{}, err
 	}
+	recorded = out.Outcome == IngestTicket || out.Outcome == IngestComment
 	if out.Outcome == IngestSkipped {
 		return out, refused
 	}

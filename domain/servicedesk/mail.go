@@ -15,17 +15,28 @@ import (
 	"github.com/emersion/go-message"
 	_ "github.com/emersion/go-message/charset" // decodes the common non-UTF-8 charsets
 	gomail "github.com/emersion/go-message/mail"
+
+	"github.com/taskweave/taskweave/domain/attachment"
 )
 
-// MaxMailBytes is the largest incoming e-mail turned into a ticket; a larger one is
-// skipped (FailureTooLarge).
-const MaxMailBytes = 1 << 20
+// MaxMailBytes is the largest incoming e-mail turned into a ticket, attachments
+// included: room for one attachment at the default upload limit (25 MiB) in base64. A
+// larger one is never downloaded and is skipped (FailureTooLarge).
+const MaxMailBytes = 48 << 20
+
+// maxTextBytes is how much of the text part is read; the description keeps at most
+// MaxDescription characters of it anyway.
+const maxTextBytes = 1 << 20
+
+// MaxMailAttachments is how many attachments of one e-mail are kept; the ones after it
+// are named in a comment on the ticket instead (docs/api-conventions.md#service-desk).
+const MaxMailAttachments = 10
 
 // Reasons an incoming e-mail is skipped; each is the label of
 // taskweave_mail_ingest_failures_total.
 var (
 	errNoText    = errors.New("servicedesk: e-mail has no text/plain or text/html part")
-	errTooLarge  = errors.New("servicedesk: e-mail is larger than 1 MiB")
+	errTooLarge  = errors.New("servicedesk: e-mail is larger than 48 MiB")
 	errMalformed = errors.New("servicedesk: e-mail is not valid MIME")
 )
 
@@ -46,6 +57,18 @@ type Email struct {
 	// Text is the first text/plain part, decoded to UTF-8; without one, the first
 	// text/html part as plain text (htmlText).
 	Text string
+	// Attachments are the parts a reader sees as files, in order: every part with
+	// Content-Disposition: attachment, and inline non-text parts that have a filename.
+	Attachments []MailAttachment
+}
+
+// MailAttachment is one file of an e-mail, decoded.
+type MailAttachment struct {
+	// Filename is the part's filename (attachment.CleanFilename'd; "attachment" when it
+	// has none), ContentType its media type without parameters.
+	Filename    string
+	ContentType string
+	Data        []byte
 }
 
 // ParseEmail reads a raw RFC 5322 message. A message over MaxMailBytes, one that is not
@@ -113,9 +136,15 @@ func ParseEmail(raw []byte) (*Email, error) {
 			}
 			return nil, fmt.Errorf("%w: %w", errMalformed, err)
 		}
+		if a, ok, err := attachmentPart(p); err != nil {
+			return nil, fmt.Errorf("%w: %w", errMalformed, err)
+		} else if ok {
+			e.Attachments = append(e.Attachments, a)
+			continue
+		}
 		h, ok := p.Header.(*gomail.InlineHeader)
 		if !ok {
-			continue // an attachment
+			continue // a nameless inline non-text part (a cid: image of the HTML)
 		}
 		ct, _, err := h.ContentType()
 		if err != nil {
@@ -124,7 +153,7 @@ func ParseEmail(raw []byte) (*Email, error) {
 		if (ct != "text/plain" || found) && (ct != "text/html" || htmlBody != nil) {
 			continue
 		}
-		body, err := io.ReadAll(io.LimitReader(p.Body, MaxMailBytes+1))
+		body, err := io.ReadAll(io.LimitReader(p.Body, maxTextBytes))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errMalformed, err)
 		}
@@ -147,6 +176,45 @@ func ParseEmail(raw []byte) (*Email, error) {
 		return nil, errNoText
 	}
 	return e, nil
+}
+
+// attachmentPart reads p when it is a file: a part whose Content-Disposition is
+// attachment, or a non-text part with a filename (Content-Disposition's filename or
+// Content-Type's name).
+func attachmentPart(p *gomail.Part) (MailAttachment, bool, error) {
+	var h message.Header
+	switch ph := p.Header.(type) {
+	case *gomail.InlineHeader:
+		h = ph.Header
+	case *gomail.AttachmentHeader:
+		h = ph.Header
+	default:
+		return MailAttachment{}, false, nil
+	}
+	disp, _, _ := h.ContentDisposition()
+	ct, _, err := h.ContentType()
+	if err != nil || ct == "" {
+		ct = "application/octet-stream"
+	}
+	name, _ := (&gomail.AttachmentHeader{Header: h}).Filename()
+	name = attachment.CleanFilename(name)
+	if !strings.EqualFold(disp, "attachment") && (strings.HasPrefix(ct, "text/") || name == "") {
+		return MailAttachment{}, false, nil
+	}
+	if name == "" {
+		name = "attachment"
+	}
+	if attachment.FilenameTooLong(name) {
+		name = truncateRunes(name, attachment.MaxFilename)
+	}
+	if len(ct) > attachment.MaxContentType {
+		ct = attachment.DefaultContentType
+	}
+	data, err := io.ReadAll(p.Body)
+	if err != nil {
+		return MailAttachment{}, false, err
+	}
+	return MailAttachment{Filename: name, ContentType: strings.ToLower(ct), Data: data}, true, nil
 }
 
 // cleanText is a mail body as a ticket stores it: Unix line ends, no NUL, trimmed.

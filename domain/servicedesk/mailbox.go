@@ -43,6 +43,12 @@ type MailboxConfig struct {
 	// MaxPerPoll bounds the messages one poll handles; zero is 100. The rest wait for
 	// the next poll.
 	MaxPerPoll int
+	// MaxMessageBytes bounds the size of a message fetched; a larger one is skipped
+	// unread (FailureTooLarge). Zero, or more than MaxMailBytes, is MaxMailBytes.
+	MaxMessageBytes int64
+	// MaxAttachmentBytes is the largest e-mail attachment kept on a ticket
+	// (TW_MAX_UPLOAD_BYTES, the upload limit); zero is 25 MiB.
+	MaxAttachmentBytes int64
 	// OwnAddresses are the addresses the mailbox itself receives at
 	// (TW_MAIL_MAILBOX_ADDRESSES, and TW_IMAP_USER when it is an address): no desk may
 	// hold them and mail is never routed by them (Service.WithMailbox).
@@ -76,6 +82,9 @@ func NewPoller(svc *Service, cfg MailboxConfig, m *Metrics, log *slog.Logger, ac
 	if cfg.MaxPerPoll <= 0 {
 		cfg.MaxPerPoll = 100
 	}
+	if cfg.MaxMessageBytes <= 0 || cfg.MaxMessageBytes > MaxMailBytes {
+		cfg.MaxMessageBytes = MaxMailBytes
+	}
 	if m == nil {
 		m = NewMetrics(nil)
 	}
@@ -88,9 +97,10 @@ func NewPoller(svc *Service, cfg MailboxConfig, m *Metrics, log *slog.Logger, ac
 // Poll handles the mailbox's unseen messages, oldest first, at most MaxPerPoll. A
 // message is marked \Seen only after its outcome is committed, so a crash between the
 // two makes the next poll see it again, and the Message-ID makes that a duplicate, not a
-// second ticket. An unusable message (no text part, over 1 MiB, broken MIME, addressed
+// second ticket. An unusable message (no text part, over 48 MiB, broken MIME, addressed
 // to no desk) is logged, counted and marked seen: it never blocks the mailbox. Only
-// trouble with the server or the database fails the poll; the next one tries again.
+// trouble with the server, the database or the attachment storage fails the poll; the
+// message stays unseen and the next poll tries again.
 func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	res, err := p.poll(ctx)
 	if err != nil {
@@ -231,7 +241,7 @@ func (p *Poller) handle(ctx context.Context, c *imapclient.Client, uid imap.UID,
 		return nil // expunged meanwhile
 	}
 	var outcome string
-	if sized[0].RFC822Size > MaxMailBytes {
+	if sized[0].RFC822Size > p.cfg.MaxMessageBytes {
 		outcome = p.skip(ctx, uid, errTooLarge)
 	} else {
 		section := &imap.FetchItemBodySection{Peek: true}

@@ -95,8 +95,9 @@ func TestMailIngestion(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	metrics := servicedesk.NewMetrics(reg)
 	svc := servicedesk.NewService(b.db, b.bus, audit.NewRecorder(b.bus))
-	poller := servicedesk.NewPoller(svc, servicedesk.MailboxConfig{Addr: srv.addr, Username: "desk", Password: "secret"},
-		metrics, slog.New(slog.NewTextHandler(io.Discard, nil)), true)
+	// A 1 MiB cap here, so the "Huge" message below need not be 48 MiB.
+	poller := servicedesk.NewPoller(svc, servicedesk.MailboxConfig{Addr: srv.addr, Username: "desk", Password: "secret",
+		MaxMessageBytes: 1 << 20}, metrics, slog.New(slog.NewTextHandler(io.Discard, nil)), true)
 	poll := func() servicedesk.PollResult {
 		t.Helper()
 		res, err := poller.Poll(b.ctx)

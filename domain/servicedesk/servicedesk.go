@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/comment"
 	"github.com/taskweave/taskweave/domain/event"
@@ -106,6 +107,9 @@ type Service struct {
 	now      func() time.Time
 	// reserved are the shared mailbox's own addresses, lower case (WithMailbox).
 	reserved map[string]bool
+	// files keep e-mail attachments, each at most maxFile bytes (WithAttachments).
+	files   *attachment.Service
+	maxFile int64
 }
 
 // NewService builds a Service; it holds no state of its own, so building one per
