@@ -198,7 +198,7 @@ type auditSettingRequest struct {
 // (docs/api-conventions.md#wire-format).
 func (s *handlers) putAuditConfig(c *fiber.Ctx) error {
 	var r auditSettingRequest
-	if err := core.DecodeJSON(c.Body(), &r); err != nil {
+	if err := core.Decode(c, &r); err != nil {
 		return err
 	}
 	switch {

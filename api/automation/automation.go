@@ -15,6 +15,9 @@ import (
 // ruleRequest is the create body of both scopes (AutomationRuleCreateRequest in
 // api/openapi/90-automation.yaml). A "scope" member is ignored: the path decides.
 type ruleRequest struct {
+	// Members only a reply carries (core.CheckMembers).
+	_ struct{} `readonly:"scope,projectId,createdBy,rootGroup,disabledReason,disabledAt"`
+
 	Name           *string            `json:"name"`
 	TriggerType    *string            `json:"triggerType"`
 	TriggerPayload json.RawMessage    `json:"triggerPayload"`
@@ -46,9 +49,9 @@ type actionRequest struct {
 // parseRule decodes a create body. Malformed JSON, a wrong JSON type and a missing name
 // or triggerType are BAD_REQUEST; everything else about the rule is the domain's whole
 // validation (one VALIDATION_ERROR naming every member path).
-func parseRule(body []byte) (automation.RuleInput, error) {
+func parseRule(body core.Body) (automation.RuleInput, error) {
 	var r ruleRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return automation.RuleInput{}, err
 	}
 	switch {
@@ -216,7 +219,7 @@ func (s *handlers) createRule(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		in, err := parseRule(c.Body())
+		in, err := parseRule(core.BodyOf(c))
 		if err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ func (s *handlers) updateRule(scope ruleScope) fiber.Handler {
 			return err
 		}
 		var r ruleRequest
-		if err := core.DecodeJSON(c.Body(), &r); err != nil {
+		if err := core.Decode(c, &r); err != nil {
 			return err
 		}
 		ch := automation.RuleChange{Name: r.Name, TriggerType: r.TriggerType, TriggerPayload: r.TriggerPayload,

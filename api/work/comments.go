@@ -49,9 +49,9 @@ type commentRequest struct {
 
 // parseComment decodes `{body}`: absent or null is BAD_REQUEST, blank or longer than
 // comment.MaxBody characters a VALIDATION_ERROR naming body.
-func parseComment(raw []byte) (string, error) {
+func parseComment(raw core.Body) (string, error) {
 	var r commentRequest
-	if err := core.DecodeJSON(raw, &r); err != nil {
+	if err := raw.Decode(&r); err != nil {
 		return "", err
 	}
 	if r.Body == nil {
@@ -90,7 +90,7 @@ func (s *handlers) createComment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	body, err := parseComment(c.Body())
+	body, err := parseComment(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (s *handlers) editComment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	body, err := parseComment(c.Body())
+	body, err := parseComment(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func issueActor(c *fiber.Ctx, a *project.Access) issue.Actor {
 func (s *handlers) createIssue(c *fiber.Ctx) error {
 	// The body is parsed first, so the access query can also read what this create
 	// needs (issue.ContextRead); a bad body is still reported after a failed access.
-	in, perr := parseCreateIssue(c.Body())
+	in, perr := parseCreateIssue(core.BodyOf(c))
 	svc := s.issues()
 	pre := svc.NewContextRead(perr == nil && in.NeedsFields())
 	a, err := s.ProjectAccessWith(c, project.Member, &pre.Extra)
@@ -110,7 +110,7 @@ func (s *handlers) patchIssue(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parsePatchIssue(c.Body())
+	in, err := parsePatchIssue(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

@@ -161,7 +161,7 @@ func nullableID(field string, raw json.RawMessage) (id *uuid.UUID, clear bool, e
 
 func (s *handlers) bulkChangeIssues(c *fiber.Ctx) error {
 	var r bulkRequest
-	if err := core.DecodeJSON(c.Body(), &r); err != nil {
+	if err := core.Decode(c, &r); err != nil {
 		return err
 	}
 	changes, err := parseBulkChanges(r.Changes)

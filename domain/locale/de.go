@@ -18,6 +18,8 @@ var de = map[string]string{
 	"reason.WRONG_TYPE":                "Das Feld {field} hat den falschen Typ.",
 	"reason.INVALID_UUID":              "{field} ist keine gültige ID.",
 	"reason.INVALID_PAGE":              "page muss 0 oder größer und size 1 oder größer sein.",
+	"reason.UNKNOWN_MEMBER":            "Das Feld {field} gehört nicht zu dieser Anfrage (Prefer: handling=strict).",
+	"reason.READ_ONLY_MEMBER":          "Das Feld {field} ist schreibgeschützt: der Server setzt es (Prefer: handling=strict).",
 	"reason.INVALID_CREDENTIALS":       "E-Mail-Adresse oder Passwort ist falsch.",
 	"reason.INVALID_REFRESH_TOKEN":     "Das Refresh-Token ist ungültig oder abgelaufen.",
 	"reason.REGISTRATION_DISABLED":     "Die Registrierung ist deaktiviert.",
