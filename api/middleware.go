@@ -31,6 +31,7 @@ func (s *Server) edge(c *fiber.Ctx) (err error) {
 	if core.PrefersStrict(c) {
 		c.Set(core.HeaderPreferenceApplied, core.PreferenceStrict)
 	}
+	core.SetCursorKey(c, s.cfg.CursorKey)
 	s.closeWhileDraining(c)
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()

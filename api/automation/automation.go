@@ -201,15 +201,21 @@ func (s *handlers) listRules(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		rules, total, err := s.rules().List(c.UserContext(), sc, pr.Offset(), pr.Size)
+		after, err := pr.AfterTimeID("rules")
 		if err != nil {
 			return err
 		}
+		rules, total, err := s.rules().List(c.UserContext(), sc, after, pr.Offset(), pr.Limit())
+		if err != nil {
+			return err
+		}
+		next := pr.Next(c, "rules", len(rules), total, func(i int) []string { return core.TimeIDKeys(rules[i].CreatedAt, rules[i].ID) })
+		rules = core.Trim(rules, pr)
 		out := make([]ruleResponse, 0, len(rules))
 		for i := range rules {
 			out = append(out, toRuleResponse(&rules[i]))
 		}
-		return c.JSON(core.NewPage(out, pr, total))
+		return c.JSON(core.NewPage(out, pr, total, next))
 	}
 }
 
@@ -312,15 +318,21 @@ func (s *handlers) listRuleExecutions(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		execs, total, err := s.rules().Executions(c.UserContext(), sc, id, f, pr.Offset(), pr.Size)
+		after, err := pr.AfterTimeID("executions")
 		if err != nil {
 			return err
 		}
+		execs, total, err := s.rules().Executions(c.UserContext(), sc, id, f, after, pr.Offset(), pr.Limit())
+		if err != nil {
+			return err
+		}
+		next := pr.Next(c, "executions", len(execs), total, func(i int) []string { return core.TimeIDKeys(execs[i].CreatedAt, execs[i].ID) })
+		execs = core.Trim(execs, pr)
 		out := make([]executionResponse, 0, len(execs))
 		for _, e := range execs {
 			out = append(out, executionResponse{ID: e.ID, RuleID: e.RuleID, IssueID: e.IssueID, EventType: e.EventType,
 				Status: e.Status, Detail: e.Detail, CreatedAt: core.Instant(e.CreatedAt)})
 		}
-		return c.JSON(core.NewPage(out, pr, total))
+		return c.JSON(core.NewPage(out, pr, total, next))
 	}
 }

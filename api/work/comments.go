@@ -74,15 +74,21 @@ func (s *handlers) listComments(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	views, total, err := s.comments().List(c.UserContext(), issueProject(a), ref, pr.Offset(), pr.Size)
+	after, err := pr.AfterTimeID("comments")
 	if err != nil {
 		return err
 	}
+	views, total, err := s.comments().List(c.UserContext(), issueProject(a), ref, after, pr.Offset(), pr.Limit())
+	if err != nil {
+		return err
+	}
+	next := pr.Next(c, "comments", len(views), total, func(i int) []string { return core.TimeIDKeys(views[i].CreatedAt, views[i].ID) })
+	views = core.Trim(views, pr)
 	content := make([]commentResponse, len(views))
 	for i := range views {
 		content[i] = toCommentResponse(&views[i])
 	}
-	return c.JSON(core.NewPage(content, pr, total))
+	return c.JSON(core.NewPage(content, pr, total, next))
 }
 
 func (s *handlers) createComment(c *fiber.Ctx) error {

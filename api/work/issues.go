@@ -62,10 +62,15 @@ func (s *handlers) listIssues(c *fiber.Ctx) error {
 		return err
 	}
 	f.FieldTypes = types
-	views, total, err := s.issues().List(c.UserContext(), issueProject(a), f, pr.Offset(), pr.Size)
+	if f.After, err = issueListAfter(pr, a, f); err != nil {
+		return err
+	}
+	views, total, err := s.issues().List(c.UserContext(), issueProject(a), f, pr.Offset(), pr.Limit())
 	if err != nil {
 		return err
 	}
+	next := pr.Next(c, issueListScope(a, f), len(views), total, func(i int) []string { return f.CursorKeys(f.KeyOf(views[i])) })
+	views = core.Trim(views, pr)
 	content := make([]core.IssueResponse, len(views))
 	for i, v := range views {
 		content[i] = core.ToIssueResponse(v)
@@ -74,7 +79,7 @@ func (s *handlers) listIssues(c *fiber.Ctx) error {
 	// c.JSON would first copy it into a fresh slice. appendIssuePage writes what
 	// encoding/json would, without its reflection (issue_list_json.go).
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	pg := core.NewPage(content, pr, total)
+	pg := core.NewPage(content, pr, total, next)
 	body := c.Response().BodyWriter()
 	buf := listBuffers.Get().(*[]byte)
 	defer listBuffers.Put(buf)

@@ -18,6 +18,7 @@ var de = map[string]string{
 	"reason.WRONG_TYPE":                "Das Feld {field} hat den falschen Typ.",
 	"reason.INVALID_UUID":              "{field} ist keine gültige ID.",
 	"reason.INVALID_PAGE":              "page muss 0 oder größer und size 1 oder größer sein.",
+	"reason.INVALID_CURSOR":            "Der Cursor stammt nicht von dieser Liste.",
 	"reason.UNKNOWN_MEMBER":            "Das Feld {field} gehört nicht zu dieser Anfrage (Prefer: handling=strict).",
 	"reason.READ_ONLY_MEMBER":          "Das Feld {field} ist schreibgeschützt: der Server setzt es (Prefer: handling=strict).",
 	"reason.INVALID_CREDENTIALS":       "E-Mail-Adresse oder Passwort ist falsch.",

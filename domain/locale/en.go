@@ -20,6 +20,7 @@ var en = map[string]string{
 	"reason.WRONG_TYPE":                "The field {field} has the wrong type.",
 	"reason.INVALID_UUID":              "{field} is not a valid id.",
 	"reason.INVALID_PAGE":              "page must be 0 or more and size 1 or more.",
+	"reason.INVALID_CURSOR":            "The cursor is not one this list handed out.",
 	"reason.UNKNOWN_MEMBER":            "The member {field} is not part of this request (Prefer: handling=strict).",
 	"reason.READ_ONLY_MEMBER":          "The member {field} is read-only: the server sets it (Prefer: handling=strict).",
 	"reason.INVALID_CREDENTIALS":       "Invalid email or password.",
