@@ -117,6 +117,33 @@ func TestListPlansUseIndexes(t *testing.T) {
 	requirePlan("last page by update", explain(Filter{Sort: SortUpdated}, nil, 9950),
 		map[string]string{"issues_project_updated": "Index Only Scan"})
 
+	// A cursor's page is a range of the order's index after the cursor's row: an index
+	// scan that starts there and stops after a page, no sort and nothing skipped.
+	atCursor := func(f Filter, k ListKey) planNode {
+		f.After = &k
+		return explain(f, nil, 0)
+	}
+	last := ListKey{Number: 9950, Updated: time.Now().Add(-9950 * time.Second)}
+	for name, plan := range map[string]planNode{
+		"cursor page":           atCursor(Filter{}, last),
+		"cursor page by update": atCursor(Filter{Sort: SortUpdated}, last),
+	} {
+		index := "issues_project_number_key"
+		if strings.Contains(name, "update") {
+			index = "issues_project_updated"
+		}
+		requirePlan(name, plan, map[string]string{index: ""})
+		// The only sort is the page's own rows, at the top: the keys come in index order.
+		sorts := 0
+		plan.walk(func(n planNode) {
+			if n.Type == "Sort" {
+				sorts++
+			}
+		})
+		require.Equal(t, 1, sorts, name)
+		require.Equal(t, "Sort", plan.Type, name)
+	}
+
 	// Each type's cf filter reads its index (migration 0028); together they combine.
 	text := customfield.Condition{FieldID: field(4), Type: customfield.TypeText, Text: "abc"}
 	number := customfield.Condition{FieldID: field(3), Type: customfield.TypeNumber, Number: "7"}
