@@ -1,6 +1,8 @@
 package work
 
 import (
+	"github.com/gofiber/fiber/v2"
+
 	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/project"
@@ -13,7 +15,11 @@ func issueListScope(a *project.Access, f issue.Filter) string {
 }
 
 // issueListAfter is the position a cursor request continues after, or nil.
+// An order no cursor can walk (issue.Filter.Keyset) refuses one.
 func issueListAfter(pr core.PageRequest, a *project.Access, f issue.Filter) (*issue.ListKey, error) {
+	if pr.Cursor != nil && !f.Keyset() {
+		return nil, core.BadRequest("INVALID_CURSOR")
+	}
 	scope := issueListScope(a, f)
 	n := len(f.CursorKeys(issue.ListKey{}))
 	keys, err := pr.After(scope, n)
@@ -25,4 +31,13 @@ func issueListAfter(pr core.PageRequest, a *project.Access, f issue.Filter) (*is
 		return nil, core.BadRequest("INVALID_CURSOR")
 	}
 	return &k, nil
+}
+
+// issueListNext is the list's nextCursor (core.PageRequest.Next), none in an order no
+// cursor can walk.
+func issueListNext(c *fiber.Ctx, pr core.PageRequest, a *project.Access, f issue.Filter, views []*issue.View, total int) *string {
+	if !f.Keyset() {
+		return nil
+	}
+	return pr.Next(c, issueListScope(a, f), len(views), total, func(i int) []string { return f.CursorKeys(f.KeyOf(views[i])) })
 }

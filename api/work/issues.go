@@ -69,7 +69,7 @@ func (s *handlers) listIssues(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	next := pr.Next(c, issueListScope(a, f), len(views), total, func(i int) []string { return f.CursorKeys(f.KeyOf(views[i])) })
+	next := issueListNext(c, pr, a, f, views, total)
 	views = core.Trim(views, pr)
 	content := make([]core.IssueResponse, len(views))
 	for i, v := range views {

@@ -21,16 +21,22 @@ type ListKey struct {
 	Due     time.Time
 }
 
-// OrderName is the list order f sorts by.
+// OrderName is the list order f sorts by; "" for an order a cursor cannot walk (a
+// computed one, such as a search rank: Keyset is false).
 func (f Filter) OrderName() string {
 	switch {
 	case f.Sort == SortUpdated:
 		return OrderUpdated
 	case f.Overdue && f.Sort == "":
 		return OrderDue
+	case f.Sort == "" || f.Sort == SortCreated:
+		return OrderNumber
 	}
-	return OrderNumber
+	return ""
 }
+
+// Keyset is true when f's order can be walked by cursor (it is one of the orders above).
+func (f Filter) Keyset() bool { return f.OrderName() != "" }
 
 // KeyOf is v's position in f's order.
 func (f Filter) KeyOf(v *View) ListKey {
