@@ -26,6 +26,12 @@ const authErrKey = "authError"
 func (s *Server) edge(c *fiber.Ctx) (err error) {
 	start := time.Now()
 	secureHeaders(c)
+	// Prefer: handling=strict is applied by the body decoding (core.Decode); the reply
+	// says so, on errors too, and only when it was asked (RFC 7240).
+	if core.PrefersStrict(c) {
+		c.Set(core.HeaderPreferenceApplied, core.PreferenceStrict)
+	}
+	core.SetCursorKey(c, s.cfg.CursorKey)
 	s.closeWhileDraining(c)
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()

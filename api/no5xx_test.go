@@ -43,6 +43,7 @@ var malformedQueries = []string{
 	"?page=99999999999999999999&size=99999999999999999999&sort=title,sideways&from=2024-13-45T99:99:99Z&labelId=" +
 		strings.Repeat("x,", 300) + "&fields=" + strings.Repeat("a", 2000),
 	"?page=1e3&size=1.5&limit=-5&offset=x&since=-1&until=0&type=%E2%80%AE&priority=LOWEST&q=" + strings.Repeat("%F0%9F%98%80", 100),
+	"?cursor=%00%FF&size=2", "?cursor=WyJ4IiwiMSJdAAAAAAAAAAAAAAAAAAAAAA&page=2", "?cursor=" + strings.Repeat("A", 600),
 }
 
 // send issues one request to the app (not apitest.Harness.Do: an undeclared 4xx is not

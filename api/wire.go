@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	adminapi "github.com/taskweave/taskweave/api/admin"
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/auth"
 	"github.com/taskweave/taskweave/domain/pipeline"
@@ -85,6 +86,7 @@ func Wire(s Settings, log *slog.Logger, db *store.DB, reg *prometheus.Registry, 
 	if s.APIRateLimit > 0 {
 		apiLimiter = auth.NewLimiter(db.Bun, s.APIRateLimit, time.Minute)
 	}
+	s.Config.CursorKey = core.CursorKey(s.JWTSecret)
 	return New(s.Config, Deps{
 		Log: log, DB: db, Auth: svc, Authn: auth.NewAuthenticator(db.Bun, tokens),
 		Limiter: auth.NewLimiter(db.Bun, s.AuthRateLimit, s.AuthRateWindow), APILimiter: apiLimiter, Registry: reg, Ready: ready,

@@ -134,3 +134,21 @@ func (c *client) totalPages(ctx context.Context, path, token string) (int, error
 	}
 	return page.TotalPages, json.Unmarshal(raw, &page)
 }
+
+// nextCursor reads a page's nextCursor (the cursor of the page after it).
+func (c *client) nextCursor(ctx context.Context, path, token string) (string, error) {
+	raw, err := c.do(ctx, http.MethodGet, path, token, nil, http.StatusOK, true)
+	if err != nil {
+		return "", err
+	}
+	var page struct {
+		NextCursor *string `json:"nextCursor"`
+	}
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return "", err
+	}
+	if page.NextCursor == nil {
+		return "", fmt.Errorf("%s: no nextCursor", path)
+	}
+	return *page.NextCursor, nil
+}

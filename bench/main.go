@@ -12,7 +12,8 @@
 // verdict on each target. The load generator shares the machine (and the process) with
 // the server and Postgres, so its own work is part of what is measured.
 //
-// The pages phase lists the project at page 0, at random pages and at the last page,
+// The pages phase lists the project at page 0, at random pages and at the last page (by
+// page number, and by the cursor the page before it hands out),
 // plain, by last update and with three cf filters. The pgbench phase runs the writes of
 // POST /issues as pgbench transactions in the same project: the ceiling the create phase
 // is compared with, measured in the same run. The create64 phase creates issues spread

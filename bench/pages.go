@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -31,6 +32,9 @@ type pagesResult struct {
 	variant             pageVariant
 	pages               int
 	first, random, last result
+	// lastByCursor is the last page again, reached by the cursor the page before it
+	// hands out (keyset: no offset at all).
+	lastByCursor result
 }
 
 // runPages measures GET /issues?size=50 of the seeded project, per variant, at page 0,
@@ -73,6 +77,14 @@ func runPages(ctx context.Context, db *store.DB, c *client, s *seeded, clients i
 		r.first = measure(at(func() int { return 0 }))
 		r.random = measure(at(func() int { return rand.IntN(r.pages) }))
 		r.last = measure(at(func() int { return r.pages - 1 }))
+		cursor, err := c.nextCursor(ctx, base+v.query+"&page="+strconv.Itoa(r.pages-2), s.token)
+		if err != nil {
+			return nil, err
+		}
+		r.lastByCursor = measure(func(ctx context.Context, _, _ int) error {
+			_, err := c.do(ctx, http.MethodGet, base+v.query+"&cursor="+url.QueryEscape(cursor), s.token, nil, http.StatusOK, false)
+			return err
+		})
 		out = append(out, r)
 	}
 	return out, nil
@@ -86,7 +98,8 @@ func printPages(rs []pagesResult) {
 		for _, row := range []struct {
 			name string
 			res  result
-		}{{"page 0", r.first}, {"random pages", r.random}, {fmt.Sprintf("last page (%d)", r.pages-1), r.last}} {
+		}{{"page 0", r.first}, {"random pages", r.random}, {fmt.Sprintf("last page (%d)", r.pages-1), r.last},
+			{"last page by cursor", r.lastByCursor}} {
 			fmt.Printf("%-44s %10.0f %8d %10s %10s %14s\n", r.variant.name+", "+row.name, row.res.rps(), row.res.errors,
 				row.res.pct(50), row.res.pct(99), row.res.perRequest())
 		}
@@ -96,7 +109,9 @@ func printPages(rs []pagesResult) {
 		fmt.Printf("%s: random pages %.0f req/s (target ≥ %d): %s; last page p50 %.2f× page 0's (target ≤ %.1f×): %s\n",
 			r.variant.name, r.random.rps(), targetPagesRPS, verdict(r.random.rps() >= targetPagesRPS), ratio, targetLastPageP50x,
 			verdict(ratio <= targetLastPageP50x))
-		if n := r.first.errors + r.random.errors + r.last.errors; n > 0 {
+		fmt.Printf("%s: last page by cursor p50 %s, by number %s (page 0 %s)\n", r.variant.name, r.lastByCursor.pct(50),
+			r.last.pct(50), r.first.pct(50))
+		if n := r.first.errors + r.random.errors + r.last.errors + r.lastByCursor.errors; n > 0 {
 			fmt.Printf("  %d errors, first: %q %q %q\n", n, r.first.firstErr, r.random.firstErr, r.last.firstErr)
 		}
 	}

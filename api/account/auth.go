@@ -14,9 +14,9 @@ type registerRequest struct {
 }
 
 // parseRegister decodes and validates POST /auth/register.
-func parseRegister(body []byte) (auth.Registration, error) {
+func parseRegister(body core.Body) (auth.Registration, error) {
 	var r registerRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return auth.Registration{}, err
 	}
 	switch {
@@ -43,9 +43,9 @@ type loginRequest struct {
 }
 
 // parseLogin decodes POST /auth/login; a malformed email is simply a failed login.
-func parseLogin(body []byte) (email, password string, err error) {
+func parseLogin(body core.Body) (email, password string, err error) {
 	var r loginRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return "", "", err
 	}
 	if r.Email == nil {
@@ -61,9 +61,9 @@ type refreshRequest struct {
 	RefreshToken *string `json:"refreshToken"`
 }
 
-func parseRefresh(body []byte) (string, error) {
+func parseRefresh(body core.Body) (string, error) {
 	var r refreshRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return "", err
 	}
 	if r.RefreshToken == nil {
@@ -85,7 +85,7 @@ func toAuthResponse(p auth.TokenPair) authResponse {
 }
 
 func (s *handlers) register(c *fiber.Ctx) error {
-	in, err := parseRegister(c.Body())
+	in, err := parseRegister(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (s *handlers) register(c *fiber.Ctx) error {
 }
 
 func (s *handlers) login(c *fiber.Ctx) error {
-	email, password, err := parseLogin(c.Body())
+	email, password, err := parseLogin(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (s *handlers) login(c *fiber.Ctx) error {
 }
 
 func (s *handlers) refresh(c *fiber.Ctx) error {
-	token, err := parseRefresh(c.Body())
+	token, err := parseRefresh(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/api/core/coretest"
 )
 
@@ -20,7 +21,7 @@ func FuzzAuthBodies(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		reg, err := parseRegister(body)
+		reg, err := parseRegister(core.Body{JSON: body})
 		coretest.CheckDecodeResult(t, err)
 		if err == nil {
 			if !strings.Contains(reg.Email, "@") || strings.TrimSpace(reg.DisplayName) == "" {
@@ -31,21 +32,21 @@ func FuzzAuthBodies(f *testing.F) {
 				t.Fatalf("accepted bad password %q", reg.Password)
 			}
 		}
-		_, _, err = parseLogin(body)
+		_, _, err = parseLogin(core.Body{JSON: body})
 		coretest.CheckDecodeResult(t, err)
-		_, err = parseRefresh(body)
+		_, err = parseRefresh(core.Body{JSON: body})
 		coretest.CheckDecodeResult(t, err)
-		_, next, err := parsePasswordChange(body)
+		_, next, err := parsePasswordChange(core.Body{JSON: body})
 		coretest.CheckDecodeResult(t, err)
 		if err == nil && (utf8.RuneCountInString(next) < 8 || strings.TrimFunc(next, unicode.IsSpace) == "") {
 			t.Fatalf("accepted bad new password %q", next)
 		}
-		tok, err := parseCreateToken(body, time.Now())
+		tok, err := parseCreateToken(core.Body{JSON: body}, time.Now())
 		coretest.CheckDecodeResult(t, err)
 		if err == nil && (strings.TrimSpace(tok.Name) == "" || (tok.Scope != "READ_ONLY" && tok.Scope != "READ_WRITE")) {
 			t.Fatalf("accepted bad token %+v", tok)
 		}
-		_, err = parseUpdateMe(body)
+		_, err = parseUpdateMe(core.Body{JSON: body})
 		coretest.CheckDecodeResult(t, err)
 	})
 }

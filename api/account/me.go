@@ -19,9 +19,9 @@ type updateMeRequest struct {
 // maxAvatarURL bounds avatarUrl (UpdateMeRequest in api/openapi/00-core.yaml).
 const maxAvatarURL = 512
 
-func parseUpdateMe(body []byte) (auth.ProfileChange, error) {
+func parseUpdateMe(body core.Body) (auth.ProfileChange, error) {
 	var r updateMeRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return auth.ProfileChange{}, err
 	}
 	if r.DisplayName == nil && r.AvatarURL == nil {
@@ -39,7 +39,7 @@ func parseUpdateMe(body []byte) (auth.ProfileChange, error) {
 }
 
 func (s *handlers) updateMe(c *fiber.Ctx) error {
-	in, err := parseUpdateMe(c.Body())
+	in, err := parseUpdateMe(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -63,9 +63,9 @@ type passwordRequest struct {
 	NewPassword     *string `json:"newPassword"`
 }
 
-func parsePasswordChange(body []byte) (current, next string, err error) {
+func parsePasswordChange(body core.Body) (current, next string, err error) {
 	var r passwordRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return "", "", err
 	}
 	if r.CurrentPassword == nil {
@@ -80,7 +80,7 @@ func parsePasswordChange(body []byte) (current, next string, err error) {
 }
 
 func (s *handlers) changePassword(c *fiber.Ctx) error {
-	current, next, err := parsePasswordChange(c.Body())
+	current, next, err := parsePasswordChange(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ type languageRequest struct {
 
 func (s *handlers) setLanguage(c *fiber.Ctx) error {
 	var r languageRequest
-	if err := core.DecodeJSON(c.Body(), &r); err != nil {
+	if err := core.Decode(c, &r); err != nil {
 		return err
 	}
 	if r.Language == nil || !locale.Supported(*r.Language) {
@@ -151,12 +151,12 @@ type preferenceInput struct {
 // parsePreferences decodes PUT /me/notification-preferences: the changed types and the
 // digest mode ("" when left out). A member left out keeps today's value; a type named
 // twice keeps its last entry; at least one of preferences and digest is required.
-func parsePreferences(body []byte, current []notify.Preference) ([]notify.Preference, string, error) {
+func parsePreferences(body core.Body, current []notify.Preference) ([]notify.Preference, string, error) {
 	var r struct {
 		Preferences *[]preferenceInput `json:"preferences"`
 		Digest      *string            `json:"digest"`
 	}
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return nil, "", err
 	}
 	digest := ""
@@ -210,7 +210,7 @@ func (s *handlers) putPreferences(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, digest, err := parsePreferences(c.Body(), current)
+	in, digest, err := parsePreferences(core.BodyOf(c), current)
 	if err != nil {
 		return err
 	}

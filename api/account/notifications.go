@@ -25,15 +25,21 @@ func (s *handlers) listNotifications(c *fiber.Ctx) error {
 	default:
 		return core.BadRequest("INVALID_QUERY", "field", "unread")
 	}
-	rows, total, err := notify.List(c.UserContext(), s.DB.Bun, core.Principal(c).UserID, unread, pr.Offset(), pr.Size)
+	after, err := pr.AfterTimeID("notifications")
 	if err != nil {
 		return err
 	}
+	rows, total, err := notify.List(c.UserContext(), s.DB.Bun, core.Principal(c).UserID, unread, after, pr.Offset(), pr.Limit())
+	if err != nil {
+		return err
+	}
+	next := pr.Next(c, "notifications", len(rows), total, func(i int) []string { return core.TimeIDKeys(rows[i].CreatedAt, rows[i].ID) })
+	rows = core.Trim(rows, pr)
 	out := make([]notify.View, 0, len(rows))
 	for i := range rows {
 		out = append(out, notify.ViewOf(&rows[i]))
 	}
-	return c.JSON(core.NewPage(out, pr, total))
+	return c.JSON(core.NewPage(out, pr, total, next))
 }
 
 type unreadCountResponse struct {

@@ -56,9 +56,9 @@ type ssoConfigRequest struct {
 // with more than sso.MaxAllowedDomains entries or an entry that is no domain name are
 // VALIDATION_ERRORs. Whether the issuer's address may be called is the domain's check
 // (SSO_ISSUER_REJECTED).
-func parseSSOConfig(body []byte, create bool) (sso.ConfigChange, error) {
+func parseSSOConfig(body core.Body, create bool) (sso.ConfigChange, error) {
 	var r ssoConfigRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return sso.ConfigChange{}, err
 	}
 	if create {
@@ -163,7 +163,7 @@ func (s *handlers) getSSOConfig(c *fiber.Ctx) error {
 }
 
 func (s *handlers) createSSOConfig(c *fiber.Ctx) error {
-	in, err := parseSSOConfig(c.Body(), true)
+	in, err := parseSSOConfig(core.BodyOf(c), true)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (s *handlers) updateSSOConfig(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseSSOConfig(c.Body(), false)
+	in, err := parseSSOConfig(core.BodyOf(c), false)
 	if err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ type ssoLinkRequest struct {
 func (s *handlers) linkSSO(c *fiber.Ctx) error {
 	var r ssoLinkRequest
 	if len(c.Body()) > 0 {
-		if err := core.DecodeJSON(c.Body(), &r); err != nil {
+		if err := core.Decode(c, &r); err != nil {
 			return err
 		}
 	}

@@ -84,7 +84,7 @@ type ssoExchangeRequest struct {
 // pair.
 func (s *handlers) exchangeSSO(c *fiber.Ctx) error {
 	var r ssoExchangeRequest
-	if err := core.DecodeJSON(c.Body(), &r); err != nil {
+	if err := core.Decode(c, &r); err != nil {
 		return err
 	}
 	if r.Code == nil {

@@ -36,9 +36,9 @@ type createTokenRequest struct {
 	ExpiresAt *time.Time `json:"expiresAt"`
 }
 
-func parseCreateToken(body []byte, now time.Time) (auth.NewToken, error) {
+func parseCreateToken(body core.Body, now time.Time) (auth.NewToken, error) {
 	var r createTokenRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return auth.NewToken{}, err
 	}
 	if r.Name == nil {
@@ -72,7 +72,7 @@ func (s *handlers) listTokens(c *fiber.Ctx) error {
 }
 
 func (s *handlers) createToken(c *fiber.Ctx) error {
-	in, err := parseCreateToken(c.Body(), time.Now())
+	in, err := parseCreateToken(core.BodyOf(c), time.Now())
 	if err != nil {
 		return err
 	}

@@ -127,15 +127,21 @@ func auditPageRequest(c *fiber.Ctx) (core.PageRequest, error) {
 
 // sendAuditPage answers one page of f: a count query and a page query.
 func (s *handlers) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr core.PageRequest) error {
-	events, total, err := audit.List(c.UserContext(), s.DB.Pool, f, pr.Offset(), pr.Size)
+	after, err := pr.AfterTimeID("audit")
 	if err != nil {
 		return err
 	}
+	events, total, err := audit.List(c.UserContext(), s.DB.Pool, f, after, pr.Offset(), pr.Limit())
+	if err != nil {
+		return err
+	}
+	next := pr.Next(c, "audit", len(events), total, func(i int) []string { return core.TimeIDKeys(events[i].Timestamp, events[i].ID) })
+	events = core.Trim(events, pr)
 	content := make([]auditEventResponse, len(events))
 	for i := range events {
 		content[i] = toAuditEventResponse(&events[i])
 	}
-	return c.JSON(core.NewPage(content, pr, total))
+	return c.JSON(core.NewPage(content, pr, total, next))
 }
 
 // listAuditEvents is the system ADMIN's view of every audit event.
@@ -198,7 +204,7 @@ type auditSettingRequest struct {
 // (docs/api-conventions.md#wire-format).
 func (s *handlers) putAuditConfig(c *fiber.Ctx) error {
 	var r auditSettingRequest
-	if err := core.DecodeJSON(c.Body(), &r); err != nil {
+	if err := core.Decode(c, &r); err != nil {
 		return err
 	}
 	switch {

@@ -152,15 +152,21 @@ func (s *handlers) listJobs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	js, total, err := s.jobOps().List(c.UserContext(), f, pr.Offset(), pr.Size)
+	after, err := pr.AfterInt("jobs")
 	if err != nil {
 		return err
 	}
+	js, total, err := s.jobOps().List(c.UserContext(), f, after, pr.Offset(), pr.Limit())
+	if err != nil {
+		return err
+	}
+	next := pr.Next(c, "jobs", len(js), total, func(i int) []string { return []string{strconv.FormatInt(js[i].ID, 10)} })
+	js = core.Trim(js, pr)
 	content := make([]jobSummaryResponse, len(js))
 	for i := range js {
 		content[i] = toJobSummary(&js[i])
 	}
-	return c.JSON(core.NewPage(content, pr, total))
+	return c.JSON(core.NewPage(content, pr, total, next))
 }
 
 func (s *handlers) getJob(c *fiber.Ctx) error {

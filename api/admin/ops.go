@@ -266,7 +266,7 @@ func (s *handlers) opsIndex(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	js, total, err := ops.List(c.UserContext(), f, pr.Offset(), pr.Size)
+	js, total, err := ops.List(c.UserContext(), f, nil, pr.Offset(), pr.Size)
 	if err != nil {
 		return err
 	}

@@ -37,11 +37,11 @@ var riverUIOK = fiber.Map{"status": "ok"}
 // front end always sends strings, so that every int64 survives JavaScript) or as JSON
 // numbers, 1 to queue.MaxBatch of them, each a positive whole number. Anything else is
 // one BAD_REQUEST naming the rule.
-func parseRiverUIJobIDs(body []byte) ([]int64, error) {
+func parseRiverUIJobIDs(body core.Body) ([]int64, error) {
 	var req struct {
 		IDs *[]json.RawMessage `json:"ids"`
 	}
-	if err := core.DecodeJSON(body, &req); err != nil {
+	if err := body.Decode(&req); err != nil {
 		return nil, err
 	}
 	if req.IDs == nil {
@@ -79,7 +79,7 @@ func riverUIActor(c *fiber.Ctx) queue.Actor {
 type riverUIJobOp func(*queue.Service, context.Context, queue.Actor, []int64) error
 
 func (s *handlers) riverUIJobsDo(c *fiber.Ctx, op riverUIJobOp) error {
-	ids, err := parseRiverUIJobIDs(c.Body())
+	ids, err := parseRiverUIJobIDs(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

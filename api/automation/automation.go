@@ -15,6 +15,9 @@ import (
 // ruleRequest is the create body of both scopes (AutomationRuleCreateRequest in
 // api/openapi/90-automation.yaml). A "scope" member is ignored: the path decides.
 type ruleRequest struct {
+	// Members only a reply carries (core.CheckMembers).
+	_ struct{} `readonly:"scope,projectId,createdBy,rootGroup,disabledReason,disabledAt"`
+
 	Name           *string            `json:"name"`
 	TriggerType    *string            `json:"triggerType"`
 	TriggerPayload json.RawMessage    `json:"triggerPayload"`
@@ -46,9 +49,9 @@ type actionRequest struct {
 // parseRule decodes a create body. Malformed JSON, a wrong JSON type and a missing name
 // or triggerType are BAD_REQUEST; everything else about the rule is the domain's whole
 // validation (one VALIDATION_ERROR naming every member path).
-func parseRule(body []byte) (automation.RuleInput, error) {
+func parseRule(body core.Body) (automation.RuleInput, error) {
 	var r ruleRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return automation.RuleInput{}, err
 	}
 	switch {
@@ -198,15 +201,21 @@ func (s *handlers) listRules(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		rules, total, err := s.rules().List(c.UserContext(), sc, pr.Offset(), pr.Size)
+		after, err := pr.AfterTimeID("rules")
 		if err != nil {
 			return err
 		}
+		rules, total, err := s.rules().List(c.UserContext(), sc, after, pr.Offset(), pr.Limit())
+		if err != nil {
+			return err
+		}
+		next := pr.Next(c, "rules", len(rules), total, func(i int) []string { return core.TimeIDKeys(rules[i].CreatedAt, rules[i].ID) })
+		rules = core.Trim(rules, pr)
 		out := make([]ruleResponse, 0, len(rules))
 		for i := range rules {
 			out = append(out, toRuleResponse(&rules[i]))
 		}
-		return c.JSON(core.NewPage(out, pr, total))
+		return c.JSON(core.NewPage(out, pr, total, next))
 	}
 }
 
@@ -216,7 +225,7 @@ func (s *handlers) createRule(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		in, err := parseRule(c.Body())
+		in, err := parseRule(core.BodyOf(c))
 		if err != nil {
 			return err
 		}
@@ -309,15 +318,21 @@ func (s *handlers) listRuleExecutions(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		execs, total, err := s.rules().Executions(c.UserContext(), sc, id, f, pr.Offset(), pr.Size)
+		after, err := pr.AfterTimeID("executions")
 		if err != nil {
 			return err
 		}
+		execs, total, err := s.rules().Executions(c.UserContext(), sc, id, f, after, pr.Offset(), pr.Limit())
+		if err != nil {
+			return err
+		}
+		next := pr.Next(c, "executions", len(execs), total, func(i int) []string { return core.TimeIDKeys(execs[i].CreatedAt, execs[i].ID) })
+		execs = core.Trim(execs, pr)
 		out := make([]executionResponse, 0, len(execs))
 		for _, e := range execs {
 			out = append(out, executionResponse{ID: e.ID, RuleID: e.RuleID, IssueID: e.IssueID, EventType: e.EventType,
 				Status: e.Status, Detail: e.Detail, CreatedAt: core.Instant(e.CreatedAt)})
 		}
-		return c.JSON(core.NewPage(out, pr, total))
+		return c.JSON(core.NewPage(out, pr, total, next))
 	}
 }

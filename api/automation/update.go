@@ -23,7 +23,7 @@ func (s *handlers) updateRule(scope ruleScope) fiber.Handler {
 			return err
 		}
 		var r ruleRequest
-		if err := core.DecodeJSON(c.Body(), &r); err != nil {
+		if err := core.Decode(c, &r); err != nil {
 			return err
 		}
 		ch := automation.RuleChange{Name: r.Name, TriggerType: r.TriggerType, TriggerPayload: r.TriggerPayload,
@@ -96,10 +96,16 @@ func (s *handlers) listRuleDeliveries(scope ruleScope) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		ds, total, err := s.rules().Deliveries(c.UserContext(), sc, id, pr.Offset(), pr.Size)
+		after, err := pr.AfterTimeID("rule-deliveries")
 		if err != nil {
 			return err
 		}
+		ds, total, err := s.rules().Deliveries(c.UserContext(), sc, id, after, pr.Offset(), pr.Limit())
+		if err != nil {
+			return err
+		}
+		next := pr.Next(c, "rule-deliveries", len(ds), total, func(i int) []string { return core.TimeIDKeys(ds[i].CreatedAt, ds[i].ID) })
+		ds = core.Trim(ds, pr)
 		out := make([]ruleDeliveryResponse, 0, len(ds))
 		for _, d := range ds {
 			out = append(out, ruleDeliveryResponse{ID: d.ID, RuleID: d.RuleID, IssueID: d.IssueID, EventID: d.EventID, URL: d.URL,
@@ -107,6 +113,6 @@ func (s *handlers) listRuleDeliveries(scope ruleScope) fiber.Handler {
 				ResponseBody: d.ResponseBody, LastError: d.LastError, NextRetryAt: core.InstantPtr(d.NextRetryAt),
 				CreatedAt: core.Instant(d.CreatedAt), LastAttemptAt: core.InstantPtr(d.LastAttemptAt), DeliveredAt: core.InstantPtr(d.DeliveredAt)})
 		}
-		return c.JSON(core.NewPage(out, pr, total))
+		return c.JSON(core.NewPage(out, pr, total, next))
 	}
 }

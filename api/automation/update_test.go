@@ -225,3 +225,38 @@ func TestAutomationSendWebhook(t *testing.T) {
 		autoProblems(t, g.H.Do("POST", autoRules(g, ""), map[string]any{"name": "private", "triggerType": "ISSUE_CREATED",
 			"actions": []any{autoAction("SEND_WEBHOOK", map[string]any{"url": recv.URL()})}}, g.Owner.Access)))
 }
+
+// TestAutomationRuleUpdateStrict: PUT {name, actions} with a member the rule request
+// does not read is 400 UNKNOWN_MEMBER under Prefer: handling=strict, naming the member
+// (nested ones by path) and changing nothing; without the preference it is ignored.
+func TestAutomationRuleUpdateStrict(t *testing.T) {
+	t.Parallel()
+	f := autoFixture(t)
+	h := f.H
+	rule := autoRule(f.Project, t, map[string]any{"name": "Strict", "triggerType": "ISSUE_CREATED",
+		"actions": []any{autoAction("SET_PRIORITY", map[string]any{"priority": "HIGH"})}})
+	path := autoRules(f.Project, "/"+rule["id"].(string))
+	strict := []string{"Prefer", "handling=strict"}
+
+	r := h.Do("PUT", path, map[string]any{"name": "Renamed", "trigger": "ISSUE_UPDATED"}, f.Owner.Access, strict...)
+	m := apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("UNKNOWN_MEMBER"))
+	require.Equal(t, "trigger", m["details"].(map[string]any)["field"])
+	require.Equal(t, "handling=strict", r.Header.Get("Preference-Applied"))
+
+	action := autoAction("CREATE_COMMENT", map[string]any{"body": "x"})
+	action["kind"] = "CREATE_COMMENT"
+	r = h.Do("PUT", path, map[string]any{"name": "Renamed", "actions": []any{action}}, f.Owner.Access, strict...)
+	m = apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("UNKNOWN_MEMBER"))
+	require.Equal(t, "actions[0].kind", m["details"].(map[string]any)["field"])
+
+	r = h.Do("PUT", path, map[string]any{"name": "Renamed", "createdBy": f.Owner.ID}, f.Owner.Access, strict...)
+	apitest.RequireProblem(t, r, 400, "BAD_REQUEST", apitest.Reason("READ_ONLY_MEMBER"))
+	require.Equal(t, "Strict", h.Do("GET", path, nil, f.Viewer.Access).JSON(t)["name"], "refused bodies changed nothing")
+
+	// Lenient: the unknown member is ignored, the rest applied.
+	r = h.Do("PUT", path, map[string]any{"name": "Renamed", "trigger": "ISSUE_UPDATED"}, f.Owner.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	require.Empty(t, r.Header.Get("Preference-Applied"))
+	require.Equal(t, "Renamed", r.JSON(t)["name"])
+	require.Equal(t, "ISSUE_CREATED", r.JSON(t)["triggerType"])
+}

@@ -15,7 +15,8 @@ import (
 )
 
 // DecodeJSON reads a JSON object into dst. Malformed JSON, anything but an object, and a
-// member of the wrong type are BAD_REQUEST; unknown members are ignored.
+// member of the wrong type are BAD_REQUEST; unknown members are ignored (a strict body,
+// Body.Decode, checks them after).
 func DecodeJSON(body []byte, dst any) error {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {

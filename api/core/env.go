@@ -52,6 +52,9 @@ type Config struct {
 	// MailboxAddresses are the shared desk mailbox's own addresses, lower case: no desk
 	// may be enabled with one (TW_MAIL_MAILBOX_ADDRESSES, TW_IMAP_USER).
 	MailboxAddresses []string
+	// CursorKey signs page cursors (CursorKey of TW_JWT_SECRET, the same on every
+	// replica); empty: a fixed key (tests).
+	CursorKey []byte
 }
 
 // Deps are the services the handlers call.

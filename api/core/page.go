@@ -10,20 +10,49 @@ import (
 // MaxPageSize clamps every paged list (docs/api-conventions.md#pages).
 const MaxPageSize = 200
 
-// PageRequest is a parsed page/size query.
+// PageRequest is a parsed page/size/cursor query.
 type PageRequest struct {
 	Page int
 	Size int
+	// Cursor is set when the request sent `cursor` (cursor.go): the page is the Size rows
+	// after its position, found by a keyset predicate rather than an offset.
+	Cursor *Cursor
 }
 
-// Offset is the first row of the page.
-func (p PageRequest) Offset() int { return p.Page * p.Size }
+// Offset is the first row of the page; 0 in a cursor walk, whose position is the
+// cursor's.
+func (p PageRequest) Offset() int {
+	if p.Cursor != nil {
+		return 0
+	}
+	return p.Page * p.Size
+}
 
-// ParsePage reads `page` (0-based, default 0) and `size` (default def, clamped to 200);
-// a negative page, a page past MaxInt32 (far past any last page, and page × size must
-// not overflow) or a size below 1 is BAD_REQUEST.
+// Limit is how many rows a list reads: Size, and in a cursor walk one more, which says
+// whether another page follows (Next) and is cut off (Trim).
+func (p PageRequest) Limit() int {
+	if p.Cursor != nil {
+		return p.Size + 1
+	}
+	return p.Size
+}
+
+// ParsePage reads `page` (0-based, default 0), `size` (default def, clamped to 200) and
+// `cursor`; a negative page, a page past MaxInt32 (far past any last page, and page ×
+// size must not overflow) or a size below 1 is BAD_REQUEST, and so is a cursor the
+// server did not sign (INVALID_CURSOR) or one sent with a page (INVALID_PAGE).
 func ParsePage(c *fiber.Ctx, def int) (PageRequest, error) {
 	p := PageRequest{Page: 0, Size: def}
+	if c.Context().QueryArgs().Has("cursor") {
+		cur, err := parseCursor(c, c.Query("cursor"))
+		if err != nil {
+			return p, err
+		}
+		if c.Query("page") != "" {
+			return p, BadRequest("INVALID_PAGE")
+		}
+		p.Cursor = cur
+	}
 	if v := c.Query("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > math.MaxInt32 {
@@ -72,10 +101,14 @@ type Page[T any] struct {
 	Empty            bool         `json:"empty"`
 	Sort             SortJSON     `json:"sort"`
 	Pageable         PageableJSON `json:"pageable"`
+	// NextCursor continues the walk after this page (cursor.go); null at the end.
+	NextCursor *string `json:"nextCursor"`
 }
 
-// NewPage wraps one page of content with its totals.
-func NewPage[T any](content []T, req PageRequest, total int) Page[T] {
+// NewPage wraps one page of content with its totals and the cursor after it (nil at
+// the end). In a cursor walk number and offset are 0 (the position is the cursor's),
+// first says the walk's start and last that no cursor follows.
+func NewPage[T any](content []T, req PageRequest, total int, next *string) Page[T] {
 	if content == nil {
 		content = []T{}
 	}
@@ -84,10 +117,15 @@ func NewPage[T any](content []T, req PageRequest, total int) Page[T] {
 		pages = (total + req.Size - 1) / req.Size
 	}
 	unsorted := SortJSON{Empty: true, Sorted: false, Unsorted: true}
+	first, last := req.Page == 0, req.Page+1 >= pages
+	if req.Cursor != nil {
+		first, last = req.Cursor.Start(), next == nil
+	}
 	return Page[T]{
 		Content: content, Number: req.Page, Size: req.Size, TotalElements: total, TotalPages: pages,
-		NumberOfElements: len(content), First: req.Page == 0, Last: req.Page+1 >= pages, Empty: len(content) == 0,
-		Sort:     unsorted,
-		Pageable: PageableJSON{PageNumber: req.Page, PageSize: req.Size, Offset: req.Offset(), Paged: true, Sort: unsorted},
+		NumberOfElements: len(content), First: first, Last: last, Empty: len(content) == 0,
+		Sort:       unsorted,
+		Pageable:   PageableJSON{PageNumber: req.Page, PageSize: req.Size, Offset: req.Offset(), Paged: true, Sort: unsorted},
+		NextCursor: next,
 	}
 }

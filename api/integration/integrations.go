@@ -49,9 +49,9 @@ func (s *handlers) integrationWebhookURL(p integration.Provider, projectKey stri
 
 // parseCreateIntegration decodes a create body: provider in any letter case, repoUrl
 // optional (blank means none), an http(s) URL of at most 2048 characters.
-func parseCreateIntegration(body []byte) (integration.NewIntegration, error) {
+func parseCreateIntegration(body core.Body) (integration.NewIntegration, error) {
 	var r createIntegrationRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return integration.NewIntegration{}, err
 	}
 	if r.Provider == nil {
@@ -100,7 +100,7 @@ func (s *handlers) createIntegration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseCreateIntegration(c.Body())
+	in, err := parseCreateIntegration(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

@@ -50,9 +50,9 @@ type webhookRequest struct {
 // on create and an unknown event type are BAD_REQUEST; a blank or too long url, an
 // empty events list and a too long secret are VALIDATION_ERRORs. The URL's scheme and
 // address are the domain's check (WEBHOOK_URL_REJECTED). Repeated events count once.
-func parseWebhook(body []byte, create bool) (webhookRequest, error) {
+func parseWebhook(body core.Body, create bool) (webhookRequest, error) {
 	var r webhookRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return r, err
 	}
 	if create {
@@ -129,7 +129,7 @@ func (s *handlers) createWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	r, err := parseWebhook(c.Body(), true)
+	r, err := parseWebhook(core.BodyOf(c), true)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (s *handlers) updateWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	r, err := parseWebhook(c.Body(), false)
+	r, err := parseWebhook(core.BodyOf(c), false)
 	if err != nil {
 		return err
 	}

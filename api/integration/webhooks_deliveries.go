@@ -62,7 +62,7 @@ func (s *handlers) pingWebhook(c *fiber.Ctx) error {
 	}
 	// The body is optional and has no members; a malformed one is still refused.
 	var none struct{}
-	if err := core.DecodeOptionalJSON(c.Body(), &none); err != nil {
+	if err := core.DecodeOptional(c, &none); err != nil {
 		return err
 	}
 	d, err := s.webhooks().Ping(c.UserContext(), webhookProject(a), id)

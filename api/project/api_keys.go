@@ -40,9 +40,9 @@ type createAPIKeyRequest struct {
 	ExpiresAt *time.Time `json:"expiresAt"`
 }
 
-func parseCreateAPIKey(body []byte, now time.Time) (project.NewAPIKey, error) {
+func parseCreateAPIKey(body core.Body, now time.Time) (project.NewAPIKey, error) {
 	var r createAPIKeyRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return project.NewAPIKey{}, err
 	}
 	if r.Name == nil {
@@ -77,7 +77,7 @@ func (s *handlers) createAPIKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseCreateAPIKey(c.Body(), time.Now())
+	in, err := parseCreateAPIKey(core.BodyOf(c), time.Now())
 	if err != nil {
 		return err
 	}

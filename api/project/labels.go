@@ -30,9 +30,9 @@ type labelRequest struct {
 
 // parseLabel decodes a label body. On create both members are required; on update an
 // absent member stays unchanged. Names are trimmed.
-func parseLabel(body []byte, create bool) (label.Change, error) {
+func parseLabel(body core.Body, create bool) (label.Change, error) {
 	var r labelRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return label.Change{}, err
 	}
 	if create {
@@ -72,7 +72,7 @@ func (s *handlers) createLabel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseLabel(c.Body(), true)
+	in, err := parseLabel(core.BodyOf(c), true)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (s *handlers) updateLabel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseLabel(c.Body(), false)
+	in, err := parseLabel(core.BodyOf(c), false)
 	if err != nil {
 		return err
 	}

@@ -49,9 +49,9 @@ type addMemberRequest struct {
 	Role   *string `json:"role"`
 }
 
-func parseAddMember(body []byte) (uuid.UUID, project.Role, error) {
+func parseAddMember(body core.Body) (uuid.UUID, project.Role, error) {
 	var r addMemberRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return uuid.Nil, project.None, err
 	}
 	id, err := parseMemberUserID(r.UserID)
@@ -83,7 +83,7 @@ func (s *handlers) addMember(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	userID, role, err := parseAddMember(c.Body())
+	userID, role, err := parseAddMember(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (s *handlers) changeMemberRole(c *fiber.Ctx) error {
 		return err
 	}
 	var r memberRoleRequest
-	if err := core.DecodeJSON(c.Body(), &r); err != nil {
+	if err := core.Decode(c, &r); err != nil {
 		return err
 	}
 	role, err := parseProjectRole(r.Role)

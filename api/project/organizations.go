@@ -55,9 +55,9 @@ type createOrganizationRequest struct {
 	Slug *string `json:"slug"`
 }
 
-func parseCreateOrganization(body []byte) (name, slug string, err error) {
+func parseCreateOrganization(body core.Body) (name, slug string, err error) {
 	var r createOrganizationRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return "", "", err
 	}
 	switch {
@@ -76,9 +76,9 @@ func parseCreateOrganization(body []byte) (name, slug string, err error) {
 }
 
 // parseAddOrgMember decodes {userId, role?}; the role defaults to MEMBER.
-func parseAddOrgMember(body []byte) (uuid.UUID, organization.Role, error) {
+func parseAddOrgMember(body core.Body) (uuid.UUID, organization.Role, error) {
 	var r addMemberRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return uuid.Nil, organization.None, err
 	}
 	id, err := parseMemberUserID(r.UserID)
@@ -109,7 +109,7 @@ func (s *handlers) myOrganizations(c *fiber.Ctx) error {
 }
 
 func (s *handlers) createOrganization(c *fiber.Ctx) error {
-	name, slug, err := parseCreateOrganization(c.Body())
+	name, slug, err := parseCreateOrganization(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (s *handlers) addOrgMember(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	userID, role, err := parseAddOrgMember(c.Body())
+	userID, role, err := parseAddOrgMember(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func (s *handlers) changeOrgMemberRole(c *fiber.Ctx) error {
 		return err
 	}
 	var r memberRoleRequest
-	if err := core.DecodeJSON(c.Body(), &r); err != nil {
+	if err := core.Decode(c, &r); err != nil {
 		return err
 	}
 	if r.Role == nil {

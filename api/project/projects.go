@@ -70,9 +70,9 @@ type createProjectRequest struct {
 
 // parseCreateProject decodes POST /projects: key and name are required; a lower-case
 // or otherwise malformed key is a VALIDATION_ERROR, not silently upper-cased.
-func parseCreateProject(body []byte) (project.NewProject, error) {
+func parseCreateProject(body core.Body) (project.NewProject, error) {
 	var r createProjectRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return project.NewProject{}, err
 	}
 	switch {
@@ -93,7 +93,7 @@ func parseCreateProject(body []byte) (project.NewProject, error) {
 }
 
 func (s *handlers) createProject(c *fiber.Ctx) error {
-	in, err := parseCreateProject(c.Body())
+	in, err := parseCreateProject(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -126,11 +126,11 @@ func (s *handlers) getProject(c *fiber.Ctx) error {
 
 // parseProjectOrganization decodes {orgId: uuid|null}; the member is required, null
 // removes the organization.
-func parseProjectOrganization(body []byte) (*uuid.UUID, error) {
+func parseProjectOrganization(body core.Body) (*uuid.UUID, error) {
 	var r struct {
 		OrgID json.RawMessage `json:"orgId"`
 	}
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return nil, err
 	}
 	if len(r.OrgID) == 0 {
@@ -151,7 +151,7 @@ func (s *handlers) setProjectOrganization(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	orgID, err := parseProjectOrganization(c.Body())
+	orgID, err := parseProjectOrganization(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

@@ -178,9 +178,9 @@ func (r *workflowStatusRequest) check() error {
 	return f.Err()
 }
 
-func parseNewWorkflowStatus(body []byte) (workflow.NewStatus, error) {
+func parseNewWorkflowStatus(body core.Body) (workflow.NewStatus, error) {
 	var r workflowStatusRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return workflow.NewStatus{}, err
 	}
 	if r.Name == nil {
@@ -199,9 +199,9 @@ func parseNewWorkflowStatus(body []byte) (workflow.NewStatus, error) {
 	return in, nil
 }
 
-func parseWorkflowStatusChange(body []byte) (workflow.StatusChange, error) {
+func parseWorkflowStatusChange(body core.Body) (workflow.StatusChange, error) {
 	var r workflowStatusRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return workflow.StatusChange{}, err
 	}
 	if err := r.check(); err != nil {
@@ -215,7 +215,7 @@ func (s *handlers) createWorkflowStatus(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseNewWorkflowStatus(c.Body())
+	in, err := parseNewWorkflowStatus(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (s *handlers) updateWorkflowStatus(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ch, err := parseWorkflowStatusChange(c.Body())
+	ch, err := parseWorkflowStatusChange(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -257,12 +257,12 @@ func (s *handlers) deleteWorkflowStatus(c *fiber.Ctx) error {
 
 // parseWorkflowTransition reads {fromStatusId, toStatusId}; an absent fromStatusId
 // means null, "from any status".
-func parseWorkflowTransition(body []byte) (from *uuid.UUID, to uuid.UUID, err error) {
+func parseWorkflowTransition(body core.Body) (from *uuid.UUID, to uuid.UUID, err error) {
 	var r struct {
 		FromStatusID *string `json:"fromStatusId"`
 		ToStatusID   *string `json:"toStatusId"`
 	}
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return nil, uuid.Nil, err
 	}
 	if r.ToStatusID == nil {
@@ -286,7 +286,7 @@ func (s *handlers) createWorkflowTransition(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	from, to, err := parseWorkflowTransition(c.Body())
+	from, to, err := parseWorkflowTransition(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -317,11 +317,11 @@ type workflowGuardInput struct {
 // parseWorkflowGuards reads {"guards": [...]}. A missing member or an unknown type or
 // role (enums) is BAD_REQUEST; a REQUIRED_FIELD naming an issue field no guard can
 // check is a VALIDATION_ERROR on guards[i].field.
-func parseWorkflowGuards(body []byte) ([]workflow.Guard, error) {
+func parseWorkflowGuards(body core.Body) ([]workflow.Guard, error) {
 	var r struct {
 		Guards *[]workflowGuardInput `json:"guards"`
 	}
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return nil, err
 	}
 	if r.Guards == nil {
@@ -368,7 +368,7 @@ func (s *handlers) putWorkflowGuards(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	guards, err := parseWorkflowGuards(c.Body())
+	guards, err := parseWorkflowGuards(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -389,11 +389,11 @@ type workflowPositionInput struct {
 
 // parseWorkflowLayout reads {"positions": [{statusId, x?, y?}]}; x and y default to 0
 // and must fit the database's integer.
-func parseWorkflowLayout(body []byte) ([]workflow.Position, error) {
+func parseWorkflowLayout(body core.Body) ([]workflow.Position, error) {
 	var r struct {
 		Positions *[]workflowPositionInput `json:"positions"`
 	}
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return nil, err
 	}
 	if r.Positions == nil {
@@ -431,7 +431,7 @@ func (s *handlers) putWorkflowLayout(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	positions, err := parseWorkflowLayout(c.Body())
+	positions, err := parseWorkflowLayout(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

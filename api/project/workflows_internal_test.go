@@ -102,13 +102,13 @@ func FuzzWorkflowBodies(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		_, err := parseNewWorkflowStatus(body)
+		_, err := parseNewWorkflowStatus(core.Body{JSON: body})
 		coretest.CheckDecodeResult(t, err)
-		_, err = parseWorkflowStatusChange(body)
+		_, err = parseWorkflowStatusChange(core.Body{JSON: body})
 		coretest.CheckDecodeResult(t, err)
-		_, _, err = parseWorkflowTransition(body)
+		_, _, err = parseWorkflowTransition(core.Body{JSON: body})
 		coretest.CheckDecodeResult(t, err)
-		guards, err := parseWorkflowGuards(body)
+		guards, err := parseWorkflowGuards(core.Body{JSON: body})
 		coretest.CheckDecodeResult(t, err)
 		if err == nil {
 			for _, g := range guards {
@@ -123,9 +123,9 @@ func FuzzWorkflowBodies(f *testing.F) {
 			_, err = workflow.EncodeGuards(guards)
 			require.NoError(t, err)
 		}
-		_, err = parseWorkflowLayout(body)
+		_, err = parseWorkflowLayout(core.Body{JSON: body})
 		coretest.CheckDecodeResult(t, err)
-		in, err := parseNewWorkflowStatus(body)
+		in, err := parseNewWorkflowStatus(core.Body{JSON: body})
 		if err == nil {
 			require.True(t, workflow.IsCategory(in.Category))
 			require.True(t, workflow.IsColor(in.Color))

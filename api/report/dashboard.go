@@ -91,9 +91,9 @@ func dashboardGrid(f *core.Fields, prefix string, x, y, w, h *int) {
 	check("gridH", h, 1, dashboardSizeMax)
 }
 
-func parseWidget(body []byte) (dashboard.NewWidget, error) {
+func parseWidget(body core.Body) (dashboard.NewWidget, error) {
 	var r widgetRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return dashboard.NewWidget{}, err
 	}
 	if r.Type == nil {
@@ -112,8 +112,8 @@ func parseWidget(body []byte) (dashboard.NewWidget, error) {
 
 // parseLayout decodes the layout: a JSON array of {widgetId, gridX?, gridY?, gridW?,
 // gridH?}; an absent grid member leaves that coordinate as it is.
-func parseLayout(body []byte) ([]dashboard.Placement, error) {
-	trimmed := bytes.TrimSpace(body)
+func parseLayout(body core.Body) ([]dashboard.Placement, error) {
+	trimmed := bytes.TrimSpace(body.JSON)
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return nil, core.BadRequest("LAYOUT_NOT_ARRAY")
 	}
@@ -124,6 +124,11 @@ func parseLayout(body []byte) ([]dashboard.Placement, error) {
 			return nil, core.BadRequest("WRONG_TYPE", "field", te.Field)
 		}
 		return nil, core.BadRequest("MALFORMED_JSON")
+	}
+	if body.Strict {
+		if err := core.CheckMembers(trimmed, &items); err != nil {
+			return nil, err
+		}
 	}
 	var f core.Fields
 	out := make([]dashboard.Placement, 0, len(items))
@@ -160,7 +165,7 @@ func (s *handlers) dashboardPutLayout(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	items, err := parseLayout(c.Body())
+	items, err := parseLayout(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -176,7 +181,7 @@ func (s *handlers) dashboardAddWidget(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseWidget(c.Body())
+	in, err := parseWidget(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

@@ -34,14 +34,14 @@ func toIncidentResponse(v *servicedesk.IncidentView) incidentResponse {
 
 // parseIncident reads an incident: issueId and severity required (an unknown severity
 // is BAD_REQUEST), onCallAssigneeId and notifyUserIds optional.
-func parseIncident(body []byte) (servicedesk.NewIncident, error) {
+func parseIncident(body core.Body) (servicedesk.NewIncident, error) {
 	var r struct {
 		IssueID          *string  `json:"issueId"`
 		Severity         *string  `json:"severity"`
 		OnCallAssigneeID *string  `json:"onCallAssigneeId"`
 		NotifyUserIDs    []string `json:"notifyUserIds"`
 	}
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return servicedesk.NewIncident{}, err
 	}
 	switch {
@@ -84,7 +84,7 @@ func (s *handlers) createIncident(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseIncident(c.Body())
+	in, err := parseIncident(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *handlers) resolveIncident(c *fiber.Ctx) error {
 	var body struct {
 		PostmortemBody *string `json:"postmortemBody"`
 	}
-	if err := core.DecodeOptionalJSON(c.Body(), &body); err != nil {
+	if err := core.DecodeOptional(c, &body); err != nil {
 		return err
 	}
 	if body.PostmortemBody != nil {

@@ -120,7 +120,7 @@ func (s *handlers) enableServiceDesk(c *fiber.Ctx) error {
 	var body struct {
 		EmailAddress *string `json:"emailAddress"`
 	}
-	if err := core.DecodeOptionalJSON(c.Body(), &body); err != nil {
+	if err := core.DecodeOptional(c, &body); err != nil {
 		return err
 	}
 	if body.EmailAddress != nil {
@@ -151,7 +151,7 @@ func (s *handlers) verifyDeskEmail(c *fiber.Ctx) error {
 	var body struct {
 		Code *string `json:"code"`
 	}
-	if err := core.DecodeJSON(c.Body(), &body); err != nil {
+	if err := core.Decode(c, &body); err != nil {
 		return err
 	}
 	if body.Code == nil {
@@ -187,7 +187,7 @@ func (s *handlers) approveDeskEmail(c *fiber.Ctx) error {
 	var body struct {
 		EmailAddress *string `json:"emailAddress"`
 	}
-	if err := core.DecodeJSON(c.Body(), &body); err != nil {
+	if err := core.Decode(c, &body); err != nil {
 		return err
 	}
 	if body.EmailAddress == nil {
@@ -249,13 +249,13 @@ func (s *handlers) getServiceDesk(c *fiber.Ctx) error {
 // parseTicket reads the public submission: title required (not blank, ≤ 255),
 // description optional (≤ 5000, default ""), senderEmail optional but a valid address
 // when sent.
-func parseTicket(body []byte) (servicedesk.NewTicket, error) {
+func parseTicket(body core.Body) (servicedesk.NewTicket, error) {
 	var r struct {
 		Title       *string `json:"title"`
 		Description *string `json:"description"`
 		SenderEmail *string `json:"senderEmail"`
 	}
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return servicedesk.NewTicket{}, err
 	}
 	if r.Title == nil {
@@ -279,7 +279,7 @@ func parseTicket(body []byte) (servicedesk.NewTicket, error) {
 // submitTicket is the PUBLIC ticket form; tickets counts WEB tickets.
 func (s *handlers) submitTicket(tickets *servicedesk.Metrics) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		in, err := parseTicket(c.Body())
+		in, err := parseTicket(core.BodyOf(c))
 		if err != nil {
 			return err
 		}
@@ -325,14 +325,14 @@ func minutes(f *core.Fields, field string, v int) {
 
 // parsePolicy reads an SLA policy: every member required; an unknown priority is
 // BAD_REQUEST, a blank or long name and minutes out of range VALIDATION_ERRORs.
-func parsePolicy(body []byte) (servicedesk.NewPolicy, error) {
+func parsePolicy(body core.Body) (servicedesk.NewPolicy, error) {
 	var r struct {
 		Name              *string `json:"name"`
 		Priority          *string `json:"priority"`
 		ResponseMinutes   *int    `json:"responseMinutes"`
 		ResolutionMinutes *int    `json:"resolutionMinutes"`
 	}
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return servicedesk.NewPolicy{}, err
 	}
 	switch {
@@ -362,7 +362,7 @@ func (s *handlers) createSLAPolicy(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parsePolicy(c.Body())
+	in, err := parsePolicy(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -406,13 +406,13 @@ func (s *handlers) deleteSLAPolicy(c *fiber.Ctx) error {
 
 // parseEscalationRule reads an escalation rule: escalateAfterMinutes required,
 // assigneeId optional, notifyUserIds optional (absent = none; repeated ids count once).
-func parseEscalationRule(body []byte) (servicedesk.NewRule, error) {
+func parseEscalationRule(body core.Body) (servicedesk.NewRule, error) {
 	var r struct {
 		EscalateAfterMinutes *int     `json:"escalateAfterMinutes"`
 		AssigneeID           *string  `json:"assigneeId"`
 		NotifyUserIDs        []string `json:"notifyUserIds"`
 	}
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return servicedesk.NewRule{}, err
 	}
 	if r.EscalateAfterMinutes == nil {
@@ -444,7 +444,7 @@ func (s *handlers) createEscalationRule(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseEscalationRule(c.Body())
+	in, err := parseEscalationRule(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

@@ -48,13 +48,19 @@ func (s *handlers) listActivity(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	list, total, err := s.comments().Feed(c.UserContext(), issueProject(a), ref, pr.Offset(), pr.Size)
+	after, err := pr.AfterTimeID("activity")
 	if err != nil {
 		return err
 	}
+	list, total, err := s.comments().Feed(c.UserContext(), issueProject(a), ref, after, pr.Offset(), pr.Limit())
+	if err != nil {
+		return err
+	}
+	next := pr.Next(c, "activity", len(list), total, func(i int) []string { return core.TimeIDKeys(list[i].CreatedAt, list[i].ID) })
+	list = core.Trim(list, pr)
 	content := make([]activityResponse, len(list))
 	for i := range list {
 		content[i] = toActivityResponse(&list[i])
 	}
-	return c.JSON(core.NewPage(content, pr, total))
+	return c.JSON(core.NewPage(content, pr, total, next))
 }

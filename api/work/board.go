@@ -136,7 +136,7 @@ func (s *handlers) moveOnBoard(c *fiber.Ctx) error {
 		return err
 	}
 	var r boardMoveRequest
-	if err := core.DecodeJSON(c.Body(), &r); err != nil {
+	if err := core.Decode(c, &r); err != nil {
 		return err
 	}
 	switch {

@@ -49,9 +49,9 @@ type commentRequest struct {
 
 // parseComment decodes `{body}`: absent or null is BAD_REQUEST, blank or longer than
 // comment.MaxBody characters a VALIDATION_ERROR naming body.
-func parseComment(raw []byte) (string, error) {
+func parseComment(raw core.Body) (string, error) {
 	var r commentRequest
-	if err := core.DecodeJSON(raw, &r); err != nil {
+	if err := raw.Decode(&r); err != nil {
 		return "", err
 	}
 	if r.Body == nil {
@@ -74,15 +74,21 @@ func (s *handlers) listComments(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	views, total, err := s.comments().List(c.UserContext(), issueProject(a), ref, pr.Offset(), pr.Size)
+	after, err := pr.AfterTimeID("comments")
 	if err != nil {
 		return err
 	}
+	views, total, err := s.comments().List(c.UserContext(), issueProject(a), ref, after, pr.Offset(), pr.Limit())
+	if err != nil {
+		return err
+	}
+	next := pr.Next(c, "comments", len(views), total, func(i int) []string { return core.TimeIDKeys(views[i].CreatedAt, views[i].ID) })
+	views = core.Trim(views, pr)
 	content := make([]commentResponse, len(views))
 	for i := range views {
 		content[i] = toCommentResponse(&views[i])
 	}
-	return c.JSON(core.NewPage(content, pr, total))
+	return c.JSON(core.NewPage(content, pr, total, next))
 }
 
 func (s *handlers) createComment(c *fiber.Ctx) error {
@@ -90,7 +96,7 @@ func (s *handlers) createComment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	body, err := parseComment(c.Body())
+	body, err := parseComment(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -113,7 +119,7 @@ func (s *handlers) editComment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	body, err := parseComment(c.Body())
+	body, err := parseComment(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

@@ -92,9 +92,9 @@ func trimmedName(f *core.Fields, field string, v *string, max int) *string {
 	return &s
 }
 
-func parseNewCustomField(body []byte) (customfield.NewField, error) {
+func parseNewCustomField(body core.Body) (customfield.NewField, error) {
 	var r customFieldRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return customfield.NewField{}, err
 	}
 	switch {
@@ -116,9 +116,9 @@ func parseNewCustomField(body []byte) (customfield.NewField, error) {
 	return in, f.Err()
 }
 
-func parseCustomFieldChange(body []byte) (customfield.FieldChange, error) {
+func parseCustomFieldChange(body core.Body) (customfield.FieldChange, error) {
 	var r customFieldRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return customfield.FieldChange{}, err
 	}
 	var f core.Fields
@@ -129,8 +129,8 @@ func parseCustomFieldChange(body []byte) (customfield.FieldChange, error) {
 }
 
 // parseCustomFieldOrder decodes the reorder body, a JSON array of {id, sortOrder}.
-func parseCustomFieldOrder(body []byte) ([]customfield.Order, error) {
-	trimmed := bytes.TrimSpace(body)
+func parseCustomFieldOrder(body core.Body) ([]customfield.Order, error) {
+	trimmed := bytes.TrimSpace(body.JSON)
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return nil, core.BadRequest("BODY_NOT_ARRAY")
 	}
@@ -141,6 +141,11 @@ func parseCustomFieldOrder(body []byte) ([]customfield.Order, error) {
 			return nil, core.BadRequest("WRONG_TYPE", "field", te.Field)
 		}
 		return nil, core.BadRequest("MALFORMED_JSON")
+	}
+	if body.Strict {
+		if err := core.CheckMembers(trimmed, &items); err != nil {
+			return nil, err
+		}
 	}
 	var f core.Fields
 	out := make([]customfield.Order, 0, len(items))
@@ -163,9 +168,9 @@ func parseCustomFieldOrder(body []byte) ([]customfield.Order, error) {
 	return out, f.Err()
 }
 
-func parseCustomFieldOption(body []byte, create bool) (customfield.OptionChange, error) {
+func parseCustomFieldOption(body core.Body, create bool) (customfield.OptionChange, error) {
 	var r customFieldOptionRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return customfield.OptionChange{}, err
 	}
 	if create && r.Label == nil {
@@ -198,7 +203,7 @@ func (s *handlers) createCustomField(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseNewCustomField(c.Body())
+	in, err := parseNewCustomField(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -214,7 +219,7 @@ func (s *handlers) updateCustomField(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ch, err := parseCustomFieldChange(c.Body())
+	ch, err := parseCustomFieldChange(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -230,7 +235,7 @@ func (s *handlers) reorderCustomFields(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	orders, err := parseCustomFieldOrder(c.Body())
+	orders, err := parseCustomFieldOrder(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -256,7 +261,7 @@ func (s *handlers) createCustomFieldOption(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ch, err := parseCustomFieldOption(c.Body(), true)
+	ch, err := parseCustomFieldOption(core.BodyOf(c), true)
 	if err != nil {
 		return err
 	}
@@ -280,7 +285,7 @@ func (s *handlers) updateCustomFieldOption(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ch, err := parseCustomFieldOption(c.Body(), false)
+	ch, err := parseCustomFieldOption(core.BodyOf(c), false)
 	if err != nil {
 		return err
 	}

@@ -69,10 +69,11 @@ func TestAppendIssuePageMatchesEncodingJSON(t *testing.T) {
 	nilSlices.Refs, nilSlices.Labels, nilSlices.FixVersions, nilSlices.AffectsVersions, nilSlices.CustomFields = nil, nil, nil, nil, nil
 	content = append(content, nilSlices)
 
+	next := "eyJpc3N1ZXMiXQ-cursor"
 	for _, pg := range []core.Page[core.IssueResponse]{
-		core.NewPage(content, core.PageRequest{Page: 3, Size: 50}, 1234),
-		core.NewPage(content[:1], core.PageRequest{Page: 0, Size: 1}, 1),
-		core.NewPage([]core.IssueResponse{}, core.PageRequest{Page: 9, Size: 50}, 20),
+		core.NewPage(content, core.PageRequest{Page: 3, Size: 50}, 1234, &next),
+		core.NewPage(content[:1], core.PageRequest{Page: 0, Size: 1}, 1, nil),
+		core.NewPage([]core.IssueResponse{}, core.PageRequest{Page: 9, Size: 50}, 20, nil),
 	} {
 		var want bytes.Buffer
 		if err := json.NewEncoder(&want).Encode(pg); err != nil {
@@ -94,7 +95,7 @@ func TestAppendIssuePageMatchesEncodingJSON(t *testing.T) {
 	bad := listTestIssue(0, true)
 	nan := json.Number("NaN")
 	bad.CustomFields[1].NumberValue = &nan
-	if _, ok := appendIssuePage(nil, core.NewPage([]core.IssueResponse{bad}, core.PageRequest{Size: 50}, 1)); ok {
+	if _, ok := appendIssuePage(nil, core.NewPage([]core.IssueResponse{bad}, core.PageRequest{Size: 50}, 1, nil)); ok {
 		t.Fatal("a number encoding/json rejects was encoded")
 	}
 	for s, want := range map[string]bool{"0": true, "-0.5": true, "1e9": true, "12E-3": true, "01": false, "1.": false,

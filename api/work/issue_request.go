@@ -18,6 +18,8 @@ import (
 // createIssueRequest is POST /projects/{key}/issues. Ids arrive as strings so a
 // malformed one is named in the 400.
 type createIssueRequest struct {
+	// Members only a reply carries (core.CheckMembers).
+	_           struct{} `readonly:"key,projectId,projectKey,reporterId,reporterName,assigneeName,statusName,statusCategory,sprintName,labels,fixVersions,affectsVersions,customFields,refs,slaStartTime"`
 	Title       *string  `json:"title"`
 	Description *string  `json:"description"`
 	Type        *string  `json:"type"`
@@ -33,9 +35,9 @@ type createIssueRequest struct {
 }
 
 // parseCreateIssue decodes and validates a create request into issue.NewIssue.
-func parseCreateIssue(body []byte) (issue.NewIssue, error) {
+func parseCreateIssue(body core.Body) (issue.NewIssue, error) {
 	var r createIssueRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return issue.NewIssue{}, err
 	}
 	if r.Title == nil {
@@ -85,6 +87,8 @@ func parseCreateIssue(body []byte) (issue.NewIssue, error) {
 // nothing, only the clear flags clear; the id lists are absent (unchanged), [] (clear)
 // or the new set.
 type patchIssueRequest struct {
+	// Members only a reply carries (core.CheckMembers).
+	_                 struct{}  `readonly:"key,projectId,projectKey,reporterId,reporterName,assigneeName,statusName,statusCategory,sprintName,labels,fixVersions,affectsVersions,customFields,refs,slaStartTime"`
 	Title             *string   `json:"title"`
 	Description       *string   `json:"description"`
 	StatusID          *string   `json:"statusId"`
@@ -106,9 +110,9 @@ type patchIssueRequest struct {
 }
 
 // parsePatchIssue decodes and validates an update into issue.Patch.
-func parsePatchIssue(body []byte) (issue.Patch, error) {
+func parsePatchIssue(body core.Body) (issue.Patch, error) {
 	var r patchIssueRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return issue.Patch{}, err
 	}
 	in := issue.Patch{Title: r.Title, Description: r.Description, StoryPoints: r.StoryPoints,

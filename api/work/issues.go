@@ -29,7 +29,7 @@ func issueActor(c *fiber.Ctx, a *project.Access) issue.Actor {
 func (s *handlers) createIssue(c *fiber.Ctx) error {
 	// The body is parsed first, so the access query can also read what this create
 	// needs (issue.ContextRead); a bad body is still reported after a failed access.
-	in, perr := parseCreateIssue(c.Body())
+	in, perr := parseCreateIssue(core.BodyOf(c))
 	svc := s.issues()
 	pre := svc.NewContextRead(perr == nil && in.NeedsFields())
 	a, err := s.ProjectAccessWith(c, project.Member, &pre.Extra)
@@ -62,10 +62,15 @@ func (s *handlers) listIssues(c *fiber.Ctx) error {
 		return err
 	}
 	f.FieldTypes = types
-	views, total, err := s.issues().List(c.UserContext(), issueProject(a), f, pr.Offset(), pr.Size)
+	if f.After, err = issueListAfter(pr, a, f); err != nil {
+		return err
+	}
+	views, total, err := s.issues().List(c.UserContext(), issueProject(a), f, pr.Offset(), pr.Limit())
 	if err != nil {
 		return err
 	}
+	next := issueListNext(c, pr, a, f, views, total)
+	views = core.Trim(views, pr)
 	content := make([]core.IssueResponse, len(views))
 	for i, v := range views {
 		content[i] = core.ToIssueResponse(v)
@@ -74,7 +79,7 @@ func (s *handlers) listIssues(c *fiber.Ctx) error {
 	// c.JSON would first copy it into a fresh slice. appendIssuePage writes what
 	// encoding/json would, without its reflection (issue_list_json.go).
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	pg := core.NewPage(content, pr, total)
+	pg := core.NewPage(content, pr, total, next)
 	body := c.Response().BodyWriter()
 	buf := listBuffers.Get().(*[]byte)
 	defer listBuffers.Put(buf)
@@ -110,7 +115,7 @@ func (s *handlers) patchIssue(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parsePatchIssue(c.Body())
+	in, err := parsePatchIssue(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

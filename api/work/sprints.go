@@ -62,9 +62,9 @@ type sprintRequest struct {
 
 // parseSprint decodes and validates a sprint body; on create name is required. Names
 // are trimmed. A request's own pair of dates must not end before it starts.
-func parseSprint(body []byte, create bool) (sprint.Change, error) {
+func parseSprint(body core.Body, create bool) (sprint.Change, error) {
 	var r sprintRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return sprint.Change{}, err
 	}
 	if create && r.Name == nil {
@@ -108,7 +108,7 @@ func (s *handlers) createSprint(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseSprint(c.Body(), true)
+	in, err := parseSprint(core.BodyOf(c), true)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *handlers) patchSprint(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseSprint(c.Body(), false)
+	in, err := parseSprint(core.BodyOf(c), false)
 	if err != nil {
 		return err
 	}

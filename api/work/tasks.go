@@ -37,15 +37,21 @@ func (s *handlers) listTasks(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ts, total, err := task.ListMine(c.UserContext(), s.DB.Bun, core.Principal(c).UserID, pr.Offset(), pr.Size)
+	after, err := pr.AfterTimeID("tasks")
 	if err != nil {
 		return err
 	}
+	ts, total, err := task.ListMine(c.UserContext(), s.DB.Bun, core.Principal(c).UserID, after, pr.Offset(), pr.Limit())
+	if err != nil {
+		return err
+	}
+	next := pr.Next(c, "tasks", len(ts), total, func(i int) []string { return core.TimeIDKeys(ts[i].CreatedAt, ts[i].ID) })
+	ts = core.Trim(ts, pr)
 	views := make([]task.View, len(ts))
 	for i := range ts {
 		views[i] = task.NewView(&ts[i])
 	}
-	return c.JSON(core.NewPage(views, pr, total))
+	return c.JSON(core.NewPage(views, pr, total, next))
 }
 
 func (s *handlers) getTask(c *fiber.Ctx) error {
@@ -161,7 +167,7 @@ func nullableID(field string, raw json.RawMessage) (id *uuid.UUID, clear bool, e
 
 func (s *handlers) bulkChangeIssues(c *fiber.Ctx) error {
 	var r bulkRequest
-	if err := core.DecodeJSON(c.Body(), &r); err != nil {
+	if err := core.Decode(c, &r); err != nil {
 		return err
 	}
 	changes, err := parseBulkChanges(r.Changes)

@@ -14,9 +14,9 @@ type versionRequest struct {
 }
 
 // parseVersion decodes {name}: required, not blank, at most 50 characters.
-func parseVersion(body []byte) (string, error) {
+func parseVersion(body core.Body) (string, error) {
 	var r versionRequest
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return "", err
 	}
 	if r.Name == nil {
@@ -52,7 +52,7 @@ func (s *handlers) createVersion(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	name, err := parseVersion(c.Body())
+	name, err := parseVersion(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (s *handlers) renameVersion(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	name, err := parseVersion(c.Body())
+	name, err := parseVersion(core.BodyOf(c))
 	if err != nil {
 		return err
 	}

@@ -79,8 +79,20 @@ func (f Filter) countQuery() (string, []any) {
 // as literals (they are ints): the planner then sees the real row goal and walks the
 // ordered index instead of sorting every match, which a generic plan with a parameter
 // LIMIT may not do.
-func (f Filter) pageQuery(offset, limit int) (string, []any) {
+//
+// after (a cursor walk) keeps the events after that one in list order, by a row
+// comparison the ordered index answers, instead of an offset.
+func (f Filter) pageQuery(after *store.After, offset, limit int) (string, []any) {
 	where, args := f.where()
+	if after != nil {
+		if where == "" {
+			where = "WHERE "
+		} else {
+			where += " AND "
+		}
+		args = append(args, after.Time, after.ID)
+		where += `("timestamp", id) < ($` + strconv.Itoa(len(args)-1) + `, $` + strconv.Itoa(len(args)) + `)`
+	}
 	return "SELECT " + eventColumns + " FROM audit_events " + where + " " + eventOrder +
 		" LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset), args
 }
@@ -93,7 +105,7 @@ func (f Filter) exportQuery() (string, []any) {
 
 // List returns one page of matching events, newest first, and the number of all
 // matching events: one count query and one page query whatever the page holds.
-func List(ctx context.Context, pool *pgxpool.Pool, f Filter, offset, limit int) ([]store.AuditEvent, int, error) {
+func List(ctx context.Context, pool *pgxpool.Pool, f Filter, after *store.After, offset, limit int) ([]store.AuditEvent, int, error) {
 	count, args := f.countQuery()
 	var total int64
 	if err := pool.QueryRow(ctx, count, args...).Scan(&total); err != nil {
@@ -102,7 +114,7 @@ func List(ctx context.Context, pool *pgxpool.Pool, f Filter, offset, limit int) 
 	if total == 0 || int64(offset) >= total {
 		return []store.AuditEvent{}, int(total), nil
 	}
-	q, args := f.pageQuery(offset, limit)
+	q, args := f.pageQuery(after, offset, limit)
 	rows, err := pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list audit events: %w", err)

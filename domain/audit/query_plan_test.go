@@ -81,7 +81,7 @@ func TestListQueriesUseTheFilterIndexes(t *testing.T) {
 		"action":     {Filter{Action: "SLA_BREACHED"}, "audit_events_action_time", true},
 		"level ALL":  {Filter{Level: LevelAll}, "audit_events_level_time", true},
 	} {
-		q, args := c.f.pageQuery(50, 50)
+		q, args := c.f.pageQuery(nil, 50, 50)
 		types, indexes := explain(q, args)
 		require.False(t, types["Seq Scan"], "%s page: %v", name, types)
 		require.True(t, indexes[c.index], "%s page uses %s: %v %v", name, c.index, indexes, types)

@@ -157,7 +157,10 @@ func (s *Service) Get(ctx context.Context, sc Scope, id uuid.UUID) (*Rule, error
 
 // List returns one page of the scope's rules, oldest first, and their total: two
 // queries whatever the page holds.
-func (s *Service) List(ctx context.Context, sc Scope, offset, limit int) ([]Rule, int, error) {
+//
+// after, in a cursor walk, is the last rule handed out: the page is the rules after it
+// in that order (store.After), not skipped ones.
+func (s *Service) List(ctx context.Context, sc Scope, after *store.After, offset, limit int) ([]Rule, int, error) {
 	n, err := sc.where(s.db.NewSelect().TableExpr("automation_rules AS r")).Count(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("count rules: %w", err)
@@ -167,7 +170,11 @@ func (s *Service) List(ctx context.Context, sc Scope, offset, limit int) ([]Rule
 		return []Rule{}, total, nil
 	}
 	rules, err := loadRules(ctx, s.db, func(q *bun.SelectQuery) *bun.SelectQuery {
-		return sc.where(q).Offset(int64(offset)).Limit(int64(limit))
+		q = sc.where(q)
+		if after != nil {
+			q = q.Where("(r.created_at, r.id) > (?, ?)", after.Time, after.ID)
+		}
+		return q.Offset(int64(offset)).Limit(int64(limit))
 	})
 	for i := range rules {
 		rules[i] = masked(rules[i])
@@ -329,7 +336,7 @@ type ExecutionFilter struct {
 }
 
 // Executions returns one page of a rule's execution log, newest first, and its total.
-func (s *Service) Executions(ctx context.Context, sc Scope, ruleID uuid.UUID, f ExecutionFilter, offset, limit int) ([]Execution, int, error) {
+func (s *Service) Executions(ctx context.Context, sc Scope, ruleID uuid.UUID, f ExecutionFilter, after *store.After, offset, limit int) ([]Execution, int, error) {
 	exists, err := sc.where(s.db.NewSelect().TableExpr("automation_rules AS r").Where("r.id = ?", ruleID)).Exists(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find rule: %w", err)
@@ -354,6 +361,9 @@ func (s *Service) Executions(ctx context.Context, sc Scope, ruleID uuid.UUID, f 
 		return out, total, nil
 	}
 	var rows []store.AutomationExecution
+	if after != nil {
+		q = q.Where("(created_at, id) < (?, ?)", after.Time, after.ID)
+	}
 	if err := q.OrderExpr("created_at DESC, id DESC").Offset(int64(offset)).Limit(int64(limit)).Scan(ctx, &rows); err != nil {
 		return nil, 0, fmt.Errorf("list executions: %w", err)
 	}

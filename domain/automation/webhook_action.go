@@ -211,7 +211,7 @@ const deliveryColumns = `id, rule_id, issue_id, event_id, url, payload, status, 
 
 // Deliveries returns one page of a rule's SEND_WEBHOOK requests, newest first, and
 // their total.
-func (s *Service) Deliveries(ctx context.Context, sc Scope, ruleID uuid.UUID, offset, limit int) ([]Delivery, int, error) {
+func (s *Service) Deliveries(ctx context.Context, sc Scope, ruleID uuid.UUID, after *store.After, offset, limit int) ([]Delivery, int, error) {
 	exists, err := sc.where(s.db.NewSelect().TableExpr("automation_rules AS r").Where("r.id = ?", ruleID)).Exists(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("find rule: %w", err)
@@ -228,8 +228,11 @@ func (s *Service) Deliveries(ctx context.Context, sc Scope, ruleID uuid.UUID, of
 	if n <= offset {
 		return out, n, nil
 	}
-	err = s.db.NewSelect().Table("automation_webhook_deliveries").ColumnExpr(deliveryColumns).Where("rule_id = ?", ruleID).
-		OrderExpr("created_at DESC, id DESC").Offset(int64(offset)).Limit(int64(limit)).Scan(ctx, &out)
+	q := s.db.NewSelect().Table("automation_webhook_deliveries").ColumnExpr(deliveryColumns).Where("rule_id = ?", ruleID)
+	if after != nil {
+		q = q.Where("(created_at, id) < (?, ?)", after.Time, after.ID)
+	}
+	err = q.OrderExpr("created_at DESC, id DESC").Offset(int64(offset)).Limit(int64(limit)).Scan(ctx, &out)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list web requests: %w", err)
 	}

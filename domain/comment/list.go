@@ -39,18 +39,22 @@ type commentRow struct {
 }
 
 // List returns one page of the issue's live comments, newest first, and their total.
-func (s *Service) List(ctx context.Context, p issue.Project, ref issue.Ref, offset, limit int) ([]View, int, error) {
+//
+// after, in a cursor walk, is the last comment handed out: the page is the comments
+// after it (older, or as old with a smaller id), found on the index, not skipped.
+func (s *Service) List(ctx context.Context, p issue.Project, ref issue.Ref, after *store.After, offset, limit int) ([]View, int, error) {
 	var rows []commentRow
 	cond, value := ref.Condition()
+	keyset, args := keysetAfter("c", after)
 	q := s.db.NewRaw(`SELECT i.id AS found_issue, t.total, x.* FROM issues AS i
 		CROSS JOIN LATERAL (SELECT count(*) AS total FROM comments AS c WHERE c.issue_id = i.id AND c.deleted_at IS NULL) AS t
 		LEFT JOIN LATERAL (SELECT c.id, c.issue_id, c.author_id, c.body, c.edited_at, c.created_at, c.updated_at,
 				c.rule_id, u.display_name AS author_name
 			FROM comments AS c LEFT JOIN users AS u ON u.id = c.author_id
-			WHERE c.issue_id = i.id AND c.deleted_at IS NULL
+			WHERE c.issue_id = i.id AND c.deleted_at IS NULL`+keyset+`
 			ORDER BY c.created_at DESC, c.id DESC LIMIT ? OFFSET ?) AS x ON true
 		WHERE i.project_id = ? AND `+cond+`
-		ORDER BY x.created_at DESC, x.id DESC`, limit, offset, p.ID, value)
+		ORDER BY x.created_at DESC, x.id DESC`, append(args, limit, offset, p.ID, value)...)
 	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, 0, fmt.Errorf("list comments: %w", err)
 	}
@@ -87,19 +91,20 @@ type activityRow struct {
 
 // Feed returns one page of the issue's activity, newest first, and its total: every
 // type the issue rules, sprints, comments and attachments write.
-func (s *Service) Feed(ctx context.Context, p issue.Project, ref issue.Ref, offset, limit int) ([]Activity, int, error) {
+func (s *Service) Feed(ctx context.Context, p issue.Project, ref issue.Ref, after *store.After, offset, limit int) ([]Activity, int, error) {
 	var rows []activityRow
 	cond, value := ref.Condition()
+	keyset, args := keysetAfter("a", after)
 	q := s.db.NewRaw(`SELECT i.id AS found_issue, t.total, x.* FROM issues AS i
 		CROSS JOIN LATERAL (SELECT count(*) AS total FROM issue_activities AS a WHERE a.issue_id = i.id) AS t
 		LEFT JOIN LATERAL (SELECT a.id, a.issue_id, a.actor_id, a.type, a.comment_id, a.old_value, a.new_value, a.created_at,
 				u.display_name AS actor_name, a.rule_id, a.rule_creator_id, r.name AS rule_name
 			FROM issue_activities AS a LEFT JOIN users AS u ON u.id = a.actor_id
 			LEFT JOIN automation_rules AS r ON r.id = a.rule_id
-			WHERE a.issue_id = i.id
+			WHERE a.issue_id = i.id`+keyset+`
 			ORDER BY a.created_at DESC, a.id DESC LIMIT ? OFFSET ?) AS x ON true
 		WHERE i.project_id = ? AND `+cond+`
-		ORDER BY x.created_at DESC, x.id DESC`, limit, offset, p.ID, value)
+		ORDER BY x.created_at DESC, x.id DESC`, append(args, limit, offset, p.ID, value)...)
 	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, 0, fmt.Errorf("list activity: %w", err)
 	}
@@ -120,4 +125,13 @@ func (s *Service) Feed(ctx context.Context, p issue.Project, ref issue.Ref, offs
 		out = append(out, a)
 	}
 	return out, rows[0].Total, nil
+}
+
+// keysetAfter is the condition on alias t keeping the rows after after in the lists'
+// order (created_at DESC, id DESC), and its arguments; none without a cursor.
+func keysetAfter(t string, after *store.After) (string, []any) {
+	if after == nil {
+		return "", nil
+	}
+	return " AND (" + t + ".created_at, " + t + ".id) < (?, ?)", []any{after.Time, after.ID}
 }

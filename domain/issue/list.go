@@ -27,7 +27,7 @@ func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit i
 	if err != nil {
 		return nil, 0, err
 	}
-	query, count, args := listStatement(p, f, conds, s.now().UTC(), offset, limit)
+	query, count, args, countArgs := listStatement(p, f, conds, s.now().UTC(), offset, limit)
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list issues: %w", err)
@@ -50,8 +50,8 @@ func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit i
 	for i := range page {
 		views[i] = &page[i]
 	}
-	if len(views) == 0 && offset > 0 {
-		if err := s.pool.QueryRow(ctx, count, args[:len(args)-1]...).Scan(&n); err != nil {
+	if len(views) == 0 && (offset > 0 || f.After != nil) {
+		if err := s.pool.QueryRow(ctx, count, args[:countArgs]...).Scan(&n); err != nil {
 			return nil, 0, fmt.Errorf("count issues: %w", err)
 		}
 	}

@@ -42,6 +42,9 @@ type Filter struct {
 	// access statement read them: the cf filters are resolved against them rather
 	// than read in a query of their own, and the list statement does not carry them.
 	FieldTypes *FieldTypesRead
+	// After, in a cursor walk, is the last issue handed out: the page is the issues
+	// after it in the order, found by a keyset predicate (list_cursor.go), not an offset.
+	After *ListKey
 }
 
 // likeEscaper makes user text literal inside an ILIKE pattern.

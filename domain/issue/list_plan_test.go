@@ -84,7 +84,7 @@ func TestListPlansUseIndexes(t *testing.T) {
 
 	explain := func(f Filter, conds []customfield.Condition, offset int) planNode {
 		t.Helper()
-		query, _, args := listStatement(p, f, conds, time.Now().UTC(), offset, 50)
+		query, _, args, _ := listStatement(p, f, conds, time.Now().UTC(), offset, 50)
 		var raw []byte
 		require.NoError(t, db.Pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+query, args...).Scan(&raw))
 		var plans []struct{ Plan planNode }
@@ -116,6 +116,33 @@ func TestListPlansUseIndexes(t *testing.T) {
 	requirePlan("last page", explain(Filter{}, nil, 9950), map[string]string{"issues_project_number_key": "Index Only Scan"})
 	requirePlan("last page by update", explain(Filter{Sort: SortUpdated}, nil, 9950),
 		map[string]string{"issues_project_updated": "Index Only Scan"})
+
+	// A cursor's page is a range of the order's index after the cursor's row: an index
+	// scan that starts there and stops after a page, no sort and nothing skipped.
+	atCursor := func(f Filter, k ListKey) planNode {
+		f.After = &k
+		return explain(f, nil, 0)
+	}
+	last := ListKey{Number: 9950, Updated: time.Now().Add(-9950 * time.Second)}
+	for name, plan := range map[string]planNode{
+		"cursor page":           atCursor(Filter{}, last),
+		"cursor page by update": atCursor(Filter{Sort: SortUpdated}, last),
+	} {
+		index := "issues_project_number_key"
+		if strings.Contains(name, "update") {
+			index = "issues_project_updated"
+		}
+		requirePlan(name, plan, map[string]string{index: ""})
+		// The only sort is the page's own rows, at the top: the keys come in index order.
+		sorts := 0
+		plan.walk(func(n planNode) {
+			if n.Type == "Sort" {
+				sorts++
+			}
+		})
+		require.Equal(t, 1, sorts, name)
+		require.Equal(t, "Sort", plan.Type, name)
+	}
 
 	// Each type's cf filter reads its index (migration 0028); together they combine.
 	text := customfield.Condition{FieldID: field(4), Type: customfield.TypeText, Text: "abc"}
@@ -182,7 +209,7 @@ func TestListPageRowsByIndexProbe(t *testing.T) {
 	_, err = db.Pool.Exec(ctx, "VACUUM ANALYZE issues, users, workflow_statuses, sprints")
 	require.NoError(t, err)
 	for name, f := range map[string]Filter{"plain": {}, "by update": {Sort: SortUpdated}, "filtered": {Priority: "HIGH"}} {
-		query, _, args := listStatement(p, f, nil, time.Now().UTC(), 0, 50)
+		query, _, args, _ := listStatement(p, f, nil, time.Now().UTC(), 0, 50)
 		var raw []byte
 		require.NoError(t, db.Pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+query, args...).Scan(&raw))
 		var plans []struct{ Plan planNode }

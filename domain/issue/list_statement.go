@@ -24,7 +24,12 @@ import (
 // the first row); the values with the row itself (custom_packed, kept by the triggers
 // of migrations 0027 and 0028). docs/performance.md#the-issue-list-pays-for-its-page-not-for-the-pages-before-it
 // has the measurements behind each choice.
-func listStatement(p Project, f Filter, conds []customfield.Condition, today time.Time, offset, limit int) (query, count string, args []any) {
+//
+// In a cursor walk (f.After) the page is the limit issues after the cursor's in the
+// order, by a keyset predicate (Filter.keyset) on the order's index instead of an
+// offset: the last page of a walk costs what the first does, filtered or not. The
+// total is then counted beside it (a filtered total reads every match, as above).
+func listStatement(p Project, f Filter, conds []customfield.Condition, today time.Time, offset, limit int) (query, count string, args []any, countArgs int) {
 	var ps params
 	project := ps.add(store.UUID(p.ID))
 	where := f.where(&ps, today)
@@ -62,7 +67,22 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	// (TestListPageRowsByIndexProbe).
 	var keys string
 	rowJoin, rowOrder := "i.id = k.id", f.order("k")
+	countArgs = len(ps)
 	switch {
+	case f.After != nil:
+		// The count runs on the arguments before the keyset's (countArgs).
+		alias := "i"
+		if narrow {
+			alias = "t" // key order: the number is all it sorts by
+		}
+		if where != "" || narrow {
+			total = "(SELECT count(*) FROM " + matches + ")"
+		}
+		keys = `SELECT ` + alias + `.number, ` + total + ` AS total
+	FROM ` + matches + ` AND ` + f.keyset(&ps, alias) + `
+	ORDER BY ` + f.order(alias) + `
+	LIMIT ` + strconv.Itoa(limit)
+		rowJoin, rowOrder = "i.project_id = "+project+" AND i.number = k.number", f.order("i")
 	case where != "" || narrow:
 		// Every match is read for the total anyway, so the matches' numbers are
 		// gathered in the list's order into one array, whose length is the total, and
@@ -73,6 +93,7 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		// page's rows are found by number and kept in the slice's order. The offset
 		// is clamped to what an array subscript holds: past the end either way.
 		off := ps.add(min(offset, math.MaxInt32-limit-1))
+		countArgs = len(ps) - 1
 		alias := "i"
 		if narrow {
 			alias = "t" // key order: the number is all it sorts by
@@ -138,5 +159,5 @@ FROM k
 CROSS JOIN LATERAL (SELECT * FROM issues AS i WHERE ` + rowJoin + ` LIMIT 1) AS i
 ` + RowJoins + `
 ORDER BY ` + rowOrder
-	return query, count, ps
+	return query, count, ps, countArgs
 }

@@ -42,7 +42,10 @@ func Link(projectKey, issueKey string) string { return "/p/" + projectKey + "/is
 // List returns one page of user's notifications, newest first (id breaks ties so pages
 // never overlap), and the total: two queries whatever the page holds, both on the
 // notifications_user index.
-func List(ctx context.Context, db bun.IDB, user uuid.UUID, unreadOnly bool, offset, limit int) ([]store.Notification, int, error) {
+//
+// after, in a cursor walk, is the last notification handed out: the page is the ones
+// after it in that order (store.After), found on the index rather than skipped.
+func List(ctx context.Context, db bun.IDB, user uuid.UUID, unreadOnly bool, after *store.After, offset, limit int) ([]store.Notification, int, error) {
 	q := db.NewSelect().Model((*store.Notification)(nil)).Where("user_id = ?", user)
 	if unreadOnly {
 		q = q.Where("NOT read")
@@ -52,6 +55,9 @@ func List(ctx context.Context, db bun.IDB, user uuid.UUID, unreadOnly bool, offs
 		return nil, 0, fmt.Errorf("count notifications: %w", err)
 	}
 	var rows []store.Notification
+	if after != nil {
+		q = q.Where("(created_at, id) < (?, ?)", after.Time, after.ID)
+	}
 	if int(total) > offset {
 		err = q.OrderExpr("created_at DESC, id DESC").Offset(int64(offset)).Limit(int64(limit)).Scan(ctx, &rows)
 		if err != nil {

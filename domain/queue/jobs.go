@@ -142,7 +142,10 @@ const listColumns = `id, kind, queue, state::text AS state, attempt, max_attempt
 
 // List returns one page of jobs, newest (highest id) first, and the number of matches:
 // at most three queries (key resolution, count, page) whatever the page holds.
-func (s *Service) List(ctx context.Context, f Filter, offset, limit int) ([]Job, int, error) {
+//
+// afterID, in a cursor walk, is the last job handed out: the page is the jobs below it,
+// a range of the primary key rather than skipped rows.
+func (s *Service) List(ctx context.Context, f Filter, afterID *int64, offset, limit int) ([]Job, int, error) {
 	ok, err := s.resolveKeys(ctx, &f)
 	if err != nil || !ok {
 		return nil, 0, err
@@ -160,8 +163,11 @@ func (s *Service) List(ctx context.Context, f Filter, offset, limit int) ([]Job,
 		return nil, total, nil
 	}
 	var rows []jobRow
-	err = s.db.NewSelect().TableExpr("river_job").ColumnExpr(listColumns).Apply(where).
-		OrderExpr("id DESC").Limit(int64(limit)).Offset(int64(offset)).Scan(ctx, &rows)
+	q := s.db.NewSelect().TableExpr("river_job").ColumnExpr(listColumns).Apply(where)
+	if afterID != nil {
+		q = q.Where("id < ?", *afterID)
+	}
+	err = q.OrderExpr("id DESC").Limit(int64(limit)).Offset(int64(offset)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list jobs: %w", store.Translate(err))
 	}

@@ -146,10 +146,25 @@ func lockVisible(ctx context.Context, tx bun.Tx, id uuid.UUID, v Viewer) (*store
 }
 
 // ListMine is a page of the tasks userID created, newest first, and their count.
-func ListMine(ctx context.Context, db bun.IDB, userID uuid.UUID, offset, limit int) ([]store.Task, int, error) {
+//
+// after, in a cursor walk, is the last task handed out: the page is the tasks after it
+// in that order (store.After), and the total still counts them all.
+func ListMine(ctx context.Context, db bun.IDB, userID uuid.UUID, after *store.After, offset, limit int) ([]store.Task, int, error) {
 	var ts []store.Task
-	n, err := db.NewSelect().Model(&ts).Where("t.created_by = ?", userID).
-		OrderExpr("t.created_at DESC, t.id DESC").Offset(int64(offset)).Limit(int64(limit)).ScanAndCount(ctx)
+	if after == nil {
+		n, err := db.NewSelect().Model(&ts).Where("t.created_by = ?", userID).
+			OrderExpr("t.created_at DESC, t.id DESC").Offset(int64(offset)).Limit(int64(limit)).ScanAndCount(ctx)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list tasks: %w", err)
+		}
+		return ts, int(n), nil
+	}
+	n, err := db.NewSelect().Model((*store.Task)(nil)).Where("t.created_by = ?", userID).Count(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count tasks: %w", err)
+	}
+	err = db.NewSelect().Model(&ts).Where("t.created_by = ?", userID).Where("(t.created_at, t.id) < (?, ?)", after.Time, after.ID).
+		OrderExpr("t.created_at DESC, t.id DESC").Limit(int64(limit)).Scan(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list tasks: %w", err)
 	}
