@@ -193,13 +193,15 @@ func filterProblem(err error) error {
 	}
 	switch fe.Reason {
 	case "INVALID_ENUM":
-		return core.BadRequest(fe.Reason, "field", fe.Field, "values", fe.Values)
+		return core.BadRequest("INVALID_ENUM", "field", fe.Field, "values", fe.Values)
+	case "INVALID_UUID":
+		return core.BadRequest("INVALID_UUID", "field", fe.Field)
 	case "TOO_MANY_FILTERS":
-		e := core.BadRequest(fe.Reason, "field", fe.Field, "max", fe.Max)
+		e := core.BadRequest("TOO_MANY_FILTERS", "field", fe.Field, "max", fe.Max)
 		e.Details = map[string]string{"field": fe.Field, "max": fe.Max}
 		return e
 	}
-	return core.BadRequest(fe.Reason, "field", fe.Field)
+	return core.BadRequest("INVALID_QUERY", "field", fe.Field)
 }
 
 // issueEnum checks an enum member; an unknown value is BAD_REQUEST naming the values.
