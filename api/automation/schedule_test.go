@@ -378,3 +378,37 @@ func TestScheduledRuleOncePerSlotAcrossWorkers(t *testing.T) {
 	require.GreaterOrEqual(t, h.Count(`SELECT count(DISTINCT w) FROM river_job, unnest(attempted_by) AS w
 		WHERE kind = 'automation.schedule_scan'`), 2, "the scans ran on several clients")
 }
+
+// TestScheduledRunNeedsItsCreator: a scheduled rule whose creator is no longer a member
+// of the project when its slot comes does not act: the run is SKIPPED with the reason, the rule is
+// disabled (with the reason) and no issue is touched.
+func TestScheduledRunNeedsItsCreator(t *testing.T) {
+	t.Parallel()
+	h := apitest.New(t, apitest.Options{})
+	f := apitest.NewProject(t, h)
+	ari := h.Register("Ari")
+	f.AddMember(t, ari, "ADMIN")
+	issueID, _ := autoIssue(f, t, f.Owner, map[string]any{"title": "A"})
+	r := h.Do("POST", autoRules(f, ""), schedRule(nil), ari.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	id := r.JSON(t)["id"].(string)
+	// Behind the API's back, so the run meets it (the API's removal disables the rule at once).
+	_, err := h.DB.Pool.Exec(context.Background(), "DELETE FROM project_members WHERE user_id = $1 AND project_id = $2", ari.ID, f.ProjectID)
+	require.NoError(t, err)
+	schedDue(t, h, id, time.Now().Add(-time.Minute).Truncate(time.Second))
+
+	reg, _ := schedWorker(t, h, "solo", nil)
+	schedWaitDone(t, h, id, 1)
+	runs := schedRuns(t, f, id)
+	require.Len(t, runs, 1)
+	require.Equal(t, "SKIPPED", runs[0]["status"])
+	require.Contains(t, runs[0]["detail"], "the rule's creator is no longer a member of the project")
+	require.Equal(t, 0.0, runs[0]["matched"])
+	require.Equal(t, 0, h.Count("SELECT count(*) FROM comments WHERE issue_id = $1", issueID))
+	rule := h.Do("GET", autoRules(f, "/"+id), nil, f.Viewer.Access).JSON(t)
+	require.Equal(t, false, rule["enabled"])
+	require.Contains(t, rule["disabledReason"], "no longer a member")
+	require.Nil(t, rule["nextRunAt"])
+	require.Equal(t, 1.0, autoMetric(t, reg, "taskweave_automation_scheduled_runs_total", map[string]string{"outcome": "skipped"}))
+	require.Equal(t, 1.0, autoMetric(t, reg, "taskweave_automation_limited_total", map[string]string{"limit": "creator"}))
+}
