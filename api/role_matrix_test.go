@@ -193,6 +193,7 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 		{"POST", "/automation/rules/:rid/take-over", autoRuleAt + "/take-over", nil, "ADMIN", 200},
 		{"GET", "/automation/rules/:rid/executions", autoRuleAt + "/executions", nil, "VIEWER", 200},
 		{"GET", "/automation/rules/:rid/deliveries", autoRuleAt + "/deliveries", nil, "ADMIN", 200},
+		{"GET", "/automation/rules/:rid/runs", autoRuleAt + "/runs", nil, "VIEWER", 200},
 
 		{"POST", "/issues/:issueKey/attachments", fileAt, upload, "MEMBER", 201},
 		{"GET", "/issues/:issueKey/attachments", fileAt, nil, "VIEWER", 200},

@@ -30,6 +30,10 @@ type AutomationEvaluate struct {
 	ChainDepth int `json:"chainDepth"`
 	// EventAt is when the change was published, for the event-to-execution latency.
 	EventAt time.Time `json:"eventAt"`
+	// RunID is the scheduled run an evaluation belongs to (automation_runs): set on the
+	// per-issue evaluations of a SCHEDULED rule's run, which the run's job makes itself
+	// (never inserted as jobs of this kind); nil otherwise.
+	RunID *uuid.UUID `json:"runId,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -73,4 +77,35 @@ func (AutomationWebhook) Kind() string { return "automation.webhook" }
 // InsertOpts puts the requests on the webhooks queue, beside the webhook deliveries.
 func (AutomationWebhook) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueWebhooks}
+}
+
+// AutomationScheduleScan starts the runs of the scheduled rules that are due: a
+// periodic job (every minute; River's leader enqueues it), whose work is safe to run on
+// several workers at once (automation.ScanSchedules).
+type AutomationScheduleScan struct{}
+
+// Kind implements river.JobArgs.
+func (AutomationScheduleScan) Kind() string { return "automation.schedule_scan" }
+
+// InsertOpts runs the scan on the automation queue.
+func (AutomationScheduleScan) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueAutomation}
+}
+
+// AutomationRun runs one due slot of a scheduled rule on the issues its filter
+// matches: inserted by the scan with the run's automation_runs row (unique per rule
+// and slot), in the same transaction.
+type AutomationRun struct {
+	RunID     uuid.UUID `json:"runId"`
+	RuleID    uuid.UUID `json:"ruleId"`
+	ProjectID uuid.UUID `json:"projectId"`
+}
+
+// Kind implements river.JobArgs.
+func (AutomationRun) Kind() string { return "automation.run" }
+
+// InsertOpts puts runs on the automation queue; an infrastructure failure retries
+// with River's backoff, and a retry skips the issues already done.
+func (AutomationRun) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueAutomation, MaxAttempts: 10}
 }

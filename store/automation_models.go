@@ -30,6 +30,10 @@ type AutomationRule struct {
 	// have it act (nil otherwise), DisabledAt when.
 	DisabledReason *string    `bun:"disabled_reason"`
 	DisabledAt     *time.Time `bun:"disabled_at"`
+	// Schedule, Timezone and Filter are a SCHEDULED rule's (migration 0042).
+	Schedule *string `bun:"schedule"`
+	Timezone *string `bun:"timezone"`
+	Filter   *string `bun:"filter"`
 }
 
 // AutomationGroup is a row of automation_groups: an AND/OR node of a rule's condition
@@ -85,4 +89,5 @@ type AutomationExecution struct {
 	ChainDepth int        `bun:"chain_depth,notnull"`
 	EventAt    *time.Time `bun:"event_at"`
 	CreatedAt  time.Time  `bun:"created_at,nullzero,default:clock_timestamp()"`
+	RunID      *uuid.UUID `bun:"run_id,type:uuid"`
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
 	"github.com/taskweave/taskweave/domain/automation"
+	"github.com/taskweave/taskweave/domain/metric"
 	"github.com/taskweave/taskweave/domain/webhook"
 	"github.com/taskweave/taskweave/jobs"
 	"github.com/taskweave/taskweave/store"
@@ -23,13 +25,32 @@ type AutomationWebhookWorker struct {
 	sender  *webhook.Sender
 	delays  []time.Duration
 	timeout time.Duration
+	// deliveries counts the attempts by outcome (taskweave_automation_webhook_deliveries_total).
+	deliveries *prometheus.CounterVec
+}
+
+// webhookActionOutcomes label taskweave_automation_webhook_deliveries_total.
+var webhookActionOutcomes = []string{"delivered", "retrying", "failed"}
+
+func newAutomationWebhookMetric(reg *prometheus.Registry) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "taskweave_automation_webhook_deliveries_total",
+		Help: "Attempts of SEND_WEBHOOK action requests, by outcome: delivered (a 2xx reply), retrying (failed, another attempt follows on the webhook retry schedule) or failed (the last attempt failed).",
+	}, []string{"outcome"})
+	if reg != nil {
+		c = metric.Register(reg, c)
+	}
+	for _, o := range webhookActionOutcomes {
+		c.WithLabelValues(o)
+	}
+	return c
 }
 
 // NewAutomationWebhookWorker builds the worker with its own delivery client.
 func NewAutomationWebhookWorker(cfg webhook.Config, d Deps) *AutomationWebhookWorker {
 	cfg = cfg.WithDefaults()
 	return &AutomationWebhookWorker{db: d.DB, sender: webhook.NewSender(d.DB.Keyed, cfg), delays: cfg.RetryDelays,
-		timeout: cfg.Timeout + webhookTimeoutMargin}
+		timeout: cfg.Timeout + webhookTimeoutMargin, deliveries: newAutomationWebhookMetric(d.Registry)}
 }
 
 // Work implements river.Worker. A request already delivered (a rescued run that had
@@ -50,6 +71,14 @@ func (w *AutomationWebhookWorker) Work(ctx context.Context, job *river.Job[jobs.
 	if err := automation.RecordAttempt(ctx, w.db.Bun, d.ID, status, body, sendErr, final,
 		time.Now().Add(webhookDelay(w.delays, job.Attempt))); err != nil {
 		return err
+	}
+	switch {
+	case sendErr == nil:
+		w.deliveries.WithLabelValues("delivered").Inc()
+	case final:
+		w.deliveries.WithLabelValues("failed").Inc()
+	default:
+		w.deliveries.WithLabelValues("retrying").Inc()
 	}
 	return sendErr
 }

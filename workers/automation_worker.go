@@ -22,6 +22,16 @@ func addAutomationWorkers(ws *river.Workers, cfg Config, d Deps) []*river.Period
 	w.Engine.WebhookAttempts = cfg.Webhook.WithDefaults().MaxAttempts()
 	river.AddWorker(ws, w)
 	river.AddWorker(ws, NewAutomationWebhookWorker(cfg.Webhook, d))
+	run := &AutomationRunWorker{Engine: w.Engine, metrics: w.metrics}
+	river.AddWorker(ws, run)
+	river.AddWorker(ws, river.WorkFunc(func(ctx context.Context, job *river.Job[jobs.AutomationScheduleScan]) error {
+		_, err := automation.ScanSchedules(ctx, d.DB.Bun, d.Bus, time.Now())
+		return err
+	}))
+	scan := cfg.AutomationScheduleScan
+	if scan <= 0 {
+		scan = DefaultScheduleScan
+	}
 	// Executions past their retention.
 	river.AddWorker(ws, river.WorkFunc(func(ctx context.Context, job *river.Job[jobs.AutomationCleanup]) error {
 		_, err := automation.Cleanup(ctx, d.DB.Bun, job.Args.Retention, automation.CleanupBatch)
@@ -31,7 +41,45 @@ func addAutomationWorkers(ws *river.Workers, cfg Config, d Deps) []*river.Period
 	if retention <= 0 {
 		retention = automation.DefaultRetention
 	}
-	return []*river.PeriodicJob{periodic("automation_cleanup", time.Hour, true, jobs.AutomationCleanup{Retention: retention})}
+	return []*river.PeriodicJob{periodic("automation_cleanup", time.Hour, true, jobs.AutomationCleanup{Retention: retention}),
+		periodic("automation_schedule_scan", scan, true, jobs.AutomationScheduleScan{})}
+}
+
+// DefaultScheduleScan is how often due scheduled rules are looked for: a run starts
+// within this much of its slot.
+const DefaultScheduleScan = time.Minute
+
+// runTimeout bounds one attempt of a scheduled run (up to automation.MaxRunIssues
+// evaluations); a retry goes on with the issues not yet done.
+const runTimeout = 10 * time.Minute
+
+// AutomationRunWorker runs one slot of a scheduled rule (automation.Engine.RunScheduled).
+type AutomationRunWorker struct {
+	river.WorkerDefaults[jobs.AutomationRun]
+	Engine  *automation.Engine
+	metrics *automationMetrics
+}
+
+// Work implements river.Worker.
+func (w *AutomationRunWorker) Work(ctx context.Context, job *river.Job[jobs.AutomationRun]) error {
+	o, err := w.Engine.RunScheduled(ctx, job.Args.RunID)
+	w.metrics.observe(automation.TriggerScheduled, o.Outcomes, err)
+	switch {
+	case err != nil:
+		w.metrics.runs.WithLabelValues("error").Inc()
+	case o.Status == automation.RunDone && o.Truncated:
+		w.metrics.runs.WithLabelValues("truncated").Inc()
+	case o.Status == automation.RunDone:
+		w.metrics.runs.WithLabelValues("done").Inc()
+	case o.Status == automation.RunSkipped:
+		w.metrics.runs.WithLabelValues("skipped").Inc()
+	}
+	return err
+}
+
+// Timeout gives a run of many issues its time.
+func (w *AutomationRunWorker) Timeout(*river.Job[jobs.AutomationRun]) time.Duration {
+	return runTimeout
 }
 
 // AutomationEvaluateWorker evaluates the rules of one triggering event and runs the
@@ -57,25 +105,31 @@ func NewAutomationEvaluateWorker(d Deps) *AutomationEvaluateWorker {
 // Work implements river.Worker.
 func (w *AutomationEvaluateWorker) Work(ctx context.Context, job *river.Job[jobs.AutomationEvaluate]) error {
 	outcomes, err := w.Engine.Evaluate(ctx, job.Args)
-	trigger := job.Args.Trigger
+	w.metrics.observe(job.Args.Trigger, outcomes, err)
+	return err
+}
+
+// observe counts the outcomes of rules evaluated for trigger.
+func (m *automationMetrics) observe(trigger string, outcomes []automation.Outcome, err error) {
 	for _, o := range outcomes {
-		w.metrics.evaluations.WithLabelValues(trigger, strings.ToLower(o.Status)).Inc()
+		m.evaluations.WithLabelValues(trigger, strings.ToLower(o.Status)).Inc()
 		if o.Limit != "" {
-			w.metrics.limited.WithLabelValues(o.Limit).Inc()
+			m.limited.WithLabelValues(o.Limit).Inc()
 		}
-		w.metrics.latency.Observe(o.Latency.Seconds())
+		if trigger != automation.TriggerScheduled { // a run's evaluations follow no change
+			m.latency.Observe(o.Latency.Seconds())
+		}
 		for _, a := range o.Actions {
 			outcome := "success"
 			if !a.OK {
 				outcome = "failed"
 			}
-			w.metrics.actions.WithLabelValues(a.Type, outcome).Inc()
+			m.actions.WithLabelValues(a.Type, outcome).Inc()
 		}
 	}
 	if err != nil {
-		w.metrics.evaluations.WithLabelValues(trigger, "error").Inc()
+		m.evaluations.WithLabelValues(trigger, "error").Inc()
 	}
-	return err
 }
 
 // automationMetrics are the automation metrics the jobs dashboard reads.
@@ -84,7 +138,11 @@ type automationMetrics struct {
 	actions     *prometheus.CounterVec
 	limited     *prometheus.CounterVec
 	latency     prometheus.Histogram
+	runs        *prometheus.CounterVec
 }
+
+// RunOutcomes label taskweave_automation_scheduled_runs_total.
+var runOutcomes = []string{"done", "truncated", "skipped", "error"}
 
 // newAutomationMetrics registers the metrics on reg (nil: unregistered); a second
 // client on the same registry shares the first one's collectors. Every label
@@ -108,12 +166,20 @@ func newAutomationMetrics(reg *prometheus.Registry) *automationMetrics {
 			Help:    "Time from a triggering change to its rule's execution row (with the rule's actions, for a rule that acted).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 		}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "taskweave_automation_scheduled_runs_total",
+			Help: "Runs of scheduled rules (one per due slot), by outcome: done, truncated (done on the first 1,000 issues the filter matched), skipped (the rule was disabled, or its creator may no longer have it act) or error (an infrastructure error; the run is retried).",
+		}, []string{"outcome"}),
 	}
 	if reg != nil {
 		m.evaluations = metric.Register(reg, m.evaluations)
 		m.actions = metric.Register(reg, m.actions)
 		m.limited = metric.Register(reg, m.limited)
 		m.latency = metric.Register(reg, m.latency)
+		m.runs = metric.Register(reg, m.runs)
+	}
+	for _, o := range runOutcomes {
+		m.runs.WithLabelValues(o)
 	}
 	for _, t := range automation.Triggers {
 		for _, o := range []string{"success", "skipped", "failed", "error"} {

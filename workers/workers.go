@@ -57,6 +57,12 @@ type Config struct {
 	JobRetention JobRetention
 	// Digest is the e-mail digest job's schedule and clock.
 	Digest DigestConfig
+	// AutomationScheduleScan is how often the leader enqueues the scan that starts the
+	// due runs of scheduled rules; zero is DefaultScheduleScan (tests shorten it).
+	AutomationScheduleScan time.Duration
+	// ID names the River client (River's default: host name and start time); tests
+	// running several clients in one process tell them apart by it.
+	ID string
 }
 
 // DigestConfig is the periodic e-mail digest job's configuration.
@@ -137,6 +143,7 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		return nil, err
 	}
 	return river.NewClient(riverpgxv5.New(d.DB.Pool), &river.Config{
+		ID:                   cfg.ID,
 		Logger:               d.Log,
 		Middleware:           []rivertype.Middleware{NewJobMetrics(d.Registry), NewUnavailable(d.Log)},
 		Queues:               queues,

@@ -26,6 +26,10 @@ type ruleRequest struct {
 	ChildGroups    []groupRequest     `json:"childGroups"`
 	Actions        []actionRequest    `json:"actions"`
 	Enabled        *bool              `json:"enabled"`
+	// Schedule, Timezone and Filter are a SCHEDULED rule's.
+	Schedule *string         `json:"schedule"`
+	Timezone *string         `json:"timezone"`
+	Filter   json.RawMessage `json:"filter"`
 }
 
 type groupRequest struct {
@@ -61,7 +65,8 @@ func parseRule(body core.Body) (automation.RuleInput, error) {
 		return automation.RuleInput{}, core.Required("triggerType")
 	}
 	in := automation.RuleInput{Name: *r.Name, TriggerType: *r.TriggerType, TriggerPayload: r.TriggerPayload, Enabled: true,
-		Root: toGroupInput(groupRequest{Logic: r.RootGroupLogic, Conditions: r.Conditions, ChildGroups: r.ChildGroups})}
+		Root:     toGroupInput(groupRequest{Logic: r.RootGroupLogic, Conditions: r.Conditions, ChildGroups: r.ChildGroups}),
+		Schedule: r.Schedule, Timezone: r.Timezone, Filter: r.Filter}
 	if r.Enabled != nil {
 		in.Enabled = *r.Enabled
 	}
@@ -106,6 +111,12 @@ type ruleResponse struct {
 	// longer have it act (null otherwise); DisabledAt when.
 	DisabledReason *string `json:"disabledReason"`
 	DisabledAt     *string `json:"disabledAt"`
+	// Schedule, Timezone and Filter are a SCHEDULED rule's (null otherwise); NextRunAt
+	// is its next slot, computed in its zone, while it is enabled.
+	Schedule  *string        `json:"schedule"`
+	Timezone  *string        `json:"timezone"`
+	Filter    map[string]any `json:"filter"`
+	NextRunAt *string        `json:"nextRunAt"`
 }
 
 type groupResponse struct {
@@ -133,7 +144,8 @@ func toRuleResponse(r *automation.Rule) ruleResponse {
 	out := ruleResponse{ID: r.ID, Name: r.Name, TriggerType: r.TriggerType, TriggerPayload: r.TriggerPayload, Scope: r.Scope,
 		Enabled: r.Enabled, ProjectID: r.ProjectID, CreatedBy: r.CreatedBy, CreatedAt: core.Instant(r.CreatedAt),
 		RootGroup: toGroupResponse(r.Root), Actions: make([]actionResponse, 0, len(r.Actions)),
-		DisabledReason: r.DisabledReason, DisabledAt: core.InstantPtr(r.DisabledAt)}
+		DisabledReason: r.DisabledReason, DisabledAt: core.InstantPtr(r.DisabledAt), Schedule: r.Schedule, Timezone: r.Timezone,
+		Filter: automation.FilterObject(r.Filter), NextRunAt: core.InstantPtr(r.NextRunAt)}
 	for _, a := range r.Actions {
 		out.Actions = append(out.Actions, actionResponse{ID: a.ID, Position: a.Position, Type: a.Type, Params: a.Params})
 	}
@@ -156,6 +168,7 @@ func toGroupResponse(g automation.Group) groupResponse {
 type executionResponse struct {
 	ID        uuid.UUID  `json:"id"`
 	RuleID    uuid.UUID  `json:"ruleId"`
+	RunID     *uuid.UUID `json:"runId"`
 	IssueID   *uuid.UUID `json:"issueId"`
 	EventType string     `json:"eventType"`
 	Status    string     `json:"status"`
@@ -330,7 +343,7 @@ func (s *handlers) listRuleExecutions(scope ruleScope) fiber.Handler {
 		execs = core.Trim(execs, pr)
 		out := make([]executionResponse, 0, len(execs))
 		for _, e := range execs {
-			out = append(out, executionResponse{ID: e.ID, RuleID: e.RuleID, IssueID: e.IssueID, EventType: e.EventType,
+			out = append(out, executionResponse{ID: e.ID, RuleID: e.RuleID, RunID: e.RunID, IssueID: e.IssueID, EventType: e.EventType,
 				Status: e.Status, Detail: e.Detail, CreatedAt: core.Instant(e.CreatedAt)})
 		}
 		return c.JSON(core.NewPage(out, pr, total, next))

@@ -31,5 +31,6 @@ func Routes(r fiber.Router, admin fiber.Router, env *core.Env) {
 		g.r.Post(g.path+"/:rid/take-over", s.takeOverRule(g.scope))
 		g.r.Get(g.path+"/:rid/executions", s.listRuleExecutions(g.scope))
 		g.r.Get(g.path+"/:rid/deliveries", s.listRuleDeliveries(g.scope))
+		g.r.Get(g.path+"/:rid/runs", s.listRuleRuns(g.scope))
 	}
 }

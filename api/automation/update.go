@@ -27,7 +27,7 @@ func (s *handlers) updateRule(scope ruleScope) fiber.Handler {
 			return err
 		}
 		ch := automation.RuleChange{Name: r.Name, TriggerType: r.TriggerType, TriggerPayload: r.TriggerPayload,
-			Enabled: r.Enabled, ActionsSet: r.Actions != nil}
+			Enabled: r.Enabled, ActionsSet: r.Actions != nil, Schedule: r.Schedule, Timezone: r.Timezone, Filter: r.Filter}
 		if r.RootGroupLogic != nil || r.Conditions != nil || r.ChildGroups != nil {
 			root := toGroupInput(groupRequest{Logic: r.RootGroupLogic, Conditions: r.Conditions, ChildGroups: r.ChildGroups})
 			ch.Root = &root
@@ -61,8 +61,60 @@ func parseExecutionFilter(c *fiber.Ctx) (automation.ExecutionFilter, error) {
 		f.Status = strings.Clone(v)
 	}
 	id, err := core.QueryID("issueId", c.Query("issueId"))
+	if err != nil {
+		return f, err
+	}
 	f.IssueID = id
+	f.RunID, err = core.QueryID("runId", c.Query("runId"))
 	return f, err
+}
+
+// runResponse is AutomationRun in api/openapi/90-automation.yaml.
+type runResponse struct {
+	ID         uuid.UUID `json:"id"`
+	RuleID     uuid.UUID `json:"ruleId"`
+	Slot       string    `json:"slot"`
+	Status     string    `json:"status"`
+	Matched    int       `json:"matched"`
+	Truncated  bool      `json:"truncated"`
+	Succeeded  int       `json:"succeeded"`
+	Skipped    int       `json:"skipped"`
+	Failed     int       `json:"failed"`
+	Detail     *string   `json:"detail"`
+	CreatedAt  string    `json:"createdAt"`
+	FinishedAt *string   `json:"finishedAt"`
+}
+
+// listRuleRuns is GET /{rid}/runs: a scheduled rule's runs, latest slot first; a run's
+// executions are GET /{rid}/executions?runId=.
+func (s *handlers) listRuleRuns(scope ruleScope) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		sc, id, err := ruleTarget(c, scope, project.Viewer)
+		if err != nil {
+			return err
+		}
+		pr, err := core.ParsePage(c, 20)
+		if err != nil {
+			return err
+		}
+		after, err := pr.AfterTimeID("rule-runs")
+		if err != nil {
+			return err
+		}
+		runs, total, err := s.rules().Runs(c.UserContext(), sc, id, after, pr.Offset(), pr.Limit())
+		if err != nil {
+			return err
+		}
+		next := pr.Next(c, "rule-runs", len(runs), total, func(i int) []string { return core.TimeIDKeys(runs[i].Slot, runs[i].ID) })
+		runs = core.Trim(runs, pr)
+		out := make([]runResponse, 0, len(runs))
+		for _, r := range runs {
+			out = append(out, runResponse{ID: r.ID, RuleID: r.RuleID, Slot: core.Instant(r.Slot), Status: r.Status, Matched: r.Matched,
+				Truncated: r.Truncated, Succeeded: r.Succeeded, Skipped: r.Skipped, Failed: r.Failed, Detail: r.Detail,
+				CreatedAt: core.Instant(r.CreatedAt), FinishedAt: core.InstantPtr(r.FinishedAt)})
+		}
+		return c.JSON(core.NewPage(out, pr, total, next))
+	}
 }
 
 // ruleDeliveryResponse is AutomationWebhookDelivery in api/openapi/90-automation.yaml.

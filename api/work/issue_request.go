@@ -1,17 +1,16 @@
 package work
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
 	"github.com/taskweave/taskweave/api/core"
-	"github.com/taskweave/taskweave/domain/customfield"
 	"github.com/taskweave/taskweave/domain/issue"
 )
 
@@ -173,83 +172,40 @@ func parsePatchIssue(body core.Body) (issue.Patch, error) {
 // parseIssueFilter reads the list query: every filter is one more AND condition; a
 // malformed id, enum or flag is BAD_REQUEST.
 func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
-	var f issue.Filter
-	flag := func(name string) (bool, error) {
-		switch v := c.Query(name); v {
-		case "", "false":
-			return false, nil
-		case "true":
-			return true, nil
-		default:
-			return false, core.BadRequest("INVALID_QUERY", "field", name)
-		}
-	}
-	var err error
-	var assigneeMe bool
-	if assigneeMe, err = flag("assigneeMe"); err != nil {
-		return f, err
-	}
-	if assigneeMe {
-		f.AssigneeMe = &me
-	}
-	if f.Overdue, err = flag("overdue"); err != nil {
-		return f, err
-	}
-	if f.Backlog, err = flag("backlog"); err != nil {
-		return f, err
-	}
-	// In the order of the endpoint's parameter list, not a map's: with several malformed
-	// ids the reply names the same one every time.
-	for _, p := range []struct {
-		name string
-		dst  **uuid.UUID
-	}{{"labelId", &f.LabelID}, {"fixVersionId", &f.FixVersionID}, {"affectsVersionId", &f.AffectsVersionID},
-		{"statusId", &f.StatusID}, {"assigneeId", &f.AssigneeID}, {"sprintId", &f.SprintID}, {"parentId", &f.ParentID}} {
-		if *p.dst, err = core.QueryID(p.name, c.Query(p.name)); err != nil {
-			return f, err
-		}
-	}
-	if v := c.Query("type"); v != "" {
-		if f.Type, err = issueEnum("type", v, issue.Types); err != nil {
-			return f, err
-		}
-	}
-	if v := c.Query("priority"); v != "" {
-		if f.Priority, err = issueEnum("priority", v, issue.Priorities); err != nil {
-			return f, err
-		}
-	}
-	// Spring-style "sort=updatedAt,desc" is accepted; the direction is fixed per key.
-	switch key, _, _ := strings.Cut(c.Query("sort"), ","); key {
-	case "":
-	case issue.SortCreated, issue.SortUpdated:
-		f.Sort = key
-	default:
-		return f, core.BadRequest("INVALID_QUERY", "field", "sort")
-	}
-	f.Q = strings.TrimSpace(c.Query("q"))
-	if !utf8.ValidString(f.Q) || strings.ContainsRune(f.Q, 0) {
-		return f, core.BadRequest("INVALID_QUERY", "field", "q")
-	}
-	// cf=<fieldId>:<value>, repeatable; the value may hold colons itself. Whether it fits
-	// the field's type is the list's to say, which reads the types.
-	// At most customfield.MaxFilters of them: a list's cost grows with its terms.
-	cfs := c.Context().QueryArgs().PeekMulti("cf")
-	if len(cfs) > customfield.MaxFilters {
-		max := strconv.Itoa(customfield.MaxFilters)
-		e := core.BadRequest("TOO_MANY_FILTERS", "field", "cf", "max", max)
-		e.Details = map[string]string{"field": "cf", "max": max}
-		return f, e
-	}
-	for _, raw := range cfs {
-		id, value, ok := strings.Cut(string(raw), ":")
-		fieldID, err := uuid.Parse(id)
-		if !ok || err != nil || len(id) != 36 || !utf8.ValidString(value) || strings.ContainsRune(value, 0) {
-			return f, core.BadRequest("INVALID_QUERY", "field", "cf")
-		}
-		f.CustomFields = append(f.CustomFields, customfield.Filter{FieldID: fieldID, Value: value})
+	args := c.Context().QueryArgs()
+	f, err := issue.ParseFilter(issue.FilterQuery{
+		Get: func(name string) string { return c.Query(name) },
+		All: func(name string) []string {
+			var out []string
+			for _, v := range args.PeekMulti(name) {
+				out = append(out, string(v))
+			}
+			return out
+		},
+	}, me)
+	if err != nil {
+		return f, filterProblem(err)
 	}
 	return f, nil
+}
+
+// filterProblem is the 400 of a list parameter issue.ParseFilter refuses.
+func filterProblem(err error) error {
+	var fe *issue.FilterError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	switch fe.Reason {
+	case "INVALID_ENUM":
+		return core.BadRequest("INVALID_ENUM", "field", fe.Field, "values", fe.Values)
+	case "INVALID_UUID":
+		return core.BadRequest("INVALID_UUID", "field", fe.Field)
+	case "TOO_MANY_FILTERS":
+		e := core.BadRequest("TOO_MANY_FILTERS", "field", fe.Field, "max", fe.Max)
+		e.Details = map[string]string{"field": fe.Field, "max": fe.Max}
+		return e
+	}
+	return core.BadRequest("INVALID_QUERY", "field", fe.Field)
 }
 
 // issueEnum checks an enum member; an unknown value is BAD_REQUEST naming the values.

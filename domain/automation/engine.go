@@ -109,6 +109,14 @@ func (e *Engine) Evaluate(ctx context.Context, job jobs.AutomationEvaluate) ([]O
 	if len(matching) == 0 {
 		return nil, nil
 	}
+	return e.evaluateRules(ctx, job, subj, matching)
+}
+
+// evaluateRules evaluates the rules matching job's trigger and filters on its issue
+// (subj, nil once deleted) and acts on those that fire: Evaluate's work once the rules
+// are known, and a scheduled run's for each issue.
+func (e *Engine) evaluateRules(ctx context.Context, job jobs.AutomationEvaluate, subj *subject, matching []*Rule) ([]Outcome, error) {
+	var err error
 	if subj == nil {
 		skips := make([]skip, len(matching))
 		for i, r := range matching {

@@ -33,8 +33,8 @@ const (
 	// slot (and cost the backend an fdatasync) for each.
 	insertExecutionsSQL = `WITH async AS (SELECT set_config('synchronous_commit', 'off', true))
 	INSERT INTO automation_executions
-		(id, rule_id, status, detail, event_id, project_id, issue_id, event_type, chain_depth, event_at)
-	SELECT t.id, t.rule_id, t.status, t.detail, $5::uuid, $6::uuid, $7::uuid, $8::text, $9::int, $10::timestamptz
+		(id, rule_id, status, detail, event_id, project_id, issue_id, event_type, chain_depth, event_at, run_id)
+	SELECT t.id, t.rule_id, t.status, t.detail, $5::uuid, $6::uuid, $7::uuid, $8::text, $9::int, $10::timestamptz, $11::uuid
 	FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[]) AS t(id, rule_id, status, detail), async
 	WHERE EXISTS (SELECT 1 FROM automation_rules AS r WHERE r.id = t.rule_id)
 	ON CONFLICT (event_id, rule_id) DO NOTHING
@@ -42,8 +42,8 @@ const (
 	// insertExecutionSQL writes one rule's row; none when it exists or the rule was
 	// deleted since it was read.
 	insertExecutionSQL = `INSERT INTO automation_executions
-		(id, rule_id, status, detail, event_id, project_id, issue_id, event_type, chain_depth, event_at)
-	SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::uuid, $6::uuid, $7::uuid, $8::text, $9::int, $10::timestamptz
+		(id, rule_id, status, detail, event_id, project_id, issue_id, event_type, chain_depth, event_at, run_id)
+	SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::uuid, $6::uuid, $7::uuid, $8::text, $9::int, $10::timestamptz, $11::uuid
 	WHERE EXISTS (SELECT 1 FROM automation_rules AS r WHERE r.id = $2::uuid)
 	ON CONFLICT (event_id, rule_id) DO NOTHING`
 )
@@ -65,7 +65,7 @@ func writeExecutions(ctx context.Context, db *store.DB, job jobs.AutomationEvalu
 		ids[i] = newID()
 	}
 	rows, err := db.Keyed.Query(ctx, insertExecutionsSQL, store.UUIDs(ids), store.UUIDs(rules), statuses, details,
-		store.UUID(job.EventID), store.UUID(job.ProjectID), store.UUID(job.IssueID), job.Trigger, job.ChainDepth, eventAt(job))
+		store.UUID(job.EventID), store.UUID(job.ProjectID), store.UUID(job.IssueID), job.Trigger, job.ChainDepth, eventAt(job), store.NullUUID(job.RunID))
 	if err != nil {
 		return nil, fmt.Errorf("write executions: %w", err)
 	}
@@ -92,7 +92,7 @@ func writeExecution(ctx context.Context, db bun.IConn, job jobs.AutomationEvalua
 		d = &detail
 	}
 	res, err := db.ExecContext(ctx, insertExecutionSQL, store.UUID(newID()), store.UUID(ruleID), status, d,
-		store.UUID(job.EventID), store.UUID(job.ProjectID), store.UUID(job.IssueID), job.Trigger, job.ChainDepth, eventAt(job))
+		store.UUID(job.EventID), store.UUID(job.ProjectID), store.UUID(job.IssueID), job.Trigger, job.ChainDepth, eventAt(job), store.NullUUID(job.RunID))
 	if err != nil {
 		return false, fmt.Errorf("write execution: %w", err)
 	}

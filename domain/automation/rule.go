@@ -82,7 +82,8 @@ const (
 
 // The enumerations in their documented order (api/openapi/90-automation.yaml).
 var (
-	Triggers       = []string{TriggerIssueCreated, TriggerStatusChanged, TriggerPriorityChanged, TriggerAssigneeChanged, TriggerCommentAdded, TriggerSprintStarted, TriggerSprintCompleted}
+	Triggers = []string{TriggerIssueCreated, TriggerStatusChanged, TriggerPriorityChanged, TriggerAssigneeChanged, TriggerCommentAdded, TriggerSprintStarted, TriggerSprintCompleted,
+		TriggerScheduled}
 	ConditionTypes = []string{CondIssueType, CondPriority, CondAssignee, CondStatus, CondStoryPoints, CondProject}
 	Operators      = []string{OpIs, OpIsNot, OpContains, OpGT, OpLT}
 	Logics         = []string{LogicAnd, LogicOr}
@@ -148,6 +149,13 @@ type Rule struct {
 	DisabledAt     *time.Time
 	Root           Group
 	Actions        []Action
+	// Schedule, Timezone and Filter are a SCHEDULED rule's (nil otherwise): its cron
+	// schedule, IANA zone and the JSON text of its issue filter. NextRunAt is its next
+	// due slot while it is enabled.
+	Schedule  *string
+	Timezone  *string
+	Filter    *string
+	NextRunAt *time.Time
 
 	// filters is TriggerPayload decoded, for evaluation.
 	filters map[string]string
@@ -184,8 +192,10 @@ type Action struct {
 
 // Execution is one rule evaluated for one triggering event.
 type Execution struct {
-	ID        uuid.UUID
-	RuleID    uuid.UUID
+	ID     uuid.UUID
+	RuleID uuid.UUID
+	// RunID is the scheduled run the execution belongs to (nil for an event's).
+	RunID     *uuid.UUID
 	IssueID   *uuid.UUID
 	EventType string
 	Status    string

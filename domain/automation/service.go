@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -91,9 +92,13 @@ func (s *Service) Create(ctx context.Context, sc Scope, by audit.Actor, in RuleI
 // whatever the size of the tree.
 func insertRule(ctx context.Context, tx bun.Tx, r *Rule) (uuid.UUID, error) {
 	row := store.AutomationRule{ProjectID: r.ProjectID, Scope: r.Scope, Name: r.Name, TriggerType: r.TriggerType,
-		TriggerPayload: r.TriggerPayload, Enabled: r.Enabled, CreatedBy: r.CreatedBy}
+		TriggerPayload: r.TriggerPayload, Enabled: r.Enabled, CreatedBy: r.CreatedBy, Schedule: r.Schedule,
+		Timezone: r.Timezone, Filter: r.Filter}
 	if _, err := tx.NewInsert().Model(&row).Returning("id").Exec(ctx); err != nil {
 		return uuid.Nil, fmt.Errorf("insert rule: %w", err)
+	}
+	if err := syncSchedule(ctx, tx, row.ID, r, true); err != nil {
+		return uuid.Nil, err
 	}
 	return row.ID, insertTree(ctx, tx, row.ID, r)
 }
@@ -333,6 +338,8 @@ func (s *Service) Delete(ctx context.Context, sc Scope, by audit.Actor, id uuid.
 type ExecutionFilter struct {
 	Status  string
 	IssueID *uuid.UUID
+	// RunID keeps the executions of one scheduled run.
+	RunID *uuid.UUID
 }
 
 // Executions returns one page of a rule's execution log, newest first, and its total.
@@ -351,6 +358,9 @@ func (s *Service) Executions(ctx context.Context, sc Scope, ruleID uuid.UUID, f 
 	if f.IssueID != nil {
 		q = q.Where("issue_id = ?", *f.IssueID)
 	}
+	if f.RunID != nil {
+		q = q.Where("run_id = ?", *f.RunID)
+	}
 	n, err := q.Count(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("count executions: %w", err)
@@ -368,7 +378,7 @@ func (s *Service) Executions(ctx context.Context, sc Scope, ruleID uuid.UUID, f 
 		return nil, 0, fmt.Errorf("list executions: %w", err)
 	}
 	for _, r := range rows {
-		out = append(out, Execution{ID: r.ID, RuleID: r.RuleID, IssueID: r.IssueID, EventType: r.EventType,
+		out = append(out, Execution{ID: r.ID, RuleID: r.RuleID, RunID: r.RunID, IssueID: r.IssueID, EventType: r.EventType,
 			Status: r.Status, Detail: r.Detail, CreatedAt: r.CreatedAt})
 	}
 	return out, total, nil
@@ -382,6 +392,7 @@ type ruleRow struct {
 	Groups     json.RawMessage `bun:"groups"`
 	Conditions json.RawMessage `bun:"conditions"`
 	Actions    json.RawMessage `bun:"actions"`
+	NextRunAt  *time.Time      `bun:"next_run_at"`
 }
 
 type groupJSON struct {
@@ -416,6 +427,7 @@ func loadRules(ctx context.Context, db bun.IDB, filter func(*bun.SelectQuery) *b
 			ORDER BY c.ordinal) FROM automation_conditions AS c WHERE c.rule_id = r.id) AS conditions`).
 		ColumnExpr(`(SELECT json_agg(json_build_object('i', a.id, 'n', a.position, 't', a.type, 'v', a.params)
 			ORDER BY a.position, a.ordinal) FROM automation_actions AS a WHERE a.rule_id = r.id) AS actions`).
+		ColumnExpr(`(SELECT s.next_run_at FROM automation_schedules AS s WHERE s.rule_id = r.id AND r.enabled) AS next_run_at`).
 		OrderExpr("r.created_at, r.id")
 	if err := filter(q).Scan(ctx); err != nil && !store.IsNotFound(err) {
 		return nil, fmt.Errorf("load rules: %w", err)
@@ -435,7 +447,8 @@ func loadRules(ctx context.Context, db bun.IDB, filter func(*bun.SelectQuery) *b
 func (row *ruleRow) rule() (Rule, error) {
 	r := Rule{ID: row.ID, ProjectID: row.ProjectID, Scope: row.Scope, Name: row.Name, TriggerType: row.TriggerType,
 		TriggerPayload: row.TriggerPayload, Enabled: row.Enabled, CreatedBy: row.CreatedBy, CreatedAt: row.CreatedAt,
-		DisabledReason: row.DisabledReason, DisabledAt: row.DisabledAt, Actions: []Action{}}
+		DisabledReason: row.DisabledReason, DisabledAt: row.DisabledAt, Actions: []Action{}, Schedule: row.Schedule,
+		Timezone: row.Timezone, Filter: row.Filter, NextRunAt: row.NextRunAt}
 	var (
 		groups []groupJSON
 		conds  []conditionJSON

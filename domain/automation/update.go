@@ -33,6 +33,11 @@ type RuleChange struct {
 	Actions        []ActionInput
 	ActionsSet     bool
 	Enabled        *bool
+	// Schedule, Timezone and Filter replace a scheduled rule's (a nil Filter keeps it,
+	// JSON null clears it).
+	Schedule *string
+	Timezone *string
+	Filter   json.RawMessage
 }
 
 // Update applies ch to a saved rule and validates the result whole, as Create does:
@@ -102,7 +107,7 @@ func (ch RuleChange) NameOnly() bool {
 // Empty reports whether ch changes nothing.
 func (ch RuleChange) Empty() bool {
 	return ch.Name == nil && ch.TriggerType == nil && ch.TriggerPayload == nil && ch.Root == nil && !ch.ActionsSet &&
-		ch.Enabled == nil
+		ch.Enabled == nil && ch.Schedule == nil && ch.Timezone == nil && ch.Filter == nil
 }
 
 func (ch RuleChange) withoutName() RuleChange { ch.Name = nil; return ch }
@@ -127,12 +132,38 @@ func (ch RuleChange) apply(in RuleInput) RuleInput {
 	if ch.Enabled != nil {
 		in.Enabled = *ch.Enabled
 	}
+	if ch.Schedule != nil {
+		in.Schedule = ch.Schedule
+	}
+	if ch.Timezone != nil {
+		in.Timezone = ch.Timezone
+	}
+	if ch.Filter != nil {
+		in.Filter = ch.Filter
+	}
+	// A rule turned into one of another trigger drops the scheduled members it had
+	// unless the change sends them again (and is refused then).
+	if ch.TriggerType != nil && *ch.TriggerType != TriggerScheduled {
+		if ch.Schedule == nil {
+			in.Schedule = nil
+		}
+		if ch.Timezone == nil {
+			in.Timezone = nil
+		}
+		if ch.Filter == nil {
+			in.Filter = nil
+		}
+	}
 	return in
 }
 
 // inputOf is a saved rule as the request that would create it.
 func inputOf(r *Rule) RuleInput {
-	in := RuleInput{Name: r.Name, TriggerType: r.TriggerType, Enabled: r.Enabled, Root: groupInputOf(r.Root)}
+	in := RuleInput{Name: r.Name, TriggerType: r.TriggerType, Enabled: r.Enabled, Root: groupInputOf(r.Root),
+		Schedule: r.Schedule, Timezone: r.Timezone}
+	if r.Filter != nil {
+		in.Filter = filterJSON(*r.Filter)
+	}
 	if r.TriggerPayload != nil {
 		in.TriggerPayload, _ = json.Marshal(*r.TriggerPayload)
 	}
@@ -168,12 +199,18 @@ func rawParams(m map[string]string) map[string]json.RawMessage {
 func replaceRule(ctx context.Context, tx bun.Tx, cur *store.AutomationRule, r *Rule) error {
 	row := *cur
 	row.Name, row.TriggerType, row.TriggerPayload, row.Enabled = r.Name, r.TriggerType, r.TriggerPayload, r.Enabled
+	changed := deref(cur.Schedule) != deref(r.Schedule) || deref(cur.Timezone) != deref(r.Timezone) || (r.Enabled && !cur.Enabled)
+	row.Schedule, row.Timezone, row.Filter = r.Schedule, r.Timezone, r.Filter
 	if r.Enabled {
 		row.DisabledReason, row.DisabledAt = nil, nil
 	}
 	if _, err := tx.NewUpdate().Model(&row).WherePK().
-		Column("name", "trigger_type", "trigger_payload", "enabled", "disabled_reason", "disabled_at").Exec(ctx); err != nil {
+		Column("name", "trigger_type", "trigger_payload", "enabled", "disabled_reason", "disabled_at", "schedule", "timezone",
+			"filter").Exec(ctx); err != nil {
 		return fmt.Errorf("update rule: %w", err)
+	}
+	if err := syncSchedule(ctx, tx, cur.ID, r, changed); err != nil {
+		return err
 	}
 	if _, err := tx.NewDelete().Table("automation_groups").Where("rule_id = ?", cur.ID).Exec(ctx); err != nil {
 		return fmt.Errorf("delete condition groups: %w", err)

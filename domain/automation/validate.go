@@ -23,6 +23,10 @@ type RuleInput struct {
 	Enabled        bool
 	Root           GroupInput
 	Actions        []ActionInput
+	// Schedule, Timezone and Filter are a SCHEDULED rule's members (schedule.go).
+	Schedule *string
+	Timezone *string
+	Filter   json.RawMessage
 }
 
 // GroupInput is a condition group as sent; Logic "" is AND.
@@ -125,6 +129,7 @@ func check(in RuleInput, project bool) (*Rule, refs, []Problem) {
 		ps.enum("triggerType", in.TriggerType, Triggers)
 	}
 	r.TriggerPayload, r.filters = checkPayload(in.TriggerType, in.TriggerPayload, project, &rs, &ps)
+	checkSchedule(in, r, project, &ps)
 	r.Root = checkGroup("", "rootGroupLogic", in.Root, project, &rs, &ps)
 	r.Actions = checkActions(in.Actions, project, &rs, &ps)
 	return r, rs, ps

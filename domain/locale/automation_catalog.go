@@ -24,6 +24,16 @@ func init() {
 		"field.AUTOMATION_SELF_TRIGGER": "makes the rule trigger itself without end: {why}",
 		"field.AUTOMATION_URL":          "is refused: {why}",
 
+		"field.AUTOMATION_SCHEDULED_ONLY":     "is a member of SCHEDULED rules only",
+		"field.AUTOMATION_SCHEDULED_PROJECT":  "SCHEDULED rules belong to a project (a SYSTEM rule has no issues to filter)",
+		"field.AUTOMATION_SCHEDULED_FILTER":   "SCHEDULED rules choose their issues with filter, not triggerPayload",
+		"field.AUTOMATION_TIMEZONE":           "is not an IANA time zone name (such as Europe/Berlin)",
+		"field.AUTOMATION_SCHEDULE":           "must be a 5-field cron expression (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly",
+		"field.AUTOMATION_SCHEDULE_TOO_OFTEN": "runs more often than every {min} minutes",
+		"field.AUTOMATION_FILTER_OBJECT":      "must be an object of the issue list's query parameters",
+		"field.AUTOMATION_FILTER_KEY":         "is not a parameter of the issue list; its parameters are: {keys}",
+		"field.AUTOMATION_FILTER_VALUE":       "is not a value the issue list accepts for this parameter",
+
 		"notification.AUTOMATION.title": "{rule} on {issueKey}",
 		"notification.AUTOMATION.body":  "{message} ({issueKey} “{issueTitle}”)",
 	} {
@@ -48,6 +58,16 @@ func init() {
 		"field.AUTOMATION_USER":         "ist kein aktiver Benutzer",
 		"field.AUTOMATION_SELF_TRIGGER": "lässt die Regel sich endlos selbst auslösen: {why}",
 		"field.AUTOMATION_URL":          "wird abgelehnt: {why}",
+
+		"field.AUTOMATION_SCHEDULED_ONLY":     "gehört nur zu SCHEDULED-Regeln",
+		"field.AUTOMATION_SCHEDULED_PROJECT":  "SCHEDULED-Regeln gehören zu einem Projekt (eine SYSTEM-Regel hat keine Vorgänge zum Filtern)",
+		"field.AUTOMATION_SCHEDULED_FILTER":   "SCHEDULED-Regeln wählen ihre Vorgänge mit filter, nicht mit triggerPayload",
+		"field.AUTOMATION_TIMEZONE":           "ist kein IANA-Zeitzonenname (wie Europe/Berlin)",
+		"field.AUTOMATION_SCHEDULE":           "muss ein Cron-Ausdruck mit 5 Feldern (Minute Stunde Tag Monat Wochentag) oder @hourly, @daily, @weekly, @monthly, @yearly sein",
+		"field.AUTOMATION_SCHEDULE_TOO_OFTEN": "läuft öfter als alle {min} Minuten",
+		"field.AUTOMATION_FILTER_OBJECT":      "muss ein Objekt aus Abfrageparametern der Vorgangsliste sein",
+		"field.AUTOMATION_FILTER_KEY":         "ist kein Parameter der Vorgangsliste; ihre Parameter sind: {keys}",
+		"field.AUTOMATION_FILTER_VALUE":       "ist kein Wert, den die Vorgangsliste für diesen Parameter annimmt",
 
 		"notification.AUTOMATION.title": "{rule} für {issueKey}",
 		"notification.AUTOMATION.body":  "{message} ({issueKey} „{issueTitle}“)",
