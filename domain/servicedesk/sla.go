@@ -74,7 +74,7 @@ const scanSQL = `WITH policy AS (
 			ELSE ?2::timestamptz - make_interval(mins => sp.resolution_minutes) END AS since
 	FROM sla_policies AS sp
 	JOIN service_desks AS d ON d.id = sp.service_desk_id
-	WHERE d.enabled
+	WHERE d.enabled AND NOT ` + timedWhere + `
 ), rule AS (
 	SELECT r.id, sp.id AS policy_id, d.project_id, sp.priority,
 		make_interval(mins => r.escalate_after_minutes) AS after,
@@ -83,7 +83,7 @@ const scanSQL = `WITH policy AS (
 	FROM escalation_rules AS r
 	JOIN sla_policies AS sp ON sp.id = r.sla_policy_id
 	JOIN service_desks AS d ON d.id = sp.service_desk_id
-	WHERE d.enabled
+	WHERE d.enabled AND NOT ` + timedWhere + `
 ), response_due AS (
 	SELECT t.issue_id, p.id AS policy_id,
 		s.category <> 'DONE' AND NOT EXISTS (
@@ -171,7 +171,11 @@ const scanSQL = `WITH policy AS (
 	    OR EXISTS (SELECT 1 FROM sla_reports AS r
 	      WHERE r.issue_id = rd.issue_id AND r.sla_policy_id = rd.policy_id AND r.kind = 'RESPONSE'))
 )
-SELECT ins.issue_id, ins.sla_policy_id AS policy_id, ins.kind, ins.escalation_rule_id AS rule_id,
+` + reportsSelect
+
+// reportsSelect is the final SELECT of scanSQL and clockScanSQL: the reports the
+// statement inserted (ins) with what their notifications need.
+const reportsSelect = `SELECT ins.issue_id, ins.sla_policy_id AS policy_id, ins.kind, ins.escalation_rule_id AS rule_id,
 	i.key AS issue_key, i.title AS issue_title, i.project_id, pr.key AS project_key, sp.name AS policy_name,
 	CASE ins.kind WHEN 'RESOLUTION' THEN sp.resolution_minutes WHEN 'RESPONSE' THEN sp.response_minutes
 		ELSE er.escalate_after_minutes END AS minutes,
@@ -185,6 +189,52 @@ JOIN projects AS pr ON pr.id = i.project_id
 JOIN sla_policies AS sp ON sp.id = ins.sla_policy_id
 LEFT JOIN escalation_rules AS er ON er.id = ins.escalation_rule_id
 ORDER BY minutes, ins.issue_id, ins.kind`
+
+// clockScanSQL judges, in one statement, up to ?1 clocks of timed policies (clocks.go)
+// due at ?0 and not judged yet, read by the partial index sla_clocks_due: each is marked
+// done; a RESOLUTION or ESCALATION clock is reported, a RESPONSE clock only when the
+// ticket is not done and no project member commented before it fell due (either way
+// the ticket's response clock is closed). The insert's ON CONFLICT keeps a limit from
+// being reported twice. A clock of a disabled desk is marked done without a report.
+const clockScanSQL = `WITH due AS (
+	SELECT c.issue_id, c.sla_policy_id, c.kind, c.escalation_rule_id, c.due_at
+	FROM sla_clocks AS c
+	WHERE NOT c.done AND c.due_at IS NOT NULL AND c.due_at <= ?0::timestamptz
+	ORDER BY c.due_at
+	LIMIT ?1
+), judged AS (
+	SELECT due.issue_id, due.sla_policy_id AS policy_id, due.kind, due.escalation_rule_id AS rule_id,
+		d.enabled AND (due.kind <> 'RESPONSE' OR (s.category <> 'DONE' AND NOT EXISTS (
+			SELECT 1 FROM comments AS c
+			JOIN projects AS pr ON pr.id = i.project_id
+			WHERE c.issue_id = due.issue_id AND c.deleted_at IS NULL AND c.author_id IS NOT NULL
+			  AND c.created_at < due.due_at
+			  AND (c.author_id = pr.owner_id
+			    OR EXISTS (SELECT 1 FROM project_members AS pm WHERE pm.project_id = pr.id AND pm.user_id = c.author_id)
+			    OR EXISTS (SELECT 1 FROM organization_members AS om WHERE om.org_id = pr.org_id AND om.user_id = c.author_id))
+		))) AS breached
+	FROM due
+	JOIN issues AS i ON i.id = due.issue_id
+	JOIN workflow_statuses AS s ON s.id = i.status_id
+	JOIN sla_policies AS sp ON sp.id = due.sla_policy_id
+	JOIN service_desks AS d ON d.id = sp.service_desk_id
+), marked AS (
+	UPDATE sla_clocks AS c SET done = true FROM due
+	WHERE c.issue_id = due.issue_id AND c.sla_policy_id = due.sla_policy_id AND c.kind = due.kind
+	  AND c.escalation_rule_id IS NOT DISTINCT FROM due.escalation_rule_id
+), ins AS (
+	INSERT INTO sla_reports (issue_id, sla_policy_id, kind, escalation_rule_id, reported_at)
+	SELECT issue_id, policy_id, kind, rule_id, ?0::timestamptz FROM judged WHERE breached
+	ON CONFLICT DO NOTHING
+	RETURNING issue_id, sla_policy_id, kind, escalation_rule_id
+), closed AS (
+	UPDATE service_desk_tickets AS t SET response_open = false
+	FROM due WHERE due.kind = 'RESPONSE' AND t.issue_id = due.issue_id AND t.response_open
+)
+` + reportsSelect
+
+// clocksPendingSQL says whether a clock is still due at ?0 after a batch.
+const clocksPendingSQL = `SELECT EXISTS (SELECT 1 FROM sla_clocks WHERE NOT done AND due_at IS NOT NULL AND due_at <= ?0::timestamptz)`
 
 // scanState reads where the last complete scan got to: its clock (to) and the time
 // from which changes count as new (since, changeMargin before it started). Before the
@@ -277,12 +327,7 @@ func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
 	start := time.Now()
 	now := m.now().UTC()
 	var total ScanResult
-	for {
-		res, n, err := m.scanBatch(ctx, now)
-		if err != nil {
-			m.metrics.observeScan(start, err)
-			return total, err
-		}
+	add := func(res ScanResult) {
 		total.Resolution += res.Resolution
 		total.Response += res.Response
 		total.Escalations += res.Escalations
@@ -290,7 +335,32 @@ func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
 		m.metrics.Breaches.WithLabelValues(BreachResolution).Add(float64(res.Resolution))
 		m.metrics.Breaches.WithLabelValues(BreachResponse).Add(float64(res.Response))
 		m.metrics.Escalations.Add(float64(res.Escalations))
+	}
+	fail := func(err error) (ScanResult, error) {
+		m.metrics.observeScan(start, err)
+		return total, err
+	}
+	// The clocks of timed policies first, against the state the batches below advance.
+	if err := m.syncClocks(ctx); err != nil {
+		return fail(err)
+	}
+	for {
+		res, n, err := m.scanBatch(ctx, now)
+		if err != nil {
+			return fail(err)
+		}
+		add(res)
 		if n < m.batch {
+			break
+		}
+	}
+	for {
+		res, more, err := m.clockBatch(ctx, now)
+		if err != nil {
+			return fail(err)
+		}
+		add(res)
+		if !more {
 			break
 		}
 	}
@@ -298,7 +368,63 @@ func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
 	return total, nil
 }
 
-// scanBatch makes one transaction's reports; n is how many the statement inserted.
+// syncClocks recomputes the clocks of timed policies that changed (clocks.go), under the
+// scan lock.
+func (m *Monitor) syncClocks(ctx context.Context) error {
+	return store.InTx(ctx, m.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", scanLock); err != nil {
+			return fmt.Errorf("sla scan lock: %w", err)
+		}
+		_, since, err := scanState(ctx, tx)
+		if err != nil {
+			return err
+		}
+		_, err = syncClocks(ctx, tx, since)
+		return err
+	})
+}
+
+// clockBatch judges one transaction's due clocks of timed policies; more says whether
+// clocks due at now remain.
+func (m *Monitor) clockBatch(ctx context.Context, now time.Time) (ScanResult, bool, error) {
+	var res ScanResult
+	var more bool
+	err := store.InTx(ctx, m.db, func(ctx context.Context, tx bun.Tx) error {
+		res, more = ScanResult{}, false
+		ctx = event.WithMemo(ctx)
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", scanLock); err != nil {
+			return fmt.Errorf("sla scan lock: %w", err)
+		}
+		var reports []report
+		if err := tx.NewRaw(clockScanSQL, now, m.batch).Scan(ctx, &reports); err != nil && !isNoRows(err) {
+			return fmt.Errorf("sla clock scan: %w", err)
+		}
+		if err := tx.NewRaw(clocksPendingSQL, now).Scan(ctx, &more); err != nil {
+			return fmt.Errorf("sla clocks pending: %w", err)
+		}
+		return m.report(ctx, tx, now, reports, &res)
+	})
+	return res, more, err
+}
+
+// report makes the consequences of a batch's reports: notifications, audit, the
+// escalations' assignments.
+func (m *Monitor) report(ctx context.Context, tx bun.Tx, now time.Time, reports []report, res *ScanResult) error {
+	if len(reports) == 0 {
+		return nil
+	}
+	jobs, err := m.consequences(ctx, tx, reports, res)
+	if err != nil {
+		return err
+	}
+	if res.Assigned, err = m.assign(ctx, tx, now, reports); err != nil {
+		return err
+	}
+	return m.bus.Enqueue(ctx, tx, jobs...)
+}
+
+// scanBatch makes one transaction's reports of policies without calendar or pauses; n
+// is how many the statement inserted.
 func (m *Monitor) scanBatch(ctx context.Context, now time.Time) (ScanResult, int, error) {
 	var res ScanResult
 	var n int
@@ -324,17 +450,7 @@ func (m *Monitor) scanBatch(ctx context.Context, now time.Time) (ScanResult, int
 				return fmt.Errorf("sla scan state: %w", err)
 			}
 		}
-		if n == 0 {
-			return nil
-		}
-		jobs, err := m.consequences(ctx, tx, reports, &res)
-		if err != nil {
-			return err
-		}
-		if res.Assigned, err = m.assign(ctx, tx, now, reports); err != nil {
-			return err
-		}
-		return m.bus.Enqueue(ctx, tx, jobs...)
+		return m.report(ctx, tx, now, reports, &res)
 	})
 	return res, n, err
 }
@@ -480,17 +596,31 @@ var errRollback = errors.New("servicedesk: explain rolled back")
 // ANALYZE the statement really runs): for the plan test and the bench. The transaction
 // is rolled back, so nothing it would report is recorded.
 func (m *Monitor) Explain(ctx context.Context, analyze bool) (string, error) {
+	return m.explain(ctx, analyze, false)
+}
+
+// ExplainClocks is Explain of the statement judging the due clocks of timed policies
+// (clockScanSQL).
+func (m *Monitor) ExplainClocks(ctx context.Context, analyze bool) (string, error) {
+	return m.explain(ctx, analyze, true)
+}
+
+func (m *Monitor) explain(ctx context.Context, analyze, clocks bool) (string, error) {
 	opts := "(COSTS OFF)"
 	if analyze {
 		opts = "(ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
 	}
 	var lines []string
 	err := store.InTx(ctx, m.db, func(ctx context.Context, tx bun.Tx) error {
-		to, since, err := scanState(ctx, tx)
-		if err != nil {
-			return err
+		q := tx.NewRaw("EXPLAIN "+opts+" "+clockScanSQL, m.now().UTC(), m.batch)
+		if !clocks {
+			to, since, err := scanState(ctx, tx)
+			if err != nil {
+				return err
+			}
+			q = tx.NewRaw("EXPLAIN "+opts+" "+scanSQL, m.now().UTC(), m.batch, to, since)
 		}
-		if err := tx.NewRaw("EXPLAIN "+opts+" "+scanSQL, m.now().UTC(), m.batch, to, since).Scan(ctx, &lines); err != nil {
+		if err := q.Scan(ctx, &lines); err != nil {
 			return fmt.Errorf("explain sla scan: %w", err)
 		}
 		return errRollback

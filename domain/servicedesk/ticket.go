@@ -182,7 +182,8 @@ type TicketItem struct {
 	SenderEmail *string
 	Channel     string
 	// SLADueAt is when the resolution time of the issue's policy runs out: nil while the
-	// timer is not running or no policy covers the issue's priority.
+	// timer is not running or no policy covers the issue's priority. With a calendar or
+	// pause statuses it is the clock the last SLA scan computed (nil while paused).
 	SLADueAt *time.Time
 	// Breached: SLADueAt has passed, or a resolution or response breach of the ticket
 	// has been reported (it stays breached after it is resolved).
@@ -214,7 +215,10 @@ func (s *Service) Tickets(ctx context.Context, p Project, offset, limit int) ([]
 		FROM service_desk_tickets AS t
 		JOIN issues AS i ON i.id = t.issue_id
 		LEFT JOIN sla_policies AS sp ON sp.service_desk_id = t.service_desk_id AND sp.priority = i.priority
-		CROSS JOIN LATERAL (SELECT i.sla_start_time + make_interval(mins => sp.resolution_minutes) AS at) AS due
+		CROSS JOIN LATERAL (SELECT CASE WHEN sp.calendar_id IS NULL AND cardinality(sp.pause_status_ids) = 0
+			THEN i.sla_start_time + make_interval(mins => sp.resolution_minutes)
+			ELSE (SELECT c.due_at FROM sla_clocks AS c WHERE i.sla_start_time IS NOT NULL AND c.issue_id = i.id
+				AND c.sla_policy_id = sp.id AND c.kind = 'RESOLUTION') END AS at) AS due
 		WHERE t.service_desk_id = ?
 		ORDER BY t.created_at DESC, t.issue_id DESC
 		LIMIT ? OFFSET ?`, s.now().UTC(), d.ID, limit, offset).Scan(ctx, &rows)
