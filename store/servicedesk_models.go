@@ -59,6 +59,9 @@ type SLAPolicy struct {
 	// clock); PauseStatusIDs the statuses during which its clocks stop.
 	CalendarID     *uuid.UUID  `bun:"calendar_id,type:uuid"`
 	PauseStatusIDs []uuid.UUID `bun:"pause_status_ids,type:uuid[],array"`
+	// ClocksStale: the next SLA scan recomputes the policy's clocks (new policy, its
+	// calendar or rules changed); written by SQL only.
+	ClocksStale bool `bun:"clocks_stale,scanonly"`
 }
 
 // SLACalendar is a desk's business-hours calendar: working days (ISO weekdays, 1 =

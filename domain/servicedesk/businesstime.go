@@ -100,10 +100,12 @@ func ValidHolidayCountry(c string) bool {
 // Bounds of the business-time search: how many days one search for the next working
 // window looks ahead, and how many windows one addition walks through. A calendar has
 // at least one working day and at most MaxHolidays holidays of its own, so a working
-// window is always within a few weeks; the window bound only stops a limit of years.
+// window is always within a few weeks. A limit that needs more than maxWindowSteps
+// working windows (more than 10,000 working days) never falls due
+// (docs/api-conventions.md#service-desk).
 const (
 	maxWindowSearchDays = 800
-	maxWindowSteps      = 20_000
+	maxWindowSteps      = 10_000
 )
 
 // schedule is a calendar ready for business-time arithmetic.

@@ -190,18 +190,26 @@ JOIN sla_policies AS sp ON sp.id = ins.sla_policy_id
 LEFT JOIN escalation_rules AS er ON er.id = ins.escalation_rule_id
 ORDER BY minutes, ins.issue_id, ins.kind`
 
-// clockScanSQL judges, in one statement, up to ?1 clocks of timed policies (clocks.go)
-// due at ?0 and not judged yet, read by the partial index sla_clocks_due: each is marked
-// done; a RESOLUTION or ESCALATION clock is reported, a RESPONSE clock only when the
-// ticket is not done and no project member commented before it fell due (either way
-// the ticket's response clock is closed). The insert's ON CONFLICT keeps a limit from
-// being reported twice. A clock of a disabled desk is marked done without a report.
+// clockClaimSQL takes up to ?1 clocks of timed policies (clocks.go) due at ?0 and not
+// judged yet, read by the partial index sla_clocks_due, marks them done (by their row
+// addresses: a TID scan, never a join with every clock; the scan lock keeps the rows
+// where they are) and returns them.
+const clockClaimSQL = `UPDATE sla_clocks AS c SET done = true
+WHERE c.ctid = ANY (ARRAY(SELECT ctid FROM sla_clocks
+	WHERE NOT done AND due_at IS NOT NULL AND due_at <= ?0::timestamptz
+	ORDER BY due_at LIMIT ?1))
+RETURNING c.issue_id, c.sla_policy_id, c.kind, coalesce(c.escalation_rule_id::text, '') AS rule_id, c.due_at`
+
+// clockScanSQL judges the clocks clockClaimSQL took, given as arrays (?1 issues, ?2
+// policies, ?3 kinds, ?4 rules or '', ?5 due times; an array keeps every lookup an
+// index probe per clock): a RESOLUTION or ESCALATION clock is reported at ?0, a
+// RESPONSE clock only when the ticket is not done and no project member commented before
+// it fell due (either way the ticket's response clock is closed). The insert's ON
+// CONFLICT keeps a limit from being reported twice. A clock of a disabled desk is
+// dropped without a report.
 const clockScanSQL = `WITH due AS (
-	SELECT c.issue_id, c.sla_policy_id, c.kind, c.escalation_rule_id, c.due_at
-	FROM sla_clocks AS c
-	WHERE NOT c.done AND c.due_at IS NOT NULL AND c.due_at <= ?0::timestamptz
-	ORDER BY c.due_at
-	LIMIT ?1
+	SELECT d.issue_id, d.sla_policy_id, d.kind, nullif(d.rule_id, '')::uuid AS escalation_rule_id, d.due_at
+	FROM unnest(?1::uuid[], ?2::uuid[], ?3::text[], ?4::text[], ?5::timestamptz[]) AS d (issue_id, sla_policy_id, kind, rule_id, due_at)
 ), judged AS (
 	SELECT due.issue_id, due.sla_policy_id AS policy_id, due.kind, due.escalation_rule_id AS rule_id,
 		d.enabled AND (due.kind <> 'RESPONSE' OR (s.category <> 'DONE' AND NOT EXISTS (
@@ -218,10 +226,6 @@ const clockScanSQL = `WITH due AS (
 	JOIN workflow_statuses AS s ON s.id = i.status_id
 	JOIN sla_policies AS sp ON sp.id = due.sla_policy_id
 	JOIN service_desks AS d ON d.id = sp.service_desk_id
-), marked AS (
-	UPDATE sla_clocks AS c SET done = true FROM due
-	WHERE c.issue_id = due.issue_id AND c.sla_policy_id = due.sla_policy_id AND c.kind = due.kind
-	  AND c.escalation_rule_id IS NOT DISTINCT FROM due.escalation_rule_id
 ), ins AS (
 	INSERT INTO sla_reports (issue_id, sla_policy_id, kind, escalation_rule_id, reported_at)
 	SELECT issue_id, policy_id, kind, rule_id, ?0::timestamptz FROM judged WHERE breached
@@ -232,6 +236,26 @@ const clockScanSQL = `WITH due AS (
 	FROM due WHERE due.kind = 'RESPONSE' AND t.issue_id = due.issue_id AND t.response_open
 )
 ` + reportsSelect
+
+// claimedClock is a clock clockClaimSQL took.
+type claimedClock struct {
+	IssueID  uuid.UUID `bun:"issue_id"`
+	PolicyID uuid.UUID `bun:"sla_policy_id"`
+	Kind     string    `bun:"kind"`
+	RuleID   string    `bun:"rule_id"`
+	DueAt    time.Time `bun:"due_at"`
+}
+
+// clockArgs are clockScanSQL's arguments for the claimed clocks.
+func clockArgs(now time.Time, cs []claimedClock) []any {
+	issues, pols, kinds, rules, dues := make([]uuid.UUID, len(cs)), make([]uuid.UUID, len(cs)), make([]string, len(cs)),
+		make([]string, len(cs)), make([]time.Time, len(cs))
+	for i, c := range cs {
+		issues[i], pols[i], kinds[i], rules[i], dues[i] = c.IssueID, c.PolicyID, c.Kind, c.RuleID, c.DueAt
+	}
+	return []any{now, pgdialect.Array(issues), pgdialect.Array(pols), pgdialect.Array(kinds), pgdialect.Array(rules),
+		pgdialect.Array(dues)}
+}
 
 // clocksPendingSQL says whether a clock is still due at ?0 after a batch.
 const clocksPendingSQL = `SELECT EXISTS (SELECT 1 FROM sla_clocks WHERE NOT done AND due_at IS NOT NULL AND due_at <= ?0::timestamptz)`
@@ -395,8 +419,15 @@ func (m *Monitor) clockBatch(ctx context.Context, now time.Time) (ScanResult, bo
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", scanLock); err != nil {
 			return fmt.Errorf("sla scan lock: %w", err)
 		}
+		var claimed []claimedClock
+		if err := tx.NewRaw(clockClaimSQL, now, m.batch).Scan(ctx, &claimed); err != nil && !isNoRows(err) {
+			return fmt.Errorf("sla clocks due: %w", err)
+		}
+		if len(claimed) == 0 {
+			return nil
+		}
 		var reports []report
-		if err := tx.NewRaw(clockScanSQL, now, m.batch).Scan(ctx, &reports); err != nil && !isNoRows(err) {
+		if err := tx.NewRaw(clockScanSQL, clockArgs(now, claimed)...).Scan(ctx, &reports); err != nil && !isNoRows(err) {
 			return fmt.Errorf("sla clock scan: %w", err)
 		}
 		if err := tx.NewRaw(clocksPendingSQL, now).Scan(ctx, &more); err != nil {
@@ -612,17 +643,31 @@ func (m *Monitor) explain(ctx context.Context, analyze, clocks bool) (string, er
 	}
 	var lines []string
 	err := store.InTx(ctx, m.db, func(ctx context.Context, tx bun.Tx) error {
-		q := tx.NewRaw("EXPLAIN "+opts+" "+clockScanSQL, m.now().UTC(), m.batch)
-		if !clocks {
+		var q *bun.RawQuery
+		if clocks {
+			// Both statements: the claim, then the judgement of what it took.
+			var claim []string
+			if err := tx.NewRaw("EXPLAIN "+opts+" "+clockClaimSQL, m.now().UTC(), m.batch).Scan(ctx, &claim); err != nil {
+				return fmt.Errorf("explain sla clock claim: %w", err)
+			}
+			lines = append(lines, claim...)
+			var claimed []claimedClock
+			if err := tx.NewRaw(clockClaimSQL, m.now().UTC(), m.batch).Scan(ctx, &claimed); err != nil && !isNoRows(err) {
+				return fmt.Errorf("sla clocks due: %w", err)
+			}
+			q = tx.NewRaw("EXPLAIN "+opts+" "+clockScanSQL, clockArgs(m.now().UTC(), claimed)...)
+		} else {
 			to, since, err := scanState(ctx, tx)
 			if err != nil {
 				return err
 			}
 			q = tx.NewRaw("EXPLAIN "+opts+" "+scanSQL, m.now().UTC(), m.batch, to, since)
 		}
-		if err := q.Scan(ctx, &lines); err != nil {
+		var plan []string
+		if err := q.Scan(ctx, &plan); err != nil {
 			return fmt.Errorf("explain sla scan: %w", err)
 		}
+		lines = append(lines, plan...)
 		return errRollback
 	})
 	if !errors.Is(err, errRollback) {
