@@ -201,7 +201,7 @@ WHERE c.ctid = ANY (ARRAY(SELECT ctid FROM sla_clocks
 RETURNING c.issue_id, c.sla_policy_id, c.kind, coalesce(c.escalation_rule_id::text, '') AS rule_id, c.due_at`
 
 // clockScanSQL judges the clocks clockClaimSQL took, given as arrays (?1 issues, ?2
-// policies, ?3 kinds, ?4 rules or ”, ?5 due times; an array keeps every lookup an
+// policies, ?3 kinds, ?4 rules (empty for none), ?5 due times; an array keeps every lookup an
 // index probe per clock): a RESOLUTION or ESCALATION clock is reported at ?0, a
 // RESPONSE clock only when the ticket is not done and no project member commented before
 // it fell due (either way the ticket's response clock is closed). The insert's ON
