@@ -19,6 +19,8 @@ const (
 	MaxHolidays = 366
 	// MaxCalendars bounds the calendars of one desk.
 	MaxCalendars = 50
+	// MaxPauseStatuses bounds a policy's pause statuses.
+	MaxPauseStatuses = 20
 )
 
 // Calendar errors.
