@@ -106,6 +106,10 @@ func TestCalendarBusinessHours(t *testing.T) {
 	require.ErrorIs(t, b.desk.DeleteCalendar(b.ctx, b.owner.Actor, b.project, cal), servicedesk.ErrCalendarInUse)
 	require.NoError(t, b.desk.DeletePolicy(b.ctx, b.owner.Actor, b.project, pol.ID))
 	require.NoError(t, b.desk.DeleteCalendar(b.ctx, b.owner.Actor, b.project, cal))
+	for _, action := range []string{servicedesk.AuditCalendarCreated, servicedesk.AuditCalendarUpdated, servicedesk.AuditCalendarDeleted} {
+		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'audit.record' AND args->>'action' = $1
+			AND args->>'resourceId' = $2 AND args->>'resourceType' = 'SLA_CALENDAR'`, action, cal.String()), action)
+	}
 }
 
 // TestPauseStopsTheClock: two hours in "Waiting for customer" move the due time by two
