@@ -156,9 +156,14 @@ func runSLACalendars(ctx context.Context, db *store.DB, bus *event.Bus, o slaOpt
 	if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM sla_clocks").Scan(&res.calClocks); err != nil {
 		return err
 	}
-	// A working minute with clocks due: the median due time of the clocks still to judge.
+	// A working minute with clocks due: the median due time of the clocks still to judge
+	// that fall due inside working hours (10:00-16:00). A limit of whole working days
+	// on a timer started outside working hours falls due exactly at a closing time, so
+	// thousands fall due at 17:00 and none in the minutes after: a scan there measures
+	// that crowd, not the steady state (the crowd is timed in the first scan above).
 	if err := db.Pool.QueryRow(ctx, `SELECT date_trunc('minute', percentile_disc(0.5) WITHIN GROUP (ORDER BY due_at))
-		FROM sla_clocks WHERE NOT done AND due_at IS NOT NULL`).Scan(&res.calAt); err != nil {
+		FROM sla_clocks WHERE NOT done AND due_at IS NOT NULL
+		  AND (due_at AT TIME ZONE 'Europe/Berlin')::time BETWEEN '10:00' AND '16:00'`).Scan(&res.calAt); err != nil {
 		return fmt.Errorf("calendar clock: %w", err)
 	}
 	if _, err := db.Pool.Exec(ctx, "UPDATE sla_clocks SET done = true WHERE due_at < $1", res.calAt); err != nil {

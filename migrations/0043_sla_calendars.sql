@@ -33,8 +33,9 @@ CREATE INDEX sla_policies_calendar ON sla_policies (calendar_id) WHERE calendar_
 -- (RESOLUTION, RESPONSE, each escalation rule) falls due in wall-clock time, computed
 -- by the scan from the calendar and the issue's pauses whenever the issue, its policy
 -- or the calendar changed. due_at is NULL while the clock is paused; done once the scan
--- judged it (reported, or a response answered in time). The scan reads the partial
--- index only: due clocks not yet judged.
+-- judged it (reported, or a response answered in time). issue_updated_at is the issue's
+-- updated_at the clock was computed from: a recent change already computed is not
+-- computed again. The scan reads the partial index only: due clocks not yet judged.
 CREATE TABLE sla_clocks (
     issue_id           uuid        NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
     sla_policy_id      uuid        NOT NULL REFERENCES sla_policies (id) ON DELETE CASCADE,
@@ -42,6 +43,7 @@ CREATE TABLE sla_clocks (
     escalation_rule_id uuid        REFERENCES escalation_rules (id) ON DELETE CASCADE,
     due_at             timestamptz,
     done               boolean     NOT NULL DEFAULT false,
+    issue_updated_at   timestamptz NOT NULL,
     CONSTRAINT sla_clocks_once UNIQUE NULLS NOT DISTINCT (issue_id, sla_policy_id, kind, escalation_rule_id)
 );
 CREATE INDEX sla_clocks_due ON sla_clocks (due_at) WHERE NOT done AND due_at IS NOT NULL;

@@ -63,6 +63,8 @@ type clockRow struct {
 	RuleID   *uuid.UUID `bun:"escalation_rule_id,type:uuid"`
 	DueAt    *time.Time `bun:"due_at"`
 	Done     bool       `bun:"done"`
+	// IssueUpdatedAt is the issue's updated_at the clock was computed from.
+	IssueUpdatedAt time.Time `bun:"issue_updated_at"`
 }
 
 // clockIssue is what the clocks of one issue depend on.
@@ -74,6 +76,7 @@ type clockIssue struct {
 	SLAStartTime *time.Time `bun:"sla_start_time"`
 	TicketAt     *time.Time `bun:"ticket_at"`
 	ResponseOpen bool       `bun:"response_open"`
+	UpdatedAt    time.Time  `bun:"updated_at"`
 }
 
 // statusMove is one STATUS_CHANGED entry of an issue's history.
@@ -158,7 +161,11 @@ func syncClocks(ctx context.Context, tx bun.Tx, since time.Time) (int, error) {
 	ids := map[uuid.UUID]bool{}
 	for pid := range projects {
 		var changed []uuid.UUID
-		if err := tx.NewRaw("SELECT i.id FROM issues AS i WHERE i.project_id = ? AND i.updated_at >= ?",
+		// Changed since, and not computed since that change: a change stays in the window
+		// for the margin, some ten scans, but is computed once. (An issue with no clock
+		// is looked at each time; that costs this query and one more.)
+		if err := tx.NewRaw(`SELECT i.id FROM issues AS i WHERE i.project_id = ? AND i.updated_at >= ?
+			AND NOT EXISTS (SELECT 1 FROM sla_clocks AS c WHERE c.issue_id = i.id AND c.issue_updated_at = i.updated_at)`,
 			pid, since).Scan(ctx, &changed); err != nil && !isNoRows(err) {
 			return 0, fmt.Errorf("changed issues: %w", err)
 		}
@@ -215,7 +222,7 @@ func recomputeClocks(ctx context.Context, tx bun.Tx, byScope map[scope]*timedPol
 		return fmt.Errorf("drop clocks: %w", err)
 	}
 	var issues []clockIssue
-	if err := tx.NewRaw(`SELECT i.id, i.project_id, i.priority, i.status_id, i.sla_start_time,
+	if err := tx.NewRaw(`SELECT i.id, i.project_id, i.priority, i.status_id, i.sla_start_time, i.updated_at,
 			t.created_at AS ticket_at, coalesce(t.response_open, false) AS response_open
 		FROM issues AS i LEFT JOIN service_desk_tickets AS t ON t.issue_id = i.id
 		WHERE i.id IN (?)`, bun.In(ids)).Scan(ctx, &issues); err != nil && !isNoRows(err) {
@@ -258,7 +265,7 @@ func recomputeClocks(ctx context.Context, tx bun.Tx, byScope map[scope]*timedPol
 		pauses := pausesOf(p, is.StatusID, history[is.ID])
 		add := func(kind string, rule *uuid.UUID, from time.Time, minutes int) {
 			r := clockRow{IssueID: is.ID, PolicyID: p.ID, Kind: kind, RuleID: rule,
-				Done: done[clockKey(is.ID, p.ID, kind, rule)]}
+				Done: done[clockKey(is.ID, p.ID, kind, rule)], IssueUpdatedAt: is.UpdatedAt}
 			if at, ok := addBusiness(p.sched, from, minutes, pauses); ok {
 				r.DueAt = &at
 			}

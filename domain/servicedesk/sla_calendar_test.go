@@ -186,8 +186,8 @@ func TestClockScanPlanUsesIndex(t *testing.T) {
 		INSERT INTO issues (project_id, number, key, title, priority, status_id, reporter_id, sla_start_time)
 		SELECT $1, g, $2 || '-' || g, 'Timed ' || g, 'HIGH', $3, $4, now() - make_interval(secs => g * 17)
 		FROM generate_series(1000, 11000) AS g RETURNING id, number)
-		INSERT INTO sla_clocks (issue_id, sla_policy_id, kind, due_at)
-		SELECT ins.id, $5, 'RESOLUTION', now() + make_interval(secs => (ins.number * 7919) % 172800) - interval '1 day'
+		INSERT INTO sla_clocks (issue_id, sla_policy_id, kind, issue_updated_at, due_at)
+		SELECT ins.id, $5, 'RESOLUTION', now(), now() + make_interval(secs => (ins.number * 7919) % 172800) - interval '1 day'
 		FROM ins`, b.project.ID, b.project.Key, b.prog, b.owner.UserID, pol.ID)
 	// The steady state: a scan a minute ago judged everything due then.
 	b.exec(t, "UPDATE sla_clocks SET done = true WHERE due_at < now() - interval '1 minute'")
