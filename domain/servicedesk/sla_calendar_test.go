@@ -171,6 +171,16 @@ func TestPauseStopsTheClock(t *testing.T) {
 	require.WithinDuration(t, back.Add(3*time.Hour), *due, 5*time.Second)
 	require.Equal(t, servicedesk.ScanResult{}, b.scanAt(t, due.Add(-time.Minute)))
 	require.Equal(t, servicedesk.ScanResult{Resolution: 1}, b.scanAt(t, due.Add(time.Second)))
+
+	// An issue that leaves the policy (another priority, no policy) loses its clocks.
+	moved, _ := b.start(t, "Moved", issue.PriorityHigh)
+	b.scanAt(t, time.Now())
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM sla_clocks WHERE issue_id = $1", moved.ID))
+	low := issue.PriorityLow
+	_, err = b.issues.Update(b.ctx, b.issueProject(), b.owner, issue.Ref{ID: moved.ID}, issue.Patch{Priority: &low})
+	require.NoError(t, err)
+	b.scanAt(t, time.Now())
+	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM sla_clocks WHERE issue_id = $1", moved.ID))
 }
 
 // TestClockScanPlanUsesIndex: the clocks of timed policies are judged through the
