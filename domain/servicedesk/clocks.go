@@ -86,14 +86,16 @@ type statusMove struct {
 	At       time.Time `bun:"created_at"`
 }
 
-// loadTimedPolicies reads the timed policies of enabled desks with their rules and
-// calendars; nil when there are none (the common case: one query).
-func loadTimedPolicies(ctx context.Context, tx bun.IDB) ([]*timedPolicy, error) {
+// loadTimedPolicies reads the timed policies of enabled desks (of the project when
+// project is set) with their rules and calendars; nil when there are none (the common
+// case: one query).
+func loadTimedPolicies(ctx context.Context, tx bun.IDB, project *uuid.UUID) ([]*timedPolicy, error) {
 	var pols []*timedPolicy
 	err := tx.NewRaw(`SELECT sp.id, d.project_id, sp.priority, sp.response_minutes, sp.resolution_minutes,
 			sp.calendar_id, sp.pause_status_ids, sp.clocks_stale
 		FROM sla_policies AS sp JOIN service_desks AS d ON d.id = sp.service_desk_id
-		WHERE d.enabled AND `+timedWhere+` ORDER BY sp.id`).Scan(ctx, &pols)
+		WHERE d.enabled AND `+timedWhere+` AND (?::uuid IS NULL OR d.project_id = ?::uuid) ORDER BY sp.id`,
+		project, project).Scan(ctx, &pols)
 	if err != nil && !isNoRows(err) {
 		return nil, fmt.Errorf("timed SLA policies: %w", err)
 	}
@@ -144,7 +146,7 @@ func loadTimedPolicies(ctx context.Context, tx bun.IDB) ([]*timedPolicy, error) 
 // syncClocks brings sla_clocks up to date before the scan judges them: since is when
 // changes count as new (scanState). It returns how many issues it recomputed.
 func syncClocks(ctx context.Context, tx bun.Tx, since time.Time) (int, error) {
-	pols, err := loadTimedPolicies(ctx, tx)
+	pols, err := loadTimedPolicies(ctx, tx, nil)
 	if err != nil || len(pols) == 0 {
 		return 0, err
 	}
@@ -324,4 +326,53 @@ func pausesOf(p *timedPolicy, current uuid.UUID, moves []statusMove) []interval 
 		}
 	}
 	return out
+}
+
+// resolutionDue computes, as the scan would now, when the resolution limit of each of
+// the project's issues ids under a timed policy falls due: nil while paused or without
+// a running timer. For the ticket list, so its slaDueAt follows a pause at once rather
+// than at the next scan.
+func resolutionDue(ctx context.Context, db bun.IDB, project uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]*time.Time, error) {
+	out := map[uuid.UUID]*time.Time{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	pols, err := loadTimedPolicies(ctx, db, &project)
+	if err != nil || len(pols) == 0 {
+		return out, err
+	}
+	byScope := map[scope]*timedPolicy{}
+	for _, p := range pols {
+		byScope[scope{p.ProjectID, p.Priority}] = p
+	}
+	var issues []clockIssue
+	if err := db.NewRaw(`SELECT i.id, i.project_id, i.priority, i.status_id, i.sla_start_time, i.updated_at
+		FROM issues AS i WHERE i.id IN (?) AND i.sla_start_time IS NOT NULL`, bun.In(ids)).Scan(ctx, &issues); err != nil && !isNoRows(err) {
+		return nil, fmt.Errorf("due issues: %w", err)
+	}
+	if len(issues) == 0 {
+		return out, nil
+	}
+	var moves []statusMove
+	if err := db.NewRaw(`SELECT issue_id, new_status_id, created_at FROM issue_activities
+		WHERE issue_id IN (?) AND type = 'STATUS_CHANGED' AND new_status_id IS NOT NULL
+		ORDER BY issue_id, created_at, id`, bun.In(ids)).Scan(ctx, &moves); err != nil && !isNoRows(err) {
+		return nil, fmt.Errorf("status history: %w", err)
+	}
+	history := map[uuid.UUID][]statusMove{}
+	for _, m := range moves {
+		history[m.IssueID] = append(history[m.IssueID], m)
+	}
+	for _, is := range issues {
+		p := byScope[scope{is.ProjectID, is.Priority}]
+		if p == nil {
+			continue
+		}
+		if at, ok := addBusiness(p.sched, *is.SLAStartTime, p.ResolutionMinutes, pausesOf(p, is.StatusID, history[is.ID])); ok {
+			out[is.ID] = &at
+		} else {
+			out[is.ID] = nil
+		}
+	}
+	return out, nil
 }

@@ -77,6 +77,8 @@ func TestCalendarBusinessHours(t *testing.T) {
 	require.NoError(t, err)
 	id := b.ticketAt(t, "Printer on fire", berlinAt(t, "2026-05-22 16:00"))
 
+	// The ticket list computes it at once, before any scan.
+	require.Equal(t, berlinAt(t, "2026-05-26 12:00"), b.slaDueAt(t, id).UTC())
 	require.Equal(t, servicedesk.ScanResult{}, b.scanAt(t, berlinAt(t, "2026-05-22 16:59")))
 	require.Equal(t, berlinAt(t, "2026-05-26 12:00"), b.slaDueAt(t, id).UTC())
 	require.Equal(t, servicedesk.ScanResult{Escalations: 1}, b.scanAt(t, berlinAt(t, "2026-05-22 17:00")))
@@ -95,6 +97,7 @@ func TestCalendarBusinessHours(t *testing.T) {
 	_, err = b.desk.UpdateCalendar(b.ctx, b.owner.Actor, b.project, cal, servicedesk.NewCalendar{Name: "Office",
 		Timezone: "Europe/Berlin", WorkingDays: []int16{1, 2, 3, 4, 5}, WorkStart: 9 * 60, WorkEnd: 17 * 60})
 	require.NoError(t, err)
+	require.Equal(t, berlinAt(t, "2026-05-25 12:00"), b.slaDueAt(t, other).UTC(), "before the scan")
 	require.Equal(t, servicedesk.ScanResult{Escalations: 1}, b.scanAt(t, berlinAt(t, "2026-05-25 09:59")))
 	require.Equal(t, berlinAt(t, "2026-05-25 12:00"), b.slaDueAt(t, other).UTC())
 	require.Equal(t, berlinAt(t, "2026-05-25 12:00"), b.slaDueAt(t, id).UTC(), "the first ticket's clock moved too")
@@ -171,6 +174,17 @@ func TestPauseStopsTheClock(t *testing.T) {
 	require.WithinDuration(t, back.Add(3*time.Hour), *due, 5*time.Second)
 	require.Equal(t, servicedesk.ScanResult{}, b.scanAt(t, due.Add(-time.Minute)))
 	require.Equal(t, servicedesk.ScanResult{Resolution: 1}, b.scanAt(t, due.Add(time.Second)))
+
+	// The ticket list follows a pause at once: no slaDueAt while waiting, a later one after.
+	tk := b.ticketAt(t, "Ticket", time.Now().UTC().Add(-time.Hour))
+	first := b.slaDueAt(t, tk)
+	require.NotNil(t, first)
+	b.move(t, tk, waiting)
+	require.Nil(t, b.slaDueAt(t, tk))
+	b.move(t, tk, b.prog)
+	again := b.slaDueAt(t, tk)
+	require.NotNil(t, again)
+	require.True(t, again.After(*first), "%s after %s", again, first)
 
 	// An issue that leaves the policy (another priority, no policy) loses its clocks.
 	moved, _ := b.start(t, "Moved", issue.PriorityHigh)
