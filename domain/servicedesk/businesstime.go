@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	// The IANA zone database in the binary: a calendar's time zone, checked when it is
+	// written, loads the same wherever the server runs (an image without zoneinfo too).
+	_ "time/tzdata"
 
 	"github.com/rickar/cal/v2"
 	"github.com/rickar/cal/v2/ar"
