@@ -170,8 +170,13 @@ var exParams = map[string]func(s *exSeed) map[string]string{
 		s.post(s.p("/service-desk/enable"), s.exampleOf("approveServiceDeskEmail"))
 		return nil
 	},
-	"createSlaPolicy": func(s *exSeed) map[string]string { s.serviceDesk(); return nil },
-	"submitTicket":    func(s *exSeed) map[string]string { s.serviceDesk(); return nil },
+	"createSlaPolicy":   func(s *exSeed) map[string]string { s.serviceDesk(); return nil },
+	"createSlaCalendar": func(s *exSeed) map[string]string { s.serviceDesk(); return nil },
+	"updateSlaCalendar": func(s *exSeed) map[string]string {
+		s.serviceDesk()
+		return map[string]string{"id": s.id(s.post(s.p("/service-desk/calendars"), s.exampleOf("createSlaCalendar")))}
+	},
+	"submitTicket": func(s *exSeed) map[string]string { s.serviceDesk(); return nil },
 	"createEscalationRule": func(s *exSeed) map[string]string {
 		s.serviceDesk()
 		return map[string]string{"id": s.id(s.post(s.p("/service-desk/sla-policies"), s.exampleOf("createSlaPolicy")))}

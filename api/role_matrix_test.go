@@ -222,6 +222,10 @@ func TestEveryProjectEndpointRoleMatrix(t *testing.T) {
 		// name shows the caller got past the role check.
 		{"POST", "/service-desk/sla-policies", base + "/service-desk/sla-policies", func() any { return map[string]any{"priority": "HIGH"} }, "ADMIN", 400},
 		{"GET", "/service-desk/sla-policies", base + "/service-desk/sla-policies", nil, "VIEWER", 200},
+		{"GET", "/service-desk/calendars", base + "/service-desk/calendars", nil, "VIEWER", 200},
+		{"POST", "/service-desk/calendars", base + "/service-desk/calendars", func() any { return map[string]any{"name": "C"} }, "ADMIN", 400},
+		{"PUT", "/service-desk/calendars/:id", base + "/service-desk/calendars/" + random, func() any { return map[string]any{"name": "C"} }, "ADMIN", 400},
+		{"DELETE", "/service-desk/calendars/:id", base + "/service-desk/calendars/" + random, nil, "ADMIN", 404},
 		{"DELETE", "/service-desk/sla-policies/:id", base + "/service-desk/sla-policies/" + random, nil, "ADMIN", 404},
 		{"POST", "/service-desk/sla-policies/:id/escalation-rules", base + "/service-desk/sla-policies/" + random + "/escalation-rules",
 			func() any { return map[string]any{"escalateAfterMinutes": 5, "notifyUserIds": []string{}} }, "ADMIN", 404},

@@ -55,6 +55,32 @@ type SLAPolicy struct {
 	ResponseMinutes   int       `bun:"response_minutes"`
 	ResolutionMinutes int       `bun:"resolution_minutes"`
 	CreatedAt         time.Time `bun:"created_at,nullzero,default:clock_timestamp()"`
+	// CalendarID is the business-hours calendar its clocks count in (nil: around the
+	// clock); PauseStatusIDs the statuses during which its clocks stop.
+	CalendarID     *uuid.UUID  `bun:"calendar_id,type:uuid"`
+	PauseStatusIDs []uuid.UUID `bun:"pause_status_ids,type:uuid[],array"`
+	// ClocksStale: the next SLA scan recomputes the policy's clocks (new policy, its
+	// calendar or rules changed); written by SQL only.
+	ClocksStale bool `bun:"clocks_stale,scanonly"`
+}
+
+// SLACalendar is a desk's business-hours calendar: working days (ISO weekdays, 1 =
+// Monday) and hours (minutes after local midnight, end exclusive) in Timezone, the
+// public holidays of HolidaysCountry and the desk's own Holidays (YYYY-MM-DD).
+type SLACalendar struct {
+	bun.BaseModel `bun:"table:sla_calendars,alias:sc"`
+
+	ID              uuid.UUID `bun:"id,pk,type:uuid,default:gen_random_uuid()"`
+	ServiceDeskID   uuid.UUID `bun:"service_desk_id,type:uuid"`
+	Name            string    `bun:"name"`
+	Timezone        string    `bun:"timezone"`
+	WorkingDays     []int16   `bun:"working_days,array"`
+	WorkStart       int16     `bun:"work_start"`
+	WorkEnd         int16     `bun:"work_end"`
+	HolidaysCountry *string   `bun:"holidays_country"`
+	Holidays        []string  `bun:"holidays,type:date[],array"`
+	CreatedAt       time.Time `bun:"created_at,nullzero,default:clock_timestamp()"`
+	UpdatedAt       time.Time `bun:"updated_at,nullzero,default:clock_timestamp()"`
 }
 
 // EscalationRule says who is notified (and who gets the issue) once an issue has been

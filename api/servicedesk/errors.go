@@ -20,5 +20,9 @@ var Errors = core.ErrorTable{Mappings: []core.ErrorMapping{
 	{Err: servicedesk.ErrPolicyExists, Status: 409, Code: "CONFLICT", Reason: "SLA_POLICY_EXISTS"},
 	{Err: servicedesk.ErrUserNotMember, Status: 404, Code: "NOT_FOUND", Reason: "USER_NOT_MEMBER"},
 	{Err: servicedesk.ErrIncidentNotFound, Status: 404, Code: "NOT_FOUND", Reason: "INCIDENT_NOT_FOUND"},
+	{Err: servicedesk.ErrCalendarNotFound, Status: 404, Code: "NOT_FOUND", Reason: "SLA_CALENDAR_NOT_FOUND"},
+	{Err: servicedesk.ErrCalendarInUse, Status: 409, Code: "CONFLICT", Reason: "SLA_CALENDAR_IN_USE"},
+	{Err: servicedesk.ErrTooManyCalendars, Status: 409, Code: "CONFLICT", Reason: "SLA_CALENDAR_LIMIT"},
+	{Err: servicedesk.ErrStatusNotInWorkflow, Status: 404, Code: "NOT_FOUND", Reason: "STATUS_NOT_FOUND"},
 	{Err: servicedesk.ErrIncidentResolved, Status: 409, Code: "CONFLICT", Reason: "INCIDENT_RESOLVED"},
 }}

@@ -18,7 +18,7 @@ func PublicRoutes(r fiber.Router, env *core.Env) {
 	r.Post("/projects/:key/service-desk/tickets", s.ticketRateLimited, s.submitTicket(m))
 }
 
-// Routes registers the desk, its tickets, SLA policies and escalation rules
+// Routes registers the desk, its tickets, SLA policies, escalation rules and calendars
 // under /projects/:key/service-desk, and the incidents under /projects/:key/incidents.
 func Routes(r fiber.Router, env *core.Env) {
 	s := &handlers{env}
@@ -31,6 +31,10 @@ func Routes(r fiber.Router, env *core.Env) {
 	r.Get("/projects/:key/service-desk/sla-policies", s.listSLAPolicies)
 	r.Delete("/projects/:key/service-desk/sla-policies/:id", s.deleteSLAPolicy)
 	r.Post("/projects/:key/service-desk/sla-policies/:id/escalation-rules", s.createEscalationRule)
+	r.Get("/projects/:key/service-desk/calendars", s.listCalendars)
+	r.Post("/projects/:key/service-desk/calendars", s.createCalendar)
+	r.Put("/projects/:key/service-desk/calendars/:id", s.updateCalendar)
+	r.Delete("/projects/:key/service-desk/calendars/:id", s.deleteCalendar)
 
 	r.Post("/projects/:key/incidents", s.createIncident)
 	r.Get("/projects/:key/incidents", s.listIncidents)

@@ -72,6 +72,8 @@ type slaPolicyResponse struct {
 	ResponseMinutes   int                      `json:"responseMinutes"`
 	ResolutionMinutes int                      `json:"resolutionMinutes"`
 	EscalationRules   []escalationRuleResponse `json:"escalationRules"`
+	CalendarID        *uuid.UUID               `json:"calendarId"`
+	PauseStatusIDs    []uuid.UUID              `json:"pauseStatusIds"`
 }
 
 // escalationRuleResponse is EscalationRule.
@@ -95,7 +97,11 @@ func toEscalationRuleResponse(r *store.EscalationRule) escalationRuleResponse {
 func toSLAPolicyResponse(p *servicedesk.Policy) slaPolicyResponse {
 	out := slaPolicyResponse{ID: p.ID, ServiceDeskID: p.ServiceDeskID, Name: p.Name, Priority: p.Priority,
 		ResponseMinutes: p.ResponseMinutes, ResolutionMinutes: p.ResolutionMinutes,
-		EscalationRules: make([]escalationRuleResponse, len(p.Rules))}
+		EscalationRules: make([]escalationRuleResponse, len(p.Rules)), CalendarID: p.CalendarID,
+		PauseStatusIDs: p.PauseStatusIDs}
+	if out.PauseStatusIDs == nil {
+		out.PauseStatusIDs = []uuid.UUID{}
+	}
 	for i := range p.Rules {
 		out.EscalationRules[i] = toEscalationRuleResponse(&p.Rules[i])
 	}
@@ -327,10 +333,12 @@ func minutes(f *core.Fields, field string, v int) {
 // BAD_REQUEST, a blank or long name and minutes out of range VALIDATION_ERRORs.
 func parsePolicy(body core.Body) (servicedesk.NewPolicy, error) {
 	var r struct {
-		Name              *string `json:"name"`
-		Priority          *string `json:"priority"`
-		ResponseMinutes   *int    `json:"responseMinutes"`
-		ResolutionMinutes *int    `json:"resolutionMinutes"`
+		Name              *string  `json:"name"`
+		Priority          *string  `json:"priority"`
+		ResponseMinutes   *int     `json:"responseMinutes"`
+		ResolutionMinutes *int     `json:"resolutionMinutes"`
+		CalendarID        *string  `json:"calendarId"`
+		PauseStatusIDs    []string `json:"pauseStatusIds"`
 	}
 	if err := body.Decode(&r); err != nil {
 		return servicedesk.NewPolicy{}, err
@@ -350,7 +358,18 @@ func parsePolicy(body core.Body) (servicedesk.NewPolicy, error) {
 	}
 	in := servicedesk.NewPolicy{Name: strings.TrimSpace(*r.Name), Priority: *r.Priority,
 		ResponseMinutes: *r.ResponseMinutes, ResolutionMinutes: *r.ResolutionMinutes}
+	var err error
+	if in.CalendarID, err = core.OptionalID("calendarId", r.CalendarID); err != nil {
+		return in, err
+	}
+	if in.PauseStatusIDs, err = core.ParseIDs("pauseStatusIds", r.PauseStatusIDs); err != nil {
+		return in, err
+	}
+	in.PauseStatusIDs = uniqueIDs(in.PauseStatusIDs)
 	var f core.Fields
+	if len(in.PauseStatusIDs) > servicedesk.MaxPauseStatuses {
+		f.Add("pauseStatusIds", "SIZE", "field.TOO_MANY", "max", strconv.Itoa(servicedesk.MaxPauseStatuses))
+	}
 	f.Text("name", in.Name, true, servicedesk.MaxPolicyName)
 	minutes(&f, "responseMinutes", in.ResponseMinutes)
 	minutes(&f, "resolutionMinutes", in.ResolutionMinutes)

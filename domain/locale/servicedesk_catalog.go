@@ -5,6 +5,13 @@ package locale
 func init() {
 	for lang, msgs := range map[string]map[string]string{
 		English: {
+			"reason.SLA_CALENDAR_NOT_FOUND":     "The business-hours calendar was not found.",
+			"reason.SLA_CALENDAR_IN_USE":        "An SLA policy counts in this calendar; delete or change the policy first.",
+			"reason.SLA_CALENDAR_LIMIT":         "The service desk has as many calendars as it may have.",
+			"field.TIMEZONE":                    "must be an IANA time zone such as Europe/Berlin",
+			"field.NOT_EMPTY":                   "must hold at least one entry",
+			"field.TIME_OF_DAY":                 "must be a time of day from 00:00 to 24:00 (HH:MM)",
+			"field.WORKING_HOURS_ORDER":         "must be after the start",
 			"reason.SERVICE_DESK_NOT_FOUND":     "This project has no service desk.",
 			"reason.DESK_EMAIL_TAKEN":           "Another project's service desk already uses this e-mail address.",
 			"reason.DESK_EMAIL_RESERVED":        "This is the shared mailbox's own address; no service desk can use it.",
@@ -35,6 +42,13 @@ func init() {
 			"mail.deskAddress.body":    "The service desk of project {projectKey} is set to receive e-mail at {address}. No mail is routed to it until a project admin confirms it with this code:\n\n    {code}\n\nEnter it in the service desk settings of {projectKey} (POST /api/v1/projects/{projectKey}/service-desk/email/verify). It works for {hours} hours. If you did not expect this e-mail, ignore it: nothing changes.",
 		},
 		German: {
+			"reason.SLA_CALENDAR_NOT_FOUND":     "Der Geschäftszeiten-Kalender wurde nicht gefunden.",
+			"reason.SLA_CALENDAR_IN_USE":        "Eine SLA-Richtlinie rechnet mit diesem Kalender; löschen oder ändern Sie zuerst die Richtlinie.",
+			"reason.SLA_CALENDAR_LIMIT":         "Der Service-Desk hat bereits so viele Kalender, wie er haben darf.",
+			"field.TIMEZONE":                    "muss eine IANA-Zeitzone wie Europe/Berlin sein",
+			"field.NOT_EMPTY":                   "muss mindestens einen Eintrag enthalten",
+			"field.TIME_OF_DAY":                 "muss eine Uhrzeit von 00:00 bis 24:00 sein (HH:MM)",
+			"field.WORKING_HOURS_ORDER":         "muss nach dem Beginn liegen",
 			"reason.SERVICE_DESK_NOT_FOUND":     "Dieses Projekt hat keinen Service-Desk.",
 			"reason.DESK_EMAIL_TAKEN":           "Der Service-Desk eines anderen Projekts verwendet diese E-Mail-Adresse bereits.",
 			"reason.DESK_EMAIL_RESERVED":        "Dies ist die eigene Adresse des gemeinsamen Postfachs; kein Service-Desk kann sie verwenden.",

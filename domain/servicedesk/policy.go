@@ -17,6 +17,11 @@ type NewPolicy struct {
 	Priority          string
 	ResponseMinutes   int
 	ResolutionMinutes int
+	// CalendarID makes the policy's clocks count business time of that calendar of the
+	// desk only (nil: around the clock); PauseStatusIDs (statuses of the project's
+	// workflow, no duplicates) stop them while the issue is in one.
+	CalendarID     *uuid.UUID
+	PauseStatusIDs []uuid.UUID
 }
 
 // Policy is a policy with its escalation rules (oldest first).
@@ -41,8 +46,22 @@ func (s *Service) CreatePolicy(ctx context.Context, by audit.Actor, p Project, i
 		if err != nil {
 			return err
 		}
+		if in.CalendarID != nil {
+			// KEY SHARE: the calendar cannot be deleted before the policy commits.
+			if _, err := calendarOf(ctx, tx, p, *in.CalendarID, "KEY SHARE"); err != nil {
+				return err
+			}
+		}
+		if err := checkStatuses(ctx, tx, p, in.PauseStatusIDs); err != nil {
+			return err
+		}
+		pause := in.PauseStatusIDs
+		if pause == nil {
+			pause = []uuid.UUID{}
+		}
 		pol.SLAPolicy = store.SLAPolicy{ServiceDeskID: d.ID, Name: in.Name, Priority: in.Priority,
-			ResponseMinutes: in.ResponseMinutes, ResolutionMinutes: in.ResolutionMinutes}
+			ResponseMinutes: in.ResponseMinutes, ResolutionMinutes: in.ResolutionMinutes,
+			CalendarID: in.CalendarID, PauseStatusIDs: pause}
 		if _, err := tx.NewInsert().Model(&pol.SLAPolicy).Returning("*").Exec(ctx); err != nil {
 			if store.IsUnique(err, "sla_policies_desk_priority_key") {
 				return ErrPolicyExists
@@ -51,7 +70,7 @@ func (s *Service) CreatePolicy(ctx context.Context, by audit.Actor, p Project, i
 		}
 		return s.record(ctx, tx, by, p, AuditPolicyCreated, "SLA_POLICY", pol.ID, map[string]any{
 			"name": in.Name, "priority": in.Priority, "responseMinutes": in.ResponseMinutes,
-			"resolutionMinutes": in.ResolutionMinutes})
+			"resolutionMinutes": in.ResolutionMinutes, "calendarId": in.CalendarID, "pauseStatusIds": pause})
 	})
 	if err != nil {
 		return nil, err
@@ -155,6 +174,10 @@ func (s *Service) AddEscalationRule(ctx context.Context, by audit.Actor, p Proje
 		if _, err := tx.NewInsert().Model(r).Returning("*").Exec(ctx); err != nil {
 			return fmt.Errorf("insert escalation rule: %w", err)
 		}
+		// The new rule's clocks (a policy with a calendar or pauses) come with the next scan.
+		if _, err := tx.NewRaw("UPDATE sla_policies SET clocks_stale = true WHERE id = ?", policyID).Exec(ctx); err != nil {
+			return fmt.Errorf("mark clocks stale: %w", err)
+		}
 		return s.record(ctx, tx, by, p, AuditRuleCreated, "ESCALATION_RULE", r.ID, map[string]any{
 			"slaPolicyId": policyID, "escalateAfterMinutes": r.EscalateAfterMinutes, "assigneeId": r.AssigneeID,
 			"notifyUserIds": r.NotifyUserIDs})
@@ -163,4 +186,23 @@ func (s *Service) AddEscalationRule(ctx context.Context, by audit.Actor, p Proje
 		return nil, err
 	}
 	return r, nil
+}
+
+// checkStatuses fails with ErrStatusNotInWorkflow unless every id is a status of the
+// project's workflow.
+func checkStatuses(ctx context.Context, db bun.IDB, p Project, ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if p.WorkflowID == nil {
+		return ErrStatusNotInWorkflow
+	}
+	n, err := db.NewSelect().Table("workflow_statuses").Where("workflow_id = ? AND id IN (?)", *p.WorkflowID, bun.In(ids)).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("check pause statuses: %w", err)
+	}
+	if int(n) != len(unique(ids)) {
+		return ErrStatusNotInWorkflow
+	}
+	return nil
 }

@@ -74,7 +74,7 @@ const scanSQL = `WITH policy AS (
 			ELSE ?2::timestamptz - make_interval(mins => sp.resolution_minutes) END AS since
 	FROM sla_policies AS sp
 	JOIN service_desks AS d ON d.id = sp.service_desk_id
-	WHERE d.enabled
+	WHERE d.enabled AND NOT ` + timedWhere + `
 ), rule AS (
 	SELECT r.id, sp.id AS policy_id, d.project_id, sp.priority,
 		make_interval(mins => r.escalate_after_minutes) AS after,
@@ -83,7 +83,7 @@ const scanSQL = `WITH policy AS (
 	FROM escalation_rules AS r
 	JOIN sla_policies AS sp ON sp.id = r.sla_policy_id
 	JOIN service_desks AS d ON d.id = sp.service_desk_id
-	WHERE d.enabled
+	WHERE d.enabled AND NOT ` + timedWhere + `
 ), response_due AS (
 	SELECT t.issue_id, p.id AS policy_id,
 		s.category <> 'DONE' AND NOT EXISTS (
@@ -171,7 +171,11 @@ const scanSQL = `WITH policy AS (
 	    OR EXISTS (SELECT 1 FROM sla_reports AS r
 	      WHERE r.issue_id = rd.issue_id AND r.sla_policy_id = rd.policy_id AND r.kind = 'RESPONSE'))
 )
-SELECT ins.issue_id, ins.sla_policy_id AS policy_id, ins.kind, ins.escalation_rule_id AS rule_id,
+` + reportsSelect
+
+// reportsSelect is the final SELECT of scanSQL and clockScanSQL: the reports the
+// statement inserted (ins) with what their notifications need.
+const reportsSelect = `SELECT ins.issue_id, ins.sla_policy_id AS policy_id, ins.kind, ins.escalation_rule_id AS rule_id,
 	i.key AS issue_key, i.title AS issue_title, i.project_id, pr.key AS project_key, sp.name AS policy_name,
 	CASE ins.kind WHEN 'RESOLUTION' THEN sp.resolution_minutes WHEN 'RESPONSE' THEN sp.response_minutes
 		ELSE er.escalate_after_minutes END AS minutes,
@@ -185,6 +189,76 @@ JOIN projects AS pr ON pr.id = i.project_id
 JOIN sla_policies AS sp ON sp.id = ins.sla_policy_id
 LEFT JOIN escalation_rules AS er ON er.id = ins.escalation_rule_id
 ORDER BY minutes, ins.issue_id, ins.kind`
+
+// clockClaimSQL takes up to ?1 clocks of timed policies (clocks.go) due at ?0 and not
+// judged yet, read by the partial index sla_clocks_due, marks them done (by their row
+// addresses: a TID scan, never a join with every clock; the scan lock keeps the rows
+// where they are) and returns them.
+const clockClaimSQL = `UPDATE sla_clocks AS c SET done = true
+WHERE c.ctid = ANY (ARRAY(SELECT ctid FROM sla_clocks
+	WHERE NOT done AND due_at IS NOT NULL AND due_at <= ?0::timestamptz
+	ORDER BY due_at LIMIT ?1))
+RETURNING c.issue_id, c.sla_policy_id, c.kind, coalesce(c.escalation_rule_id::text, '') AS rule_id, c.due_at`
+
+// clockScanSQL judges the clocks clockClaimSQL took, given as arrays (?1 issues, ?2
+// policies, ?3 kinds, ?4 rules (empty for none), ?5 due times; an array keeps every lookup an
+// index probe per clock): a RESOLUTION or ESCALATION clock is reported at ?0, a
+// RESPONSE clock only when the ticket is not done and no project member commented before
+// it fell due (either way the ticket's response clock is closed). The insert's ON
+// CONFLICT keeps a limit from being reported twice. A clock of a disabled desk is
+// dropped without a report.
+const clockScanSQL = `WITH due AS (
+	SELECT d.issue_id, d.sla_policy_id, d.kind, nullif(d.rule_id, '')::uuid AS escalation_rule_id, d.due_at
+	FROM unnest(?1::uuid[], ?2::uuid[], ?3::text[], ?4::text[], ?5::timestamptz[]) AS d (issue_id, sla_policy_id, kind, rule_id, due_at)
+), judged AS (
+	SELECT due.issue_id, due.sla_policy_id AS policy_id, due.kind, due.escalation_rule_id AS rule_id,
+		d.enabled AND (due.kind <> 'RESPONSE' OR (s.category <> 'DONE' AND NOT EXISTS (
+			SELECT 1 FROM comments AS c
+			JOIN projects AS pr ON pr.id = i.project_id
+			WHERE c.issue_id = due.issue_id AND c.deleted_at IS NULL AND c.author_id IS NOT NULL
+			  AND c.created_at < due.due_at
+			  AND (c.author_id = pr.owner_id
+			    OR EXISTS (SELECT 1 FROM project_members AS pm WHERE pm.project_id = pr.id AND pm.user_id = c.author_id)
+			    OR EXISTS (SELECT 1 FROM organization_members AS om WHERE om.org_id = pr.org_id AND om.user_id = c.author_id))
+		))) AS breached
+	FROM due
+	JOIN issues AS i ON i.id = due.issue_id
+	JOIN workflow_statuses AS s ON s.id = i.status_id
+	JOIN sla_policies AS sp ON sp.id = due.sla_policy_id
+	JOIN service_desks AS d ON d.id = sp.service_desk_id
+), ins AS (
+	INSERT INTO sla_reports (issue_id, sla_policy_id, kind, escalation_rule_id, reported_at)
+	SELECT issue_id, policy_id, kind, rule_id, ?0::timestamptz FROM judged WHERE breached
+	ON CONFLICT DO NOTHING
+	RETURNING issue_id, sla_policy_id, kind, escalation_rule_id
+), closed AS (
+	UPDATE service_desk_tickets AS t SET response_open = false
+	FROM due WHERE due.kind = 'RESPONSE' AND t.issue_id = due.issue_id AND t.response_open
+)
+` + reportsSelect
+
+// claimedClock is a clock clockClaimSQL took.
+type claimedClock struct {
+	IssueID  uuid.UUID `bun:"issue_id"`
+	PolicyID uuid.UUID `bun:"sla_policy_id"`
+	Kind     string    `bun:"kind"`
+	RuleID   string    `bun:"rule_id"`
+	DueAt    time.Time `bun:"due_at"`
+}
+
+// clockArgs are clockScanSQL's arguments for the claimed clocks.
+func clockArgs(now time.Time, cs []claimedClock) []any {
+	issues, pols, kinds, rules, dues := make([]uuid.UUID, len(cs)), make([]uuid.UUID, len(cs)), make([]string, len(cs)),
+		make([]string, len(cs)), make([]time.Time, len(cs))
+	for i, c := range cs {
+		issues[i], pols[i], kinds[i], rules[i], dues[i] = c.IssueID, c.PolicyID, c.Kind, c.RuleID, c.DueAt
+	}
+	return []any{now, pgdialect.Array(issues), pgdialect.Array(pols), pgdialect.Array(kinds), pgdialect.Array(rules),
+		pgdialect.Array(dues)}
+}
+
+// clocksPendingSQL says whether a clock is still due at ?0 after a batch.
+const clocksPendingSQL = `SELECT EXISTS (SELECT 1 FROM sla_clocks WHERE NOT done AND due_at IS NOT NULL AND due_at <= ?0::timestamptz)`
 
 // scanState reads where the last complete scan got to: its clock (to) and the time
 // from which changes count as new (since, changeMargin before it started). Before the
@@ -277,12 +351,7 @@ func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
 	start := time.Now()
 	now := m.now().UTC()
 	var total ScanResult
-	for {
-		res, n, err := m.scanBatch(ctx, now)
-		if err != nil {
-			m.metrics.observeScan(start, err)
-			return total, err
-		}
+	add := func(res ScanResult) {
 		total.Resolution += res.Resolution
 		total.Response += res.Response
 		total.Escalations += res.Escalations
@@ -290,7 +359,32 @@ func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
 		m.metrics.Breaches.WithLabelValues(BreachResolution).Add(float64(res.Resolution))
 		m.metrics.Breaches.WithLabelValues(BreachResponse).Add(float64(res.Response))
 		m.metrics.Escalations.Add(float64(res.Escalations))
+	}
+	fail := func(err error) (ScanResult, error) {
+		m.metrics.observeScan(start, err)
+		return total, err
+	}
+	// The clocks of timed policies first, against the state the batches below advance.
+	if err := m.syncClocks(ctx); err != nil {
+		return fail(err)
+	}
+	for {
+		res, n, err := m.scanBatch(ctx, now)
+		if err != nil {
+			return fail(err)
+		}
+		add(res)
 		if n < m.batch {
+			break
+		}
+	}
+	for {
+		res, more, err := m.clockBatch(ctx, now)
+		if err != nil {
+			return fail(err)
+		}
+		add(res)
+		if !more {
 			break
 		}
 	}
@@ -298,7 +392,70 @@ func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
 	return total, nil
 }
 
-// scanBatch makes one transaction's reports; n is how many the statement inserted.
+// syncClocks recomputes the clocks of timed policies that changed (clocks.go), under the
+// scan lock.
+func (m *Monitor) syncClocks(ctx context.Context) error {
+	return store.InTx(ctx, m.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", scanLock); err != nil {
+			return fmt.Errorf("sla scan lock: %w", err)
+		}
+		_, since, err := scanState(ctx, tx)
+		if err != nil {
+			return err
+		}
+		_, err = syncClocks(ctx, tx, since)
+		return err
+	})
+}
+
+// clockBatch judges one transaction's due clocks of timed policies; more says whether
+// clocks due at now remain.
+func (m *Monitor) clockBatch(ctx context.Context, now time.Time) (ScanResult, bool, error) {
+	var res ScanResult
+	var more bool
+	err := store.InTx(ctx, m.db, func(ctx context.Context, tx bun.Tx) error {
+		res, more = ScanResult{}, false
+		ctx = event.WithMemo(ctx)
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", scanLock); err != nil {
+			return fmt.Errorf("sla scan lock: %w", err)
+		}
+		var claimed []claimedClock
+		if err := tx.NewRaw(clockClaimSQL, now, m.batch).Scan(ctx, &claimed); err != nil && !isNoRows(err) {
+			return fmt.Errorf("sla clocks due: %w", err)
+		}
+		if len(claimed) == 0 {
+			return nil
+		}
+		var reports []report
+		if err := tx.NewRaw(clockScanSQL, clockArgs(now, claimed)...).Scan(ctx, &reports); err != nil && !isNoRows(err) {
+			return fmt.Errorf("sla clock scan: %w", err)
+		}
+		if err := tx.NewRaw(clocksPendingSQL, now).Scan(ctx, &more); err != nil {
+			return fmt.Errorf("sla clocks pending: %w", err)
+		}
+		return m.report(ctx, tx, now, reports, &res)
+	})
+	return res, more, err
+}
+
+// report makes the consequences of a batch's reports: notifications, audit, the
+// escalations' assignments.
+func (m *Monitor) report(ctx context.Context, tx bun.Tx, now time.Time, reports []report, res *ScanResult) error {
+	if len(reports) == 0 {
+		return nil
+	}
+	jobs, err := m.consequences(ctx, tx, reports, res)
+	if err != nil {
+		return err
+	}
+	if res.Assigned, err = m.assign(ctx, tx, now, reports); err != nil {
+		return err
+	}
+	return m.bus.Enqueue(ctx, tx, jobs...)
+}
+
+// scanBatch makes one transaction's reports of policies without calendar or pauses; n
+// is how many the statement inserted.
 func (m *Monitor) scanBatch(ctx context.Context, now time.Time) (ScanResult, int, error) {
 	var res ScanResult
 	var n int
@@ -324,17 +481,7 @@ func (m *Monitor) scanBatch(ctx context.Context, now time.Time) (ScanResult, int
 				return fmt.Errorf("sla scan state: %w", err)
 			}
 		}
-		if n == 0 {
-			return nil
-		}
-		jobs, err := m.consequences(ctx, tx, reports, &res)
-		if err != nil {
-			return err
-		}
-		if res.Assigned, err = m.assign(ctx, tx, now, reports); err != nil {
-			return err
-		}
-		return m.bus.Enqueue(ctx, tx, jobs...)
+		return m.report(ctx, tx, now, reports, &res)
 	})
 	return res, n, err
 }
@@ -480,19 +627,47 @@ var errRollback = errors.New("servicedesk: explain rolled back")
 // ANALYZE the statement really runs): for the plan test and the bench. The transaction
 // is rolled back, so nothing it would report is recorded.
 func (m *Monitor) Explain(ctx context.Context, analyze bool) (string, error) {
+	return m.explain(ctx, analyze, false)
+}
+
+// ExplainClocks is Explain of the statement judging the due clocks of timed policies
+// (clockScanSQL).
+func (m *Monitor) ExplainClocks(ctx context.Context, analyze bool) (string, error) {
+	return m.explain(ctx, analyze, true)
+}
+
+func (m *Monitor) explain(ctx context.Context, analyze, clocks bool) (string, error) {
 	opts := "(COSTS OFF)"
 	if analyze {
 		opts = "(ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
 	}
 	var lines []string
 	err := store.InTx(ctx, m.db, func(ctx context.Context, tx bun.Tx) error {
-		to, since, err := scanState(ctx, tx)
-		if err != nil {
-			return err
+		var q *bun.RawQuery
+		if clocks {
+			// Both statements: the claim, then the judgement of what it took.
+			var claim []string
+			if err := tx.NewRaw("EXPLAIN "+opts+" "+clockClaimSQL, m.now().UTC(), m.batch).Scan(ctx, &claim); err != nil {
+				return fmt.Errorf("explain sla clock claim: %w", err)
+			}
+			lines = append(lines, claim...)
+			var claimed []claimedClock
+			if err := tx.NewRaw(clockClaimSQL, m.now().UTC(), m.batch).Scan(ctx, &claimed); err != nil && !isNoRows(err) {
+				return fmt.Errorf("sla clocks due: %w", err)
+			}
+			q = tx.NewRaw("EXPLAIN "+opts+" "+clockScanSQL, clockArgs(m.now().UTC(), claimed)...)
+		} else {
+			to, since, err := scanState(ctx, tx)
+			if err != nil {
+				return err
+			}
+			q = tx.NewRaw("EXPLAIN "+opts+" "+scanSQL, m.now().UTC(), m.batch, to, since)
 		}
-		if err := tx.NewRaw("EXPLAIN "+opts+" "+scanSQL, m.now().UTC(), m.batch, to, since).Scan(ctx, &lines); err != nil {
+		var plan []string
+		if err := q.Scan(ctx, &plan); err != nil {
 			return fmt.Errorf("explain sla scan: %w", err)
 		}
+		lines = append(lines, plan...)
 		return errRollback
 	})
 	if !errors.Is(err, errRollback) {

@@ -182,7 +182,8 @@ type TicketItem struct {
 	SenderEmail *string
 	Channel     string
 	// SLADueAt is when the resolution time of the issue's policy runs out: nil while the
-	// timer is not running or no policy covers the issue's priority.
+	// timer is not running or no policy covers the issue's priority. With a calendar or
+	// pause statuses it counts business time and pauses (nil while paused).
 	SLADueAt *time.Time
 	// Breached: SLADueAt has passed, or a resolution or response breach of the ticket
 	// has been reported (it stays breached after it is resolved).
@@ -196,6 +197,8 @@ type ticketRow struct {
 	Channel     string     `bun:"channel"`
 	SLADueAt    *time.Time `bun:"sla_due_at"`
 	Breached    bool       `bun:"breached"`
+	Reported    bool       `bun:"reported"`
+	Timed       bool       `bun:"timed"`
 }
 
 // Tickets returns one slice of p's tickets, newest first, with their SLA state at the
@@ -207,19 +210,43 @@ func (s *Service) Tickets(ctx context.Context, p Project, offset, limit int) ([]
 		return nil, err
 	}
 	var rows []ticketRow
+	now := s.now().UTC()
 	err = s.db.NewRaw(`SELECT t.issue_id, t.sender_email, t.channel, due.at AS sla_due_at,
 			(due.at IS NOT NULL AND due.at <= ?)
 			OR EXISTS (SELECT 1 FROM sla_reports AS r WHERE r.issue_id = t.issue_id AND r.kind IN ('RESOLUTION', 'RESPONSE'))
-			AS breached
+			AS breached,
+			EXISTS (SELECT 1 FROM sla_reports AS r WHERE r.issue_id = t.issue_id AND r.kind IN ('RESOLUTION', 'RESPONSE'))
+			AS reported,
+			coalesce(sp.calendar_id IS NOT NULL OR cardinality(sp.pause_status_ids) > 0, false) AS timed
 		FROM service_desk_tickets AS t
 		JOIN issues AS i ON i.id = t.issue_id
 		LEFT JOIN sla_policies AS sp ON sp.service_desk_id = t.service_desk_id AND sp.priority = i.priority
-		CROSS JOIN LATERAL (SELECT i.sla_start_time + make_interval(mins => sp.resolution_minutes) AS at) AS due
+		CROSS JOIN LATERAL (SELECT CASE WHEN sp.calendar_id IS NULL AND cardinality(sp.pause_status_ids) = 0
+			THEN i.sla_start_time + make_interval(mins => sp.resolution_minutes) END AS at) AS due
 		WHERE t.service_desk_id = ?
 		ORDER BY t.created_at DESC, t.issue_id DESC
-		LIMIT ? OFFSET ?`, s.now().UTC(), d.ID, limit, offset).Scan(ctx, &rows)
+		LIMIT ? OFFSET ?`, now, d.ID, limit, offset).Scan(ctx, &rows)
 	if err != nil && !store.IsNotFound(err) {
 		return nil, fmt.Errorf("list tickets: %w", err)
+	}
+	// A policy with a calendar or pauses: its due time computed now, as the scan will.
+	var timed []uuid.UUID
+	for _, r := range rows {
+		if r.Timed {
+			timed = append(timed, r.IssueID)
+		}
+	}
+	if len(timed) > 0 {
+		due, err := resolutionDue(ctx, s.db, p.ID, timed)
+		if err != nil {
+			return nil, err
+		}
+		for i := range rows {
+			if r := &rows[i]; r.Timed {
+				r.SLADueAt = due[r.IssueID]
+				r.Breached = r.Reported || (r.SLADueAt != nil && !r.SLADueAt.After(now))
+			}
+		}
 	}
 	ids := make([]uuid.UUID, len(rows))
 	for i, r := range rows {
