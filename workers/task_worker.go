@@ -71,8 +71,8 @@ func NewTaskRunner(d Deps) *task.Runner {
 	return &task.Runner{DB: d.DB.Bun, Metrics: task.NewMetrics(d.Registry), Handlers: map[string]task.Handler{
 		task.KindBulkChange: &task.Bulk{Issues: issue.NewService(d.DB, d.Bus)},
 		task.KindExport:     &task.Export{Attachments: d.Attachments},
-		task.KindImport:     &task.Import{Attachments: d.Attachments},
-		task.KindUndo:       task.Undo{},
+		task.KindImport:     &task.Import{Attachments: d.Attachments, Bus: d.Bus},
+		task.KindUndo:       &task.Undo{Bus: d.Bus},
 	}}
 }
 

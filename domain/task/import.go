@@ -14,6 +14,7 @@ import (
 
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -170,6 +171,9 @@ type importState struct {
 type Import struct {
 	// Attachments is where imported attachment files go; nil skips them (reported).
 	Attachments *attachment.Stores
+	// Bus publishes the events of every created issue and comment, as creating them
+	// through the API does (docs/tasks.md#events); nil publishes none.
+	Bus *event.Bus
 }
 
 // Batch implements Handler.
@@ -199,7 +203,11 @@ func (h *Import) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Ba
 	if !st.Planned {
 		return h.plan(ctx, tx, t, params, in, target, &st)
 	}
-	apply := &applier{tx: tx, task: t, params: params, target: target, actor: actor.UserID, input: in}
+	apply := &applier{tx: tx, task: t, params: params, target: target, actor: actor.UserID, input: in, bus: h.Bus,
+		key: a.Project.Key, by: issue.By{ID: &actor.UserID, Email: actor.Email, IP: actor.IP, UserAgent: actor.UserAgent}}
+	// Notifications of the task to one user fold into one, as a bulk change's do.
+	// The toggles the consumers read (audit level, rules, webhooks) are read once a batch.
+	ctx = event.WithMemo(event.WithTask(ctx, t.ID))
 	if h.Attachments != nil {
 		apply.files = h.Attachments.Uploads()
 	}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -55,11 +57,16 @@ func QueueUndo(ctx context.Context, db bun.IDB, bus *event.Bus, id uuid.UUID, v 
 }
 
 // Undo is the undo handler: each batch deletes up to n of the import's issues and
-// their records in one transaction, so a resumed undo deletes what is left.
-type Undo struct{}
+// their records in one transaction, so a resumed undo deletes what is left. Each deleted
+// issue publishes issue.Deleted by the undo's creator, as a delete through the API does,
+// so webhook receivers that saw it created see it go.
+type Undo struct {
+	// Bus publishes the Deleted events; nil publishes none.
+	Bus *event.Bus
+}
 
 // Batch implements Handler.
-func (Undo) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batch, error) {
+func (h *Undo) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batch, error) {
 	var params UndoParams
 	if err := json.Unmarshal(t.Params, &params); err != nil {
 		return Batch{}, fmt.Errorf("undo params: %w", err)
@@ -77,6 +84,9 @@ func (Undo) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batch, 
 		return Batch{}, fmt.Errorf("take imported issues: %w", err)
 	}
 	if len(ids) > 0 {
+		if err := h.deleted(ctx, tx, t, ids); err != nil {
+			return Batch{}, err
+		}
 		if _, err := tx.NewDelete().Table("issues").Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
 			return Batch{}, fmt.Errorf("delete imported issues: %w", err)
 		}
@@ -97,4 +107,35 @@ func (Undo) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batch, 
 		return Batch{}, fmt.Errorf("clear import records: %w", err)
 	}
 	return Batch{Done: true}, nil
+}
+
+// deleted publishes issue.Deleted for the issues ids, before they go.
+func (h *Undo) deleted(ctx context.Context, tx bun.Tx, t *store.Task, ids []uuid.UUID) error {
+	if h.Bus == nil {
+		return nil
+	}
+	var rows []struct {
+		ID         uuid.UUID `bun:"id"`
+		Key        string    `bun:"key"`
+		Title      string    `bun:"title"`
+		ProjectID  uuid.UUID `bun:"project_id"`
+		ProjectKey string    `bun:"project_key"`
+	}
+	if err := tx.NewRaw(`SELECT i.id, i.key, i.title, i.project_id, p.key AS project_key FROM issues AS i
+		JOIN projects AS p ON p.id = i.project_id WHERE i.id IN (?) ORDER BY i.number`, bun.In(ids)).Scan(ctx, &rows); err != nil &&
+		!errors.Is(store.Translate(err), store.ErrNotFound) {
+		return fmt.Errorf("read undone issues: %w", err)
+	}
+	var email string
+	if err := tx.NewSelect().Table("users").Column("email").Where("id = ?", t.CreatedBy).Scan(ctx, &email); err != nil {
+		return fmt.Errorf("read undo creator: %w", err)
+	}
+	by := issue.By{ID: &t.CreatedBy, Email: email}
+	evs := make([]event.Event, len(rows))
+	at := time.Now().UTC()
+	for i, r := range rows {
+		evs[i] = issue.Deleted{Subject: issue.Subject{ProjectID: r.ProjectID, ProjectKey: r.ProjectKey, IssueID: r.ID,
+			IssueKey: r.Key, Title: r.Title}, By: by, At: at}
+	}
+	return h.Bus.Emit(event.WithTask(ctx, t.ID), tx, evs...)
 }
