@@ -96,3 +96,43 @@ func TestImportEmitsTheEventsOfACreate(t *testing.T) {
 	}, "one issue.deleted delivery per undone issue")
 	require.Zero(t, h.Count(`SELECT count(*) FROM issue_activities a JOIN issues i ON i.id = a.issue_id WHERE i.project_id = $1`, f.ProjectID))
 }
+
+// TestImportedKeyOnIssueReplies: an imported issue's replies carry its original key as
+// importedKey (null for an issue created here), on the single GET and on the list, and
+// the list still reads a page in the same two statements however many issues are
+// imported.
+func TestImportedKeyOnIssueReplies(t *testing.T) {
+	t.Parallel()
+	h, counter := apitest.CountingHarness(t)
+	f := apitest.NewProject(t, h)
+	stop := taskWorkerClient(t, h)
+	own := f.Create(t, map[string]any{"title": "Made here"})
+	require.Contains(t, own, "importedKey")
+	require.Nil(t, own["importedKey"])
+
+	file, err := os.ReadFile("testdata/import/jira.csv")
+	require.NoError(t, err)
+	id := taskImport(t, f, f.Owner, "jira-csv", file)
+	require.Equal(t, "SUCCEEDED", taskWait(t, h, f.Owner, id)["state"])
+	stop(false) // its statements would be counted with the list's
+
+	byTitle := map[string]map[string]any{}
+	for _, x := range taskIssueList(t, f) {
+		byTitle[x["title"].(string)] = x
+	}
+	require.Equal(t, "WEB-1", byTitle["Login fails on Safari"]["importedKey"], "the single GET")
+	require.Equal(t, "WEB-3", byTitle["Fix typo"]["importedKey"])
+	require.Nil(t, byTitle["Made here"]["importedKey"])
+
+	before := counter.N.Load()
+	r := h.Do("GET", f.Path("/issues?size=50"), nil, f.Member.Access)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	require.Equal(t, int64(2), counter.N.Load()-before, "project access, then the page with its total, labels and original keys")
+	keys := map[string]any{}
+	for _, x := range r.JSON(t)["content"].([]any) {
+		x := x.(map[string]any)
+		keys[x["title"].(string)] = x["importedKey"]
+	}
+	require.Equal(t, map[string]any{"Made here": nil, "Login fails on Safari": "WEB-1", "Write release notes": "WEB-2",
+		"Fix typo": "WEB-3"}, keys)
+}
