@@ -13,8 +13,11 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/attachment"
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/automation"
 	"github.com/taskweave/taskweave/domain/event"
 	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -139,6 +142,8 @@ type Setup struct {
 		Required bool     `json:"required"`
 		Options  []string `json:"options"`
 	} `json:"customFields"`
+	// Settings are the members, workflow, rules and desk settings, applied after.
+	Settings
 }
 
 // parsed is what a format's parser read: the records in file order, the setup (taskweave
@@ -174,6 +179,8 @@ type Import struct {
 	// Bus publishes the events of every created issue and comment, as creating them
 	// through the API does (docs/tasks.md#events); nil publishes none.
 	Bus *event.Bus
+	// Rules creates a taskweave export's automation rules; nil skips them (reported).
+	Rules *automation.Service
 }
 
 // Batch implements Handler.
@@ -200,8 +207,13 @@ func (h *Import) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Ba
 	if err != nil {
 		return Batch{}, err
 	}
+	if !a.Role.AtLeast(project.Admin) {
+		return Batch{}, Fail("", "FORBIDDEN", "%s is no longer an ADMIN of project %s", params.Actor.Email, a.Project.Key)
+	}
 	if !st.Planned {
-		return h.plan(ctx, tx, t, params, in, target, &st)
+		sc := settingsContext{workflowID: a.Project.WorkflowID, role: a.Role, rules: h.Rules,
+			by: audit.Actor{UserID: actor.UserID, Email: actor.Email, IP: actor.IP, UserAgent: actor.UserAgent}}
+		return h.plan(ctx, tx, t, params, in, target, &st, sc)
 	}
 	apply := &applier{tx: tx, task: t, params: params, target: target, actor: actor.UserID, input: in, bus: h.Bus,
 		key: a.Project.Key, by: issue.By{ID: &actor.UserID, Email: actor.Email, IP: actor.IP, UserAgent: actor.UserAgent}}
@@ -216,7 +228,8 @@ func (h *Import) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Ba
 
 // plan parses the file, checks every record against the project, and either reports
 // (dry run) or stores the records as the task's items.
-func (h *Import) plan(ctx context.Context, tx bun.Tx, t *store.Task, params ImportParams, in *file, target *target, st *importState) (Batch, error) {
+func (h *Import) plan(ctx context.Context, tx bun.Tx, t *store.Task, params ImportParams, in *file, target *target, st *importState,
+	sc settingsContext) (Batch, error) {
 	var p *parsed
 	var err error
 	switch params.Format {
@@ -231,6 +244,22 @@ func (h *Import) plan(ctx context.Context, tx bun.Tx, t *store.Task, params Impo
 		return Batch{}, err
 	}
 	problems := append([]store.TaskError{}, p.problems...)
+	if p.setup != nil && !params.DryRun {
+		// Labels, versions, sprints, fields, then members and workflow first: the records
+		// are checked against the project they made.
+		ap := &applier{tx: tx, task: t, params: params, target: target}
+		if err := ap.setup(ctx, p.setup); err != nil {
+			return Batch{}, err
+		}
+		errs, err := ap.settings(ctx, &p.setup.Settings, sc)
+		if err != nil {
+			return Batch{}, err
+		}
+		problems = append(problems, errs...)
+		if target, err = loadTarget(ctx, tx, target.projectID, sc.workflowID, params); err != nil {
+			return Batch{}, err
+		}
+	}
 	for i := range p.records {
 		problems = append(problems, target.check(&p.records[i])...)
 	}
@@ -240,12 +269,6 @@ func (h *Import) plan(ctx context.Context, tx bun.Tx, t *store.Task, params Impo
 			return Batch{}, err
 		}
 		return Batch{Consumed: len(p.records), Errors: problems, Done: true}, nil
-	}
-	if p.setup != nil {
-		ap := &applier{tx: tx, task: t, params: params, target: target}
-		if err := ap.setup(ctx, p.setup); err != nil {
-			return Batch{}, err
-		}
 	}
 	for i := 0; i < len(p.records); i += 500 {
 		rows := p.records[i:min(i+500, len(p.records))]

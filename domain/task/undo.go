@@ -23,7 +23,7 @@ type UndoParams struct {
 // QueueUndo queues the undo of import id: a FAILED or CANCELLED import (not a dry run),
 // once. The undo removes the issues the import created (with their comments, values and
 // attachments), then the labels, versions, sprints and custom fields it created that no
-// remaining issue uses.
+// remaining issue uses, and the members it added and rules it created.
 func QueueUndo(ctx context.Context, db bun.IDB, bus *event.Bus, id uuid.UUID, v Viewer) (*store.Task, error) {
 	var out *store.Task
 	err := store.InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
@@ -97,6 +97,9 @@ func (h *Undo) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batc
 		{"version", "versions", "NOT EXISTS (SELECT FROM issue_versions u WHERE u.version_id = x.id)"},
 		{"sprint", "sprints", "NOT EXISTS (SELECT FROM issues u WHERE u.sprint_id = x.id)"},
 		{"field", "custom_fields", "NOT EXISTS (SELECT FROM custom_field_values u WHERE u.field_id = x.id)"},
+		// The members it added and the (disabled) rules it made go whatever uses them.
+		{"member", "project_members", "true"},
+		{"rule", "automation_rules", "true"},
 	} {
 		if _, err := tx.NewRaw(`DELETE FROM `+x.table+` AS x WHERE x.id IN (SELECT id FROM task_created WHERE task_id = ? AND kind = ?)
 			AND `+x.unused, params.ImportID, x.kind).Exec(ctx); err != nil {
