@@ -245,8 +245,9 @@ func (h *Import) plan(ctx context.Context, tx bun.Tx, t *store.Task, params Impo
 	}
 	problems := append([]store.TaskError{}, p.problems...)
 	if p.setup != nil && !params.DryRun {
-		// Labels, versions, sprints, fields, then members and workflow first: the records
-		// are checked against the project they made.
+		// The export's labels, versions, sprints and fields, then its members, workflow,
+		// rules and desk settings, before the records are checked: they are checked
+		// against the project these made (a member added here is an assignee there).
 		ap := &applier{tx: tx, task: t, params: params, target: target}
 		if err := ap.setup(ctx, p.setup); err != nil {
 			return Batch{}, err
