@@ -122,6 +122,9 @@ func TestImportRoundTripProjectSettings(t *testing.T) {
 	dst := &apitest.Project{H: h, Key: dstKey, ProjectID: dstID, Owner: src.Member}
 	r = h.Do("POST", dst.Path("/service-desk/enable"), map[string]any{"emailAddress": nil}, src.Member.Access)
 	require.Less(t, r.Status, 300, "%s", r.Body)
+	// A status the export lacks goes from a project without issues.
+	r = h.Do("POST", dst.Path("/workflow/statuses"), map[string]any{"name": "Parked", "category": "TODO"}, src.Member.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	m := taskWait(t, h, src.Member, taskImport(t, dst, src.Member, "taskweave", taskWithGhostMember(t, zipped)))
 	require.Equal(t, "SUCCEEDED", m["state"], "%v", m)
 	require.Equal(t, []string{"MEMBER_NOT_FOUND"}, taskErrorCodes(m), "%v", m["errors"])
@@ -176,6 +179,23 @@ func TestImportRoundTripProjectSettings(t *testing.T) {
 	require.Equal(t, srcStatuses, dstStatuses, "the statuses, in order")
 	require.NotEmpty(t, srcTransitions)
 	require.Equal(t, srcTransitions, dstTransitions)
+
+	// Into a project with issues the workflow is merged: its own status stays, the
+	// export's missing status and transitions are added, nothing twice.
+	keepKey, keepID := apitest.CreateProject(t, h, src.Member)
+	keep := &apitest.Project{H: h, Key: keepKey, ProjectID: keepID, Owner: src.Member}
+	r = h.Do("POST", keep.Path("/workflow/statuses"), map[string]any{"name": "Parked", "category": "TODO"}, src.Member.Access)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	keep.Create(t, map[string]any{"title": "Already here"})
+	for range 2 {
+		m = taskWait(t, h, src.Member, taskImport(t, keep, src.Member, "taskweave", zipped))
+		require.Equal(t, "SUCCEEDED", m["state"], "%v", m)
+	}
+	keepStatuses, keepTransitions := shape(keep, src.Member.Access)
+	require.Contains(t, keepStatuses, "Parked TODO")
+	require.Subset(t, keepStatuses, srcStatuses)
+	require.Len(t, keepStatuses, len(srcStatuses)+1)
+	require.Equal(t, srcTransitions, keepTransitions, "the export's transitions, once each")
 
 	r = h.Do("GET", dst.Path("/automation/rules"), nil, src.Member.Access)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
