@@ -125,7 +125,19 @@ func TestImportRoundTripProjectSettings(t *testing.T) {
 	// A status the export lacks goes from a project without issues.
 	r = h.Do("POST", dst.Path("/workflow/statuses"), map[string]any{"name": "Parked", "category": "TODO"}, src.Member.Access)
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
-	m := taskWait(t, h, src.Member, taskImport(t, dst, src.Member, "taskweave", taskWithGhostMember(t, zipped)))
+	// A dry run reports the settings' problems and changes nothing.
+	m := taskWait(t, h, src.Member, taskImport(t, dst, src.Member, "taskweave", taskWithGhostMember(t, zipped),
+		apitest.Part{Name: "dryRun", Data: "true"}))
+	require.Equal(t, "SUCCEEDED", m["state"], "%v", m)
+	require.Equal(t, []string{"MEMBER_NOT_FOUND"}, taskErrorCodes(m), "%v", m["errors"])
+	require.Equal(t, 1, h.Count("SELECT count(*) FROM project_members WHERE project_id = $1", dstID), "the owner's row only")
+	require.Zero(t, h.Count("SELECT count(*) FROM automation_rules WHERE project_id = $1", dstID))
+	require.Zero(t, h.Count("SELECT count(*) FROM sla_policies p JOIN service_desks d ON d.id = p.service_desk_id WHERE d.project_id = $1", dstID))
+	require.Equal(t, 1, h.Count(`SELECT count(*) FROM workflow_statuses s JOIN projects p ON p.workflow_id = s.workflow_id
+		WHERE p.id = $1 AND s.name = 'Parked'`, dstID))
+	require.Zero(t, h.Count("SELECT count(*) FROM labels WHERE project_id = $1", dstID))
+
+	m = taskWait(t, h, src.Member, taskImport(t, dst, src.Member, "taskweave", taskWithGhostMember(t, zipped)))
 	require.Equal(t, "SUCCEEDED", m["state"], "%v", m)
 	require.Equal(t, []string{"MEMBER_NOT_FOUND"}, taskErrorCodes(m), "%v", m["errors"])
 	require.Equal(t, "member ghost@example.com", m["errors"].([]any)[0].(map[string]any)["item"])

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -226,6 +227,9 @@ func (h *Import) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Ba
 	return apply.batch(ctx, n)
 }
 
+// errDryRun rolls back what a dry run applied to check it.
+var errDryRun = errors.New("dry run")
+
 // plan parses the file, checks every record against the project, and either reports
 // (dry run) or stores the records as the task's items.
 func (h *Import) plan(ctx context.Context, tx bun.Tx, t *store.Task, params ImportParams, in *file, target *target, st *importState,
@@ -244,25 +248,44 @@ func (h *Import) plan(ctx context.Context, tx bun.Tx, t *store.Task, params Impo
 		return Batch{}, err
 	}
 	problems := append([]store.TaskError{}, p.problems...)
-	if p.setup != nil && !params.DryRun {
-		// The export's labels, versions, sprints and fields, then its members, workflow,
-		// rules and desk settings, before the records are checked: they are checked
-		// against the project these made (a member added here is an assignee there).
-		ap := &applier{tx: tx, task: t, params: params, target: target}
-		if err := ap.setup(ctx, p.setup); err != nil {
-			return Batch{}, err
+	check := func(db bun.Tx) error {
+		if p.setup != nil {
+			// The export's labels, versions, sprints and fields, then its members,
+			// workflow, rules and desk settings, before the records are checked: they are
+			// checked against the project these made (a member added is an assignee).
+			ap := &applier{tx: db, task: t, params: params, target: target}
+			if err := ap.setup(ctx, p.setup); err != nil {
+				return err
+			}
+			errs, err := ap.settings(ctx, &p.setup.Settings, sc)
+			if err != nil {
+				return err
+			}
+			problems = append(problems, errs...)
+			if target, err = loadTarget(ctx, db, target.projectID, sc.workflowID, params); err != nil {
+				return err
+			}
 		}
-		errs, err := ap.settings(ctx, &p.setup.Settings, sc)
-		if err != nil {
-			return Batch{}, err
+		for i := range p.records {
+			problems = append(problems, target.check(&p.records[i])...)
 		}
-		problems = append(problems, errs...)
-		if target, err = loadTarget(ctx, tx, target.projectID, sc.workflowID, params); err != nil {
-			return Batch{}, err
-		}
+		return nil
 	}
-	for i := range p.records {
-		problems = append(problems, target.check(&p.records[i])...)
+	if params.DryRun && p.setup != nil {
+		// A dry run applies the settings in a savepoint it rolls back: it reports what
+		// the import would meet (a member who is no user, a rule that cannot be made)
+		// and changes nothing.
+		err := tx.RunInTx(ctx, nil, func(_ context.Context, sp bun.Tx) error {
+			if err := check(sp); err != nil {
+				return err
+			}
+			return errDryRun
+		})
+		if !errors.Is(err, errDryRun) {
+			return Batch{}, err
+		}
+	} else if err := check(tx); err != nil {
+		return Batch{}, err
 	}
 	t.Total = len(p.records)
 	if params.DryRun {
