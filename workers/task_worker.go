@@ -7,6 +7,8 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/automation"
 	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/domain/task"
 	"github.com/taskweave/taskweave/jobs"
@@ -71,8 +73,9 @@ func NewTaskRunner(d Deps) *task.Runner {
 	return &task.Runner{DB: d.DB.Bun, Metrics: task.NewMetrics(d.Registry), Handlers: map[string]task.Handler{
 		task.KindBulkChange: &task.Bulk{Issues: issue.NewService(d.DB, d.Bus)},
 		task.KindExport:     &task.Export{Attachments: d.Attachments},
-		task.KindImport:     &task.Import{Attachments: d.Attachments},
-		task.KindUndo:       task.Undo{},
+		task.KindImport: &task.Import{Attachments: d.Attachments, Bus: d.Bus,
+			Rules: automation.NewService(d.DB.Bun, audit.NewRecorder(d.Bus))},
+		task.KindUndo: &task.Undo{Bus: d.Bus},
 	}}
 }
 

@@ -12,7 +12,7 @@ import (
 var IssueResponseMembers = []string{"id", "key", "title", "description", "type", "priority", "storyPoints", "statusId",
 	"statusName", "statusCategory", "projectId", "assigneeId", "assigneeName", "reporterId", "reporterName", "parentId",
 	"dueDate", "sprintId", "sprintName", "createdAt", "updatedAt", "refs", "labels", "fixVersions", "affectsVersions",
-	"customFields", "projectKey", "slaStartTime"}
+	"customFields", "projectKey", "slaStartTime", "importedKey"}
 
 // RequireIssueShape asserts that m has exactly IssueResponseMembers.
 func RequireIssueShape(t testing.TB, m map[string]any) {

@@ -45,6 +45,9 @@ type IssueResponse struct {
 	CustomFields    []CustomFieldValueResponse `json:"customFields"`
 	ProjectKey      string                     `json:"projectKey"`
 	SLAStartTime    *string                    `json:"slaStartTime"`
+	// ImportedKey is the original key of an imported issue, null otherwise
+	// (docs/tasks.md#import).
+	ImportedKey *string `json:"importedKey"`
 }
 
 // IssueLabelResponse is a label on an issue.
@@ -69,8 +72,8 @@ func ToIssueResponse(v *issue.View) IssueResponse {
 		ProjectID: v.ProjectID, AssigneeID: v.AssigneeID, AssigneeName: v.AssigneeName, ReporterID: v.ReporterID,
 		ReporterName: v.ReporterName, ParentID: v.ParentID, SprintID: v.SprintID, SprintName: v.SprintName,
 		CreatedAt: Instant(v.CreatedAt), UpdatedAt: Instant(v.UpdatedAt), ProjectKey: v.ProjectKey,
-		SLAStartTime: InstantPtr(v.SLAStartTime),
-		Refs:         []IssueRefResponse{}, CustomFields: ToCustomFieldValueResponses(v.CustomFields),
+		SLAStartTime: InstantPtr(v.SLAStartTime), ImportedKey: v.ImportedKey,
+		Refs: []IssueRefResponse{}, CustomFields: ToCustomFieldValueResponses(v.CustomFields),
 		Labels:      make([]IssueLabelResponse, len(v.Labels)),
 		FixVersions: ToVersionResponses(v.FixVersions), AffectsVersions: ToVersionResponses(v.AffectsVersions),
 	}

@@ -137,6 +137,8 @@ func appendIssue(b []byte, r *core.IssueResponse) (_ []byte, ok bool) {
 	b = appendJSONString(b, r.ProjectKey)
 	b = append(b, `,"slaStartTime":`...)
 	b = appendStringPtr(b, r.SLAStartTime)
+	b = append(b, `,"importedKey":`...)
+	b = appendStringPtr(b, r.ImportedKey)
 	return append(b, '}'), true
 }
 

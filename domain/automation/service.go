@@ -20,7 +20,7 @@ import (
 
 // Service administers rules and reads their execution log.
 type Service struct {
-	db      *bun.DB
+	db      bun.IDB
 	audit   *audit.Recorder
 	checker webhook.Checker
 }
@@ -28,6 +28,14 @@ type Service struct {
 // NewService builds a Service; it holds no state of its own. rec records re-enables
 // and take-overs.
 func NewService(db *bun.DB, rec *audit.Recorder) *Service { return &Service{db: db, audit: rec} }
+
+// WithTx returns a Service whose calls run inside tx, the caller's transaction (each
+// change in a savepoint of it): an import creates its rules with its batch.
+func (s *Service) WithTx(tx bun.Tx) *Service {
+	c := *s
+	c.db = tx
+	return &c
+}
 
 // Scope is where a call works: one project (its rules), or SYSTEM (Project nil).
 type Scope struct {

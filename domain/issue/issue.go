@@ -164,6 +164,9 @@ type View struct {
 	AssigneeName   *string `bun:"assignee_name"`
 	ReporterName   string  `bun:"reporter_name"`
 	SprintName     *string `bun:"sprint_name"`
+	// ImportedKey is the key the issue had where an import brought it from ("JIRA-12",
+	// "#7"), nil for an issue created here; reads through RowColumns fill it.
+	ImportedKey *string `bun:"-"`
 
 	Labels          []LabelRef   `bun:"-"`
 	FixVersions     []VersionRef `bun:"-"`

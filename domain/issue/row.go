@@ -15,7 +15,8 @@ import (
 // issues aliased i, the names of its status, people and sprint (RowJoins), and its
 // labels packed into one text (parseLabels). The row's copies of its custom field values
 // (custom_packed, custom_terms) are left out: only the list reads them, by a column of
-// its own. The labels are a sub-select of the row rather than a LATERAL join, which the
+// its own. imported_key is the original key of an imported issue (docs/tasks.md#import),
+// NULL for others: a primary-key probe per row returned. The labels are a sub-select of the row rather than a LATERAL join, which the
 // planner fronts with a per-issue cache that never hits.
 const RowColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description, i.type, i.priority, i.story_points,
 	i.status_id, i.assignee_id, i.reporter_id, i.parent_id, i.due_date, i.sprint_id, i.sla_start_time, i.created_at,
@@ -24,7 +25,7 @@ const RowColumns = `i.id, i.project_id, i.number, i.key, i.title, i.description,
 	SELECT string_agg(l.id::text || octet_length(l.name) || ':' || l.name || octet_length(l.color) || ':' || l.color, '')
 	FROM issue_labels AS il JOIN labels AS l ON l.id = il.label_id
 	WHERE il.issue_id = i.id
-) AS labels`
+) AS labels, (SELECT ii.source_key FROM issue_imports AS ii WHERE ii.issue_id = i.id) AS imported_key`
 
 // RowJoins are the joins RowColumns reads the names through, on issues aliased i.
 const RowJoins = `JOIN workflow_statuses AS s ON s.id = i.status_id
@@ -54,7 +55,7 @@ func (sc *RowScan) Scan(row Scanner, v *View, extra ...any) error {
 	sc.dest = append(sc.dest[:0], &sc.id, &sc.project, &v.Number, &v.Key, &v.Title, &v.Description, &v.Type,
 		&v.Priority, &v.StoryPoints, &sc.status, &sc.assignee, &sc.reporter, &sc.parent, &v.DueDate, &sc.sprint,
 		&v.SLAStartTime, &v.CreatedAt, &v.UpdatedAt, &v.StatusName, &v.StatusCategory, &v.AssigneeName,
-		&v.ReporterName, &v.SprintName, &sc.labels)
+		&v.ReporterName, &v.SprintName, &sc.labels, &v.ImportedKey)
 	sc.dest = append(sc.dest, extra...)
 	if err := row.Scan(sc.dest...); err != nil {
 		return err

@@ -92,14 +92,20 @@ func (h *Export) Batch(ctx context.Context, tx bun.Tx, t *store.Task, _ int) (Ba
 func ptrTo(s string) *string { return &s }
 
 // projectJSON is project.json: the project and what its issues refer to, by name and
-// e-mail rather than by id, so it imports into another installation.
+// e-mail rather than by id, so it imports into another installation. A rule's groups,
+// conditions and actions come with it (groups by their ids, which only link them); the
+// desk's settings are named one by one, so the address verification's code hash and
+// counters never leave the installation.
 const projectJSON = `SELECT jsonb_build_object(
 	'project', jsonb_build_object('key', p.key, 'name', p.name, 'description', p.description),
 	'owner', (SELECT email FROM users WHERE id = p.owner_id),
 	'members', (SELECT coalesce(jsonb_agg(jsonb_build_object('email', u.email, 'displayName', u.display_name, 'role', m.role) ORDER BY u.email), '[]')
 		FROM project_members m JOIN users u ON u.id = m.user_id WHERE m.project_id = p.id),
 	'workflow', jsonb_build_object('statuses', (SELECT coalesce(jsonb_agg(jsonb_build_object('name', s.name, 'category', s.category,
-		'color', s.color, 'position', s.position) ORDER BY s.position, s.name), '[]') FROM workflow_statuses s WHERE s.workflow_id = p.workflow_id)),
+		'color', s.color, 'position', s.position) ORDER BY s.position, s.name), '[]') FROM workflow_statuses s WHERE s.workflow_id = p.workflow_id),
+		'transitions', (SELECT coalesce(jsonb_agg(jsonb_build_object('from', fs.name, 'to', ts.name, 'guards', t.guards)
+			ORDER BY fs.name NULLS FIRST, ts.name), '[]') FROM workflow_transitions t JOIN workflow_statuses ts ON ts.id = t.to_status_id
+			LEFT JOIN workflow_statuses fs ON fs.id = t.from_status_id WHERE t.workflow_id = p.workflow_id)),
 	'labels', (SELECT coalesce(jsonb_agg(jsonb_build_object('name', l.name, 'color', l.color) ORDER BY l.name), '[]') FROM labels l WHERE l.project_id = p.id),
 	'versions', (SELECT coalesce(jsonb_agg(jsonb_build_object('name', v.name) ORDER BY v.created_at, v.name), '[]') FROM versions v WHERE v.project_id = p.id),
 	'sprints', (SELECT coalesce(jsonb_agg(jsonb_build_object('name', s.name, 'goal', s.goal, 'status', s.status, 'startDate', s.start_date,
@@ -107,8 +113,19 @@ const projectJSON = `SELECT jsonb_build_object(
 	'customFields', (SELECT coalesce(jsonb_agg(jsonb_build_object('name', f.name, 'type', f.type, 'required', f.required,
 		'options', (SELECT coalesce(jsonb_agg(o.label ORDER BY o.sort_order, o.created_at), '[]') FROM custom_field_options o WHERE o.field_id = f.id))
 		ORDER BY f.sort_order, f.created_at), '[]') FROM custom_fields f WHERE f.project_id = p.id),
-	'automationRules', (SELECT coalesce(jsonb_agg(to_jsonb(r) - 'project_id' - 'id' ORDER BY r.created_at), '[]') FROM automation_rules r WHERE r.project_id = p.id),
-	'serviceDesk', (SELECT to_jsonb(d) - 'project_id' - 'id' FROM service_desks d WHERE d.project_id = p.id)
+	'automationRules', (SELECT coalesce(jsonb_agg(to_jsonb(r) - 'project_id' - 'id' || jsonb_build_object(
+		'groups', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', g.id, 'parent', g.parent_group_id, 'logic', g.logic, 'ordinal', g.ordinal)
+			ORDER BY g.parent_group_id NULLS FIRST, g.ordinal), '[]') FROM automation_groups g WHERE g.rule_id = r.id),
+		'conditions', (SELECT coalesce(jsonb_agg(jsonb_build_object('group', c.group_id, 'type', c.type, 'operator', c.operator,
+			'params', c.params) ORDER BY c.ordinal), '[]') FROM automation_conditions c WHERE c.rule_id = r.id),
+		'actions', (SELECT coalesce(jsonb_agg(jsonb_build_object('position', a.position, 'type', a.type, 'params', a.params)
+			ORDER BY a.position, a.ordinal), '[]') FROM automation_actions a WHERE a.rule_id = r.id))
+		ORDER BY r.created_at), '[]') FROM automation_rules r WHERE r.project_id = p.id),
+	'serviceDesk', (SELECT jsonb_build_object('enabled', d.enabled, 'emailAddress', d.email_address,
+		'slaPolicies', (SELECT coalesce(jsonb_agg(jsonb_build_object('name', sp.name, 'priority', sp.priority,
+			'responseMinutes', sp.response_minutes, 'resolutionMinutes', sp.resolution_minutes) ORDER BY sp.priority), '[]')
+			FROM sla_policies sp WHERE sp.service_desk_id = d.id))
+		FROM service_desks d WHERE d.project_id = p.id)
 )::text FROM projects p WHERE p.id = ?`
 
 // issueLines reads up to exportPage issues after number as NDJSON lines.

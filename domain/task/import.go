@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,7 +14,11 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/attachment"
+	"github.com/taskweave/taskweave/domain/audit"
+	"github.com/taskweave/taskweave/domain/automation"
 	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -138,6 +143,8 @@ type Setup struct {
 		Required bool     `json:"required"`
 		Options  []string `json:"options"`
 	} `json:"customFields"`
+	// Settings are the members, workflow, rules and desk settings, applied after.
+	Settings
 }
 
 // parsed is what a format's parser read: the records in file order, the setup (taskweave
@@ -170,6 +177,11 @@ type importState struct {
 type Import struct {
 	// Attachments is where imported attachment files go; nil skips them (reported).
 	Attachments *attachment.Stores
+	// Bus publishes the events of every created issue and comment, as creating them
+	// through the API does (docs/tasks.md#events); nil publishes none.
+	Bus *event.Bus
+	// Rules creates a taskweave export's automation rules; nil skips them (reported).
+	Rules *automation.Service
 }
 
 // Batch implements Handler.
@@ -196,19 +208,32 @@ func (h *Import) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Ba
 	if err != nil {
 		return Batch{}, err
 	}
-	if !st.Planned {
-		return h.plan(ctx, tx, t, params, in, target, &st)
+	if !a.Role.AtLeast(project.Admin) {
+		return Batch{}, Fail("", "FORBIDDEN", "%s is no longer an ADMIN of project %s", params.Actor.Email, a.Project.Key)
 	}
-	apply := &applier{tx: tx, task: t, params: params, target: target, actor: actor.UserID, input: in}
+	if !st.Planned {
+		sc := settingsContext{workflowID: a.Project.WorkflowID, role: a.Role, rules: h.Rules,
+			by: audit.Actor{UserID: actor.UserID, Email: actor.Email, IP: actor.IP, UserAgent: actor.UserAgent}}
+		return h.plan(ctx, tx, t, params, in, target, &st, sc)
+	}
+	apply := &applier{tx: tx, task: t, params: params, target: target, actor: actor.UserID, input: in, bus: h.Bus,
+		key: a.Project.Key, by: issue.By{ID: &actor.UserID, Email: actor.Email, IP: actor.IP, UserAgent: actor.UserAgent}}
+	// Notifications of the task to one user fold into one, as a bulk change's do.
+	// The toggles the consumers read (audit level, rules, webhooks) are read once a batch.
+	ctx = event.WithMemo(event.WithTask(ctx, t.ID))
 	if h.Attachments != nil {
 		apply.files = h.Attachments.Uploads()
 	}
 	return apply.batch(ctx, n)
 }
 
+// errDryRun rolls back what a dry run applied to check it.
+var errDryRun = errors.New("dry run")
+
 // plan parses the file, checks every record against the project, and either reports
 // (dry run) or stores the records as the task's items.
-func (h *Import) plan(ctx context.Context, tx bun.Tx, t *store.Task, params ImportParams, in *file, target *target, st *importState) (Batch, error) {
+func (h *Import) plan(ctx context.Context, tx bun.Tx, t *store.Task, params ImportParams, in *file, target *target, st *importState,
+	sc settingsContext) (Batch, error) {
 	var p *parsed
 	var err error
 	switch params.Format {
@@ -223,8 +248,44 @@ func (h *Import) plan(ctx context.Context, tx bun.Tx, t *store.Task, params Impo
 		return Batch{}, err
 	}
 	problems := append([]store.TaskError{}, p.problems...)
-	for i := range p.records {
-		problems = append(problems, target.check(&p.records[i])...)
+	check := func(db bun.Tx) error {
+		if p.setup != nil {
+			// The export's labels, versions, sprints and fields, then its members,
+			// workflow, rules and desk settings, before the records are checked: they are
+			// checked against the project these made (a member added is an assignee).
+			ap := &applier{tx: db, task: t, params: params, target: target}
+			if err := ap.setup(ctx, p.setup); err != nil {
+				return err
+			}
+			errs, err := ap.settings(ctx, &p.setup.Settings, sc)
+			if err != nil {
+				return err
+			}
+			problems = append(problems, errs...)
+			if target, err = loadTarget(ctx, db, target.projectID, sc.workflowID, params); err != nil {
+				return err
+			}
+		}
+		for i := range p.records {
+			problems = append(problems, target.check(&p.records[i])...)
+		}
+		return nil
+	}
+	if params.DryRun && p.setup != nil {
+		// A dry run applies the settings in a savepoint it rolls back: it reports what
+		// the import would meet (a member who is no user, a rule that cannot be made)
+		// and changes nothing.
+		err := tx.RunInTx(ctx, nil, func(_ context.Context, sp bun.Tx) error {
+			if err := check(sp); err != nil {
+				return err
+			}
+			return errDryRun
+		})
+		if !errors.Is(err, errDryRun) {
+			return Batch{}, err
+		}
+	} else if err := check(tx); err != nil {
+		return Batch{}, err
 	}
 	t.Total = len(p.records)
 	if params.DryRun {
@@ -232,12 +293,6 @@ func (h *Import) plan(ctx context.Context, tx bun.Tx, t *store.Task, params Impo
 			return Batch{}, err
 		}
 		return Batch{Consumed: len(p.records), Errors: problems, Done: true}, nil
-	}
-	if p.setup != nil {
-		ap := &applier{tx: tx, task: t, params: params, target: target}
-		if err := ap.setup(ctx, p.setup); err != nil {
-			return Batch{}, err
-		}
 	}
 	for i := 0; i < len(p.records); i += 500 {
 		rows := p.records[i:min(i+500, len(p.records))]

@@ -8,6 +8,7 @@ import (
 	"html"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -16,6 +17,8 @@ import (
 	"github.com/taskweave/taskweave/domain/attachment"
 	"github.com/taskweave/taskweave/domain/comment"
 	"github.com/taskweave/taskweave/domain/customfield"
+	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -189,9 +192,14 @@ type applier struct {
 	params ImportParams
 	target *target
 	actor  uuid.UUID
-	files  attachment.Storage
-	input  *file
-	zip    *zip.Reader
+	// by is the importer as the events of the created issues and comments name it;
+	// bus publishes them (nil publishes nothing: the setup of a plan creates no issue).
+	by    issue.By
+	bus   *event.Bus
+	key   string
+	files attachment.Storage
+	input *file
+	zip   *zip.Reader
 }
 
 // created records a row the task created, for undo.
@@ -351,7 +359,7 @@ INSERT INTO issues (id, project_id, number, key, title, description, type, prior
 	status_id, assignee_id, reporter_id, due_date, sprint_id, created_at, updated_at)
 SELECT ?, ?, seq.issue_seq, seq.key || '-' || seq.issue_seq, ?, ?, ?, ?, ?, ?, ?, ?, ?::date, ?,
 	coalesce(?, clock_timestamp()), coalesce(?, ?, clock_timestamp())
-FROM seq RETURNING key`
+FROM seq RETURNING key, created_at`
 
 // create creates one issue with everything it holds; the errors are what of it could
 // not be imported.
@@ -391,10 +399,12 @@ func (a *applier) create(ctx context.Context, r *Record) ([]store.TaskError, err
 	}
 	id := uuid.New()
 	var key string
+	var at time.Time
 	if err := a.tx.NewRaw(insertImported, a.target.projectID, id, a.target.projectID, r.Title, r.Description, typ, prio, sp,
-		status.ID, assignee, reporter, r.DueDate, sprint, r.CreatedAt, r.UpdatedAt, r.CreatedAt).Scan(ctx, &key); err != nil {
+		status.ID, assignee, reporter, r.DueDate, sprint, r.CreatedAt, r.UpdatedAt, r.CreatedAt).Scan(ctx, &key, &at); err != nil {
 		return nil, fmt.Errorf("insert issue: %w", err)
 	}
+	subject := issue.Subject{ProjectID: a.target.projectID, ProjectKey: a.key, IssueID: id, IssueKey: key, Title: r.Title}
 	if err := a.created(ctx, "issue", id); err != nil {
 		return nil, err
 	}
@@ -437,6 +447,14 @@ func (a *applier) create(ctx context.Context, r *Record) ([]store.TaskError, err
 	if err := a.values(ctx, id, r, itemErr); err != nil {
 		return nil, err
 	}
+	// The issue's Created event goes before its comments', as through the API.
+	if a.bus != nil {
+		if err := a.bus.Emit(ctx, a.tx, issue.Created{Subject: subject, By: a.by, Type: typ, Priority: prio,
+			StatusID: status.ID, StatusName: status.Name, AssigneeID: assignee, ReporterID: reporter, At: at}); err != nil {
+			return nil, err
+		}
+	}
+	var comments []importedComment
 	for _, c := range r.Comments {
 		author := a.actor
 		if uid, ok := a.target.user(c.Author); ok {
@@ -451,9 +469,22 @@ func (a *applier) create(ctx context.Context, r *Record) ([]store.TaskError, err
 		if strings.TrimSpace(body) == "" {
 			continue
 		}
-		if _, err := a.tx.NewRaw(`INSERT INTO comments (issue_id, author_id, body, created_at, updated_at)
-			VALUES (?, ?, ?, coalesce(?, clock_timestamp()), coalesce(?, clock_timestamp()))`, id, author, body, c.CreatedAt, c.CreatedAt).Exec(ctx); err != nil {
+		var made struct {
+			ID uuid.UUID `bun:"id"`
+			At time.Time `bun:"created_at"`
+		}
+		if err := a.tx.NewRaw(`INSERT INTO comments (issue_id, author_id, body, created_at, updated_at)
+			VALUES (?, ?, ?, coalesce(?, clock_timestamp()), coalesce(?, clock_timestamp())) RETURNING id, created_at`,
+			id, author, body, c.CreatedAt, c.CreatedAt).Scan(ctx, &made); err != nil {
 			return nil, fmt.Errorf("insert comment: %w", err)
+		}
+		comments = append(comments, importedComment{id: made.ID, author: author, body: body, at: made.At})
+	}
+	if a.bus != nil {
+		for _, c := range comments {
+			if err := comment.Imported(ctx, a.tx, a.bus, subject, c.author, a.by, c.id, c.body, c.at); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, f := range r.Files {
@@ -462,6 +493,14 @@ func (a *applier) create(ctx context.Context, r *Record) ([]store.TaskError, err
 		}
 	}
 	return errs, nil
+}
+
+// importedComment is a comment create inserted, whose events follow the issue's.
+type importedComment struct {
+	id     uuid.UUID
+	author uuid.UUID
+	body   string
+	at     time.Time
 }
 
 // values writes the record's custom field values, creating fields and options missing.

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/event"
+	"github.com/taskweave/taskweave/domain/issue"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -21,7 +23,7 @@ type UndoParams struct {
 // QueueUndo queues the undo of import id: a FAILED or CANCELLED import (not a dry run),
 // once. The undo removes the issues the import created (with their comments, values and
 // attachments), then the labels, versions, sprints and custom fields it created that no
-// remaining issue uses.
+// remaining issue uses, and the members it added and rules it created.
 func QueueUndo(ctx context.Context, db bun.IDB, bus *event.Bus, id uuid.UUID, v Viewer) (*store.Task, error) {
 	var out *store.Task
 	err := store.InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
@@ -55,11 +57,16 @@ func QueueUndo(ctx context.Context, db bun.IDB, bus *event.Bus, id uuid.UUID, v 
 }
 
 // Undo is the undo handler: each batch deletes up to n of the import's issues and
-// their records in one transaction, so a resumed undo deletes what is left.
-type Undo struct{}
+// their records in one transaction, so a resumed undo deletes what is left. Each deleted
+// issue publishes issue.Deleted by the undo's creator, as a delete through the API does,
+// so webhook receivers that saw it created see it go.
+type Undo struct {
+	// Bus publishes the Deleted events; nil publishes none.
+	Bus *event.Bus
+}
 
 // Batch implements Handler.
-func (Undo) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batch, error) {
+func (h *Undo) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batch, error) {
 	var params UndoParams
 	if err := json.Unmarshal(t.Params, &params); err != nil {
 		return Batch{}, fmt.Errorf("undo params: %w", err)
@@ -77,6 +84,9 @@ func (Undo) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batch, 
 		return Batch{}, fmt.Errorf("take imported issues: %w", err)
 	}
 	if len(ids) > 0 {
+		if err := h.deleted(ctx, tx, t, ids); err != nil {
+			return Batch{}, err
+		}
 		if _, err := tx.NewDelete().Table("issues").Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
 			return Batch{}, fmt.Errorf("delete imported issues: %w", err)
 		}
@@ -87,6 +97,9 @@ func (Undo) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batch, 
 		{"version", "versions", "NOT EXISTS (SELECT FROM issue_versions u WHERE u.version_id = x.id)"},
 		{"sprint", "sprints", "NOT EXISTS (SELECT FROM issues u WHERE u.sprint_id = x.id)"},
 		{"field", "custom_fields", "NOT EXISTS (SELECT FROM custom_field_values u WHERE u.field_id = x.id)"},
+		// The members it added and the (disabled) rules it made go whatever uses them.
+		{"member", "project_members", "true"},
+		{"rule", "automation_rules", "true"},
 	} {
 		if _, err := tx.NewRaw(`DELETE FROM `+x.table+` AS x WHERE x.id IN (SELECT id FROM task_created WHERE task_id = ? AND kind = ?)
 			AND `+x.unused, params.ImportID, x.kind).Exec(ctx); err != nil {
@@ -97,4 +110,35 @@ func (Undo) Batch(ctx context.Context, tx bun.Tx, t *store.Task, n int) (Batch, 
 		return Batch{}, fmt.Errorf("clear import records: %w", err)
 	}
 	return Batch{Done: true}, nil
+}
+
+// deleted publishes issue.Deleted for the issues ids, before they go.
+func (h *Undo) deleted(ctx context.Context, tx bun.Tx, t *store.Task, ids []uuid.UUID) error {
+	if h.Bus == nil {
+		return nil
+	}
+	var rows []struct {
+		ID         uuid.UUID `bun:"id"`
+		Key        string    `bun:"key"`
+		Title      string    `bun:"title"`
+		ProjectID  uuid.UUID `bun:"project_id"`
+		ProjectKey string    `bun:"project_key"`
+	}
+	if err := tx.NewRaw(`SELECT i.id, i.key, i.title, i.project_id, p.key AS project_key FROM issues AS i
+		JOIN projects AS p ON p.id = i.project_id WHERE i.id IN (?) ORDER BY i.number`, bun.In(ids)).Scan(ctx, &rows); err != nil &&
+		!errors.Is(store.Translate(err), store.ErrNotFound) {
+		return fmt.Errorf("read undone issues: %w", err)
+	}
+	var email string
+	if err := tx.NewSelect().Table("users").Column("email").Where("id = ?", t.CreatedBy).Scan(ctx, &email); err != nil {
+		return fmt.Errorf("read undo creator: %w", err)
+	}
+	by := issue.By{ID: &t.CreatedBy, Email: email}
+	evs := make([]event.Event, len(rows))
+	at := time.Now().UTC()
+	for i, r := range rows {
+		evs[i] = issue.Deleted{Subject: issue.Subject{ProjectID: r.ProjectID, ProjectKey: r.ProjectKey, IssueID: r.ID,
+			IssueKey: r.Key, Title: r.Title}, By: by, At: at}
+	}
+	return h.Bus.Emit(event.WithTask(ctx, t.ID), tx, evs...)
 }
