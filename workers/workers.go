@@ -55,6 +55,9 @@ type Config struct {
 	AutomationProjectRate int
 	// JobRetention is how long River keeps finished jobs before its cleaner deletes them.
 	JobRetention JobRetention
+	// AuditRetention is how long audit rows are kept (TW_AUDIT_RETENTION): months whose
+	// end is older are dropped whole. Zero keeps every row.
+	AuditRetention time.Duration
 }
 
 // JobRetention is how long finished jobs are kept, by final state
@@ -98,10 +101,10 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		cfg.JobTimeout = DefaultJobTimeout
 	}
 	ws := river.NewWorkers()
-	river.AddWorker(ws, &AuditWorker{DB: d.DB.Bun})
 	river.AddWorker(ws, &RateLimitCleanupWorker{DB: d.DB.Bun})
 	river.AddWorker(ws, &IdempotencyExpiryWorker{DB: d.DB.Bun})
-	scheduled := addWebhookWorkers(ws, cfg, d)
+	scheduled := addAuditWorkers(ws, cfg, d)
+	scheduled = append(scheduled, addWebhookWorkers(ws, cfg, d)...)
 	scheduled = append(scheduled, addIntegrationWorkers(ws, cfg, d)...)
 	scheduled = append(scheduled, addNotificationWorkers(ws, cfg, d)...)
 	scheduled = append(scheduled, addServiceDeskWorkers(ws, cfg, d)...)
