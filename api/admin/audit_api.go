@@ -125,9 +125,10 @@ func auditPageRequest(c *fiber.Ctx) (core.PageRequest, error) {
 	return core.ParsePage(c, auditPageSize)
 }
 
-// sendAuditPage answers one page of f: a count query and a page query.
+// sendAuditPage answers one page of f: a count query (capped, store.CountAhead) and a
+// page query.
 func (s *handlers) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr core.PageRequest) error {
-	events, total, err := audit.List(c.UserContext(), s.DB.Pool, f, pr.Offset(), pr.Size)
+	events, total, exact, err := audit.List(c.UserContext(), s.DB.Pool, f, pr.Offset(), pr.Size)
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func (s *handlers) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr core.PageReque
 	for i := range events {
 		content[i] = toAuditEventResponse(&events[i])
 	}
-	return c.JSON(core.NewPage(content, pr, total))
+	return c.JSON(core.NewCountedPage(content, pr, total, exact))
 }
 
 // listAuditEvents is the system ADMIN's view of every audit event.

@@ -152,7 +152,7 @@ func (s *handlers) listJobs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	js, total, err := s.jobOps().List(c.UserContext(), f, pr.Offset(), pr.Size)
+	js, total, exact, err := s.jobOps().List(c.UserContext(), f, pr.Offset(), pr.Size)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (s *handlers) listJobs(c *fiber.Ctx) error {
 	for i := range js {
 		content[i] = toJobSummary(&js[i])
 	}
-	return c.JSON(core.NewPage(content, pr, total))
+	return c.JSON(core.NewCountedPage(content, pr, total, exact))
 }
 
 func (s *handlers) getJob(c *fiber.Ctx) error {

@@ -72,6 +72,10 @@ type Page[T any] struct {
 	Empty            bool         `json:"empty"`
 	Sort             SortJSON     `json:"sort"`
 	Pageable         PageableJSON `json:"pageable"`
+	// TotalElementsExact is sent by the lists that count at most store.CountAhead rows
+	// past the page (NewCountedPage): false when totalElements is that bound, not the
+	// number of all matches.
+	TotalElementsExact *bool `json:"totalElementsExact,omitempty"`
 }
 
 // NewPage wraps one page of content with its totals.
@@ -90,4 +94,14 @@ func NewPage[T any](content []T, req PageRequest, total int) Page[T] {
 		Sort:     unsorted,
 		Pageable: PageableJSON{PageNumber: req.Page, PageSize: req.Size, Offset: req.Offset(), Paged: true, Sort: unsorted},
 	}
+}
+
+// NewCountedPage is NewPage for a list whose total was counted up to a bound
+// (store.CountLimit): exact false says more rows match than total. totalPages and last
+// follow total, so a client paging while number + 1 < totalPages still reaches every
+// row: the next page's count reaches further.
+func NewCountedPage[T any](content []T, req PageRequest, total int, exact bool) Page[T] {
+	p := NewPage(content, req, total)
+	p.TotalElementsExact = &exact
+	return p
 }
