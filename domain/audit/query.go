@@ -70,10 +70,16 @@ func (f Filter) where() (string, []any) {
 }
 
 // countQuery counts the events of f, at most limit of them (store.CountLimit): a
-// subquery with a LIMIT, so a count over a project's million rows stops early.
+// subquery with a LIMIT, so a count over a project's million rows stops early. The
+// subquery walks the list order, so the count reads the same index entries as the
+// page, newest first, from the filter's index. Unordered, the planner may scan a month's
+// partition in the hope of finding the rows early; a project whose rows are not spread
+// evenly over the month then costs the whole partition (200 ms p50 at 250,000 issues,
+// docs/performance.md#the-scale-bench).
 func (f Filter) countQuery(limit int) (string, []any) {
 	where, args := f.where()
-	return "SELECT count(*) FROM (SELECT 1 FROM audit_events " + where + " LIMIT " + strconv.Itoa(limit) + ") AS matches", args
+	return "SELECT count(*) FROM (SELECT 1 FROM audit_events " + where + " " + eventOrder +
+		" LIMIT " + strconv.Itoa(limit) + ") AS matches", args
 }
 
 // pageQuery selects one page of f's events in list order. LIMIT and OFFSET are written

@@ -178,6 +178,17 @@ func TestProjectPageAcrossMonthsReadsItsOwnRows(t *testing.T) {
 		require.True(t, indexes[month+"_project_id_timestamp_id_idx"], "%s: %v", month, indexes)
 	}
 
+	// The count reads the project's rows by its index too, never a whole partition (it
+	// may sort them: here the bound exceeds the project's rows, all of which are read).
+	q, args = Filter{ProjectID: &project}.countQuery(store.CountLimit(0))
+	require.NoError(t, db.Pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+q, args...).Scan(&raw))
+	require.NoError(t, json.Unmarshal(raw, &plans))
+	plan = plans[0]["Plan"].(map[string]any)
+	types, indexes = map[string]bool{}, map[string]bool{}
+	planNodes(plan, types, indexes)
+	require.False(t, types["Seq Scan"], "%v", types)
+	require.Less(t, rowsRemovedByFilter(plan), 500.0, "%s", raw)
+
 	events, total, exact, err := List(ctx, db.Pool, Filter{ProjectID: &project}, 0, 50)
 	require.NoError(t, err)
 	require.Len(t, events, 50)
