@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/taskweave/taskweave/domain/audit"
 	"github.com/taskweave/taskweave/domain/workflow"
 	"github.com/taskweave/taskweave/store"
 )
@@ -239,6 +240,13 @@ func seedScale(ctx context.Context, db *store.DB, c *client, z scaleSize, logf f
 	logf("%d activity rows (%s)", z.activities, time.Since(t).Round(time.Millisecond))
 
 	t = time.Now()
+	// The audit log's months have their partitions, as migration 0045 makes them for
+	// an existing log and the maintenance job for each new month.
+	for m := now.Add(-span); !m.After(now); m = m.AddDate(0, 1, 0) {
+		if _, err := audit.EnsurePartitions(ctx, db.Bun, m); err != nil {
+			return nil, err
+		}
+	}
 	actions := []string{"ISSUE_CREATED", "ISSUE_UPDATED", "ISSUE_UPDATED", "COMMENT_ADDED", "ISSUE_UPDATED",
 		"ISSUE_STATUS_CHANGED", "ISSUE_UPDATED", "COMMENT_ADDED", "ISSUE_ASSIGNED", "ISSUE_UPDATED"}
 	if err := copyParallel(ctx, db, "audit_events", []string{"id", "timestamp", "user_id", "user_email", "project_id", "action",

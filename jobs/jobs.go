@@ -68,3 +68,18 @@ func (AuditRecord) Kind() string { return "audit.record" }
 func (AuditRecord) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueAudit, MaxAttempts: 10}
 }
+
+// AuditPartitions is the audit log's daily maintenance: it creates the monthly
+// partitions ahead and drops the months past Retention (TW_AUDIT_RETENTION; zero keeps
+// every month).
+type AuditPartitions struct {
+	Retention time.Duration `json:"retention"`
+}
+
+// Kind implements river.JobArgs.
+func (AuditPartitions) Kind() string { return "audit.partitions" }
+
+// InsertOpts runs the maintenance on the audit queue, once at a time.
+func (AuditPartitions) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueAudit, UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: time.Hour}}
+}

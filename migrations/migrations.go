@@ -69,6 +69,8 @@ type Options struct {
 	// AcceptCommentEdits records the new text of applied migrations whose comments or
 	// layout alone changed, instead of refusing to run (TW_MIGRATE_ACCEPT_COMMENT_EDITS).
 	AcceptCommentEdits bool
+	// AuditConversion tunes the copy that finishes migration 0045 (ConvertAuditLog).
+	AuditConversion AuditConversion
 }
 
 // Apply brings the database up to date: River's tables first, then ours, under one
@@ -80,6 +82,12 @@ func Apply(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 
 // ApplyWith is Apply with options.
 func ApplyWith(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger, opts Options) error {
+	return applyUpTo(ctx, pool, log, opts, 0)
+}
+
+// applyUpTo is ApplyWith stopping after migration version upTo (every one when 0); tests
+// use it to build a database as an older release left it.
+func applyUpTo(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger, opts Options, upTo int) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: acquire connection: %w", err)
@@ -124,6 +132,9 @@ func ApplyWith(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger, opts O
 		if _, ok := applied[m.Version]; ok {
 			continue
 		}
+		if upTo > 0 && m.Version > upTo {
+			break
+		}
 		err := pgx.BeginFunc(ctx, conn.Conn(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
@@ -137,7 +148,9 @@ func ApplyWith(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger, opts O
 		}
 		log.Info("migration applied", "name", m.Name)
 	}
-	return nil
+	// The one step a SQL migration cannot take: 0045's copy of the audit log in batches,
+	// each its own transaction, and the swap of the tables.
+	return ConvertAuditLog(ctx, conn.Conn(), log, opts.AuditConversion)
 }
 
 // RiverVersion is the newest migration version of the River release this binary is

@@ -63,6 +63,9 @@ type Config struct {
 	// ID names the River client (River's default: host name and start time); tests
 	// running several clients in one process tell them apart by it.
 	ID string
+	// AuditRetention is how long audit rows are kept (TW_AUDIT_RETENTION): months whose
+	// end is older are dropped whole. Zero keeps every row.
+	AuditRetention time.Duration
 }
 
 // DigestConfig is the periodic e-mail digest job's configuration.
@@ -114,10 +117,10 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		cfg.JobTimeout = DefaultJobTimeout
 	}
 	ws := river.NewWorkers()
-	river.AddWorker(ws, &AuditWorker{DB: d.DB.Bun})
 	river.AddWorker(ws, &RateLimitCleanupWorker{DB: d.DB.Bun})
 	river.AddWorker(ws, &IdempotencyExpiryWorker{DB: d.DB.Bun})
-	scheduled := addWebhookWorkers(ws, cfg, d)
+	scheduled := addAuditWorkers(ws, cfg, d)
+	scheduled = append(scheduled, addWebhookWorkers(ws, cfg, d)...)
 	scheduled = append(scheduled, addIntegrationWorkers(ws, cfg, d)...)
 	scheduled = append(scheduled, addNotificationWorkers(ws, cfg, d)...)
 	scheduled = append(scheduled, addServiceDeskWorkers(ws, cfg, d)...)

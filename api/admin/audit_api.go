@@ -125,13 +125,14 @@ func auditPageRequest(c *fiber.Ctx) (core.PageRequest, error) {
 	return core.ParsePage(c, auditPageSize)
 }
 
-// sendAuditPage answers one page of f: a count query and a page query.
+// sendAuditPage answers one page of f: a count query (capped, store.CountAhead) and a
+// page query.
 func (s *handlers) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr core.PageRequest) error {
 	after, err := pr.AfterTimeID("audit")
 	if err != nil {
 		return err
 	}
-	events, total, err := audit.List(c.UserContext(), s.DB.Pool, f, after, pr.Offset(), pr.Limit())
+	events, total, exact, err := audit.List(c.UserContext(), s.DB.Pool, f, after, pr.Offset(), pr.Limit())
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func (s *handlers) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr core.PageReque
 	for i := range events {
 		content[i] = toAuditEventResponse(&events[i])
 	}
-	return c.JSON(core.NewPage(content, pr, total, next))
+	return c.JSON(core.NewCountedPage(content, pr, total, exact, next))
 }
 
 // listAuditEvents is the system ADMIN's view of every audit event.

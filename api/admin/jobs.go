@@ -156,7 +156,7 @@ func (s *handlers) listJobs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	js, total, err := s.jobOps().List(c.UserContext(), f, after, pr.Offset(), pr.Limit())
+	js, total, exact, err := s.jobOps().List(c.UserContext(), f, after, pr.Offset(), pr.Limit())
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (s *handlers) listJobs(c *fiber.Ctx) error {
 	for i := range js {
 		content[i] = toJobSummary(&js[i])
 	}
-	return c.JSON(core.NewPage(content, pr, total, next))
+	return c.JSON(core.NewCountedPage(content, pr, total, exact, next))
 }
 
 func (s *handlers) getJob(c *fiber.Ctx) error {

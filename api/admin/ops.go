@@ -76,6 +76,8 @@ type opsData struct {
 	Filtered   bool
 	FilterText string
 	Total      int
+	// TotalExact is false when Total is the bound the count stopped at (store.CountAhead).
+	TotalExact bool
 	Jobs       []opsJobRow
 	Prev, Next string
 	// job
@@ -266,7 +268,7 @@ func (s *handlers) opsIndex(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	js, total, err := ops.List(c.UserContext(), f, nil, pr.Offset(), pr.Size)
+	js, total, exact, err := ops.List(c.UserContext(), f, nil, pr.Offset(), pr.Size)
 	if err != nil {
 		return err
 	}
@@ -296,7 +298,7 @@ func (s *handlers) opsIndex(c *fiber.Ctx) error {
 		return "/admin/ops/?" + v.Encode()
 	}
 
-	d := opsData{Title: "Queues and jobs", User: p.Email, Total: total, Filtered: len(described) > 0,
+	d := opsData{Title: "Queues and jobs", User: p.Email, Total: total, TotalExact: exact, Filtered: len(described) > 0,
 		FilterText: strings.Join(described, ", ")}
 	for _, q := range qs {
 		d.Queues = append(d.Queues, opsQueue{QueueStats: q, Link: with("queue", q.Name), OldestAge: opsAge(q.OldestAvailableAgeSeconds)})

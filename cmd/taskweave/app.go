@@ -300,6 +300,7 @@ func (a *app) workerClient(ctx context.Context) (*river.Client[pgx.Tx], error) {
 		ServiceDesk:     a.serviceDeskConfig(),
 		// Executions older than this are deleted by the periodic cleanup.
 		AutomationRetention: a.cfg.AutomationRetention,
+		AuditRetention:      a.cfg.AuditRetention,
 		// The chain budget and the per-project rate of automation actions.
 		AutomationChainBudget: a.cfg.AutomationChainBudget,
 		AutomationProjectRate: a.cfg.AutomationProjectRate,

@@ -93,6 +93,9 @@ type Config struct {
 	JobDiscardedRetention time.Duration `env:"TW_JOB_DISCARDED_RETENTION, default=168h"`
 	// AutomationRetention: automation executions older than this are deleted.
 	AutomationRetention time.Duration `env:"TW_AUTOMATION_RETENTION, default=2160h"`
+	// AuditRetention: audit months that ended longer ago than this are dropped whole
+	// (docs/operations.md#audit-partitions); 0 keeps the audit log forever.
+	AuditRetention time.Duration `env:"TW_AUDIT_RETENTION, default=0"`
 	// AutomationChainBudget: how many actions the rule runs caused by one change may run.
 	AutomationChainBudget int `env:"TW_AUTOMATION_CHAIN_BUDGET, default=100"`
 	// AutomationProjectRate: how many actions one project's rules may run per minute (0: no limit).

@@ -204,11 +204,13 @@ func Write(ctx context.Context, db bun.IDB, a jobs.AuditRecord) error {
 		ResourceID: nilIfEmpty(a.ResourceID), Details: nilIfEmpty(a.Details), IPAddress: nilIfEmpty(a.IPAddress),
 		UserAgent: nilIfEmpty(a.UserAgent),
 	}
-	// A user or project removed between request and job leaves the reference empty.
+	// A user or project removed between request and job leaves the reference empty. The
+	// conflict target is left open: the key is (id, "timestamp") on the partitioned log
+	// and was id alone before migration 0045's copy finished; a retried job carries both.
 	_, err := db.NewRaw(`INSERT INTO audit_events (id, "timestamp", user_id, user_email, project_id, org_id, action, level,
 			resource_type, resource_id, details, ip_address, user_agent)
 		VALUES (?, ?, (SELECT id FROM users WHERE id = ?), ?, (SELECT id FROM projects WHERE id = ?), ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO NOTHING`,
+		ON CONFLICT DO NOTHING`,
 		row.ID, row.Timestamp, row.UserID, row.UserEmail, row.ProjectID, row.OrgID, row.Action, row.Level,
 		row.ResourceType, row.ResourceID, row.Details, row.IPAddress, row.UserAgent).Exec(ctx)
 	if err != nil {

@@ -74,19 +74,20 @@ func TestListMatchesArgsByContainment(t *testing.T) {
 	svc := newService(t, db)
 	ctx := context.Background()
 
-	js, total, err := svc.List(ctx, queue.Filter{ProjectID: &p}, nil, 0, 10)
+	js, total, exact, err := svc.List(ctx, queue.Filter{ProjectID: &p}, nil, 0, 10)
 	require.NoError(t, err)
 	require.Equal(t, 2, total)
+	require.True(t, exact)
 	require.Equal(t, []int64{ids[1], ids[0]}, []int64{js[0].ID, js[1].ID}, "top-level members only, newest first")
 
-	js, total, err = svc.List(ctx, queue.Filter{ProjectID: &p, IssueID: &i}, nil, 0, 10)
+	js, total, _, err = svc.List(ctx, queue.Filter{ProjectID: &p, IssueID: &i}, nil, 0, 10)
 	require.NoError(t, err)
 	require.Equal(t, 1, total)
 	require.Equal(t, ids[0], js[0].ID)
 	require.Nil(t, js[0].Errors, "the list leaves the error history out")
 
 	// Unknown keys short-cut to an empty result.
-	js, total, err = svc.List(ctx, queue.Filter{ProjectKey: "NOPE", IssueKey: "NOPE-1"}, nil, 0, 10)
+	js, total, _, err = svc.List(ctx, queue.Filter{ProjectKey: "NOPE", IssueKey: "NOPE-1"}, nil, 0, 10)
 	require.NoError(t, err)
 	require.Zero(t, total)
 	require.Empty(t, js)
