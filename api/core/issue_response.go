@@ -45,6 +45,8 @@ type IssueResponse struct {
 	CustomFields    []CustomFieldValueResponse `json:"customFields"`
 	ProjectKey      string                     `json:"projectKey"`
 	SLAStartTime    *string                    `json:"slaStartTime"`
+	// Highlight is a searched list's snippet: HTML-escaped text, each match in <mark>.
+	Highlight *string `json:"highlight,omitempty"`
 }
 
 // IssueLabelResponse is a label on an issue.
@@ -69,8 +71,8 @@ func ToIssueResponse(v *issue.View) IssueResponse {
 		ProjectID: v.ProjectID, AssigneeID: v.AssigneeID, AssigneeName: v.AssigneeName, ReporterID: v.ReporterID,
 		ReporterName: v.ReporterName, ParentID: v.ParentID, SprintID: v.SprintID, SprintName: v.SprintName,
 		CreatedAt: Instant(v.CreatedAt), UpdatedAt: Instant(v.UpdatedAt), ProjectKey: v.ProjectKey,
-		SLAStartTime: InstantPtr(v.SLAStartTime),
-		Refs:         []IssueRefResponse{}, CustomFields: ToCustomFieldValueResponses(v.CustomFields),
+		SLAStartTime: InstantPtr(v.SLAStartTime), Highlight: v.Highlight,
+		Refs: []IssueRefResponse{}, CustomFields: ToCustomFieldValueResponses(v.CustomFields),
 		Labels:      make([]IssueLabelResponse, len(v.Labels)),
 		FixVersions: ToVersionResponses(v.FixVersions), AffectsVersions: ToVersionResponses(v.AffectsVersions),
 	}

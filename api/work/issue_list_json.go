@@ -137,6 +137,10 @@ func appendIssue(b []byte, r *core.IssueResponse) (_ []byte, ok bool) {
 	b = appendJSONString(b, r.ProjectKey)
 	b = append(b, `,"slaStartTime":`...)
 	b = appendStringPtr(b, r.SLAStartTime)
+	if r.Highlight != nil {
+		b = append(b, `,"highlight":`...)
+		b = appendJSONString(b, *r.Highlight)
+	}
 	return append(b, '}'), true
 }
 

@@ -223,9 +223,8 @@ func parseIssueFilter(c *fiber.Ctx, me uuid.UUID) (issue.Filter, error) {
 	default:
 		return f, core.BadRequest("INVALID_QUERY", "field", "sort")
 	}
-	f.Q = strings.TrimSpace(c.Query("q"))
-	if !utf8.ValidString(f.Q) || strings.ContainsRune(f.Q, 0) {
-		return f, core.BadRequest("INVALID_QUERY", "field", "q")
+	if f.Q, err = searchText(c.Query("q")); err != nil {
+		return f, err
 	}
 	// cf=<fieldId>:<value>, repeatable; the value may hold colons itself. Whether it fits
 	// the field's type is the list's to say, which reads the types.

@@ -61,7 +61,7 @@ func (s *handlers) listIssues(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f.FieldTypes = types
+	f.FieldTypes, f.Lang = types, core.Language(c)
 	views, total, err := s.issues().List(c.UserContext(), issueProject(a), f, pr.Offset(), pr.Size)
 	if err != nil {
 		return err

@@ -30,8 +30,11 @@ type Filter struct {
 	Type             string
 	Priority         string
 	Backlog          bool
-	// Q is a case-insensitive substring of title or description.
+	// Q is a full-text search (newSearch) over key, title, description and comments;
+	// without a Sort the list is in rank order.
 	Q string
+	// Lang is the reader's language (domain/locale), which picks Q's stemming.
+	Lang string
 	// Sort is SortCreated (key number ascending, the default) or SortUpdated (newest
 	// change first); without an explicit sort, Overdue orders by due date ascending.
 	Sort string
@@ -43,9 +46,6 @@ type Filter struct {
 	// than read in a query of their own, and the list statement does not carry them.
 	FieldTypes *FieldTypesRead
 }
-
-// likeEscaper makes user text literal inside an ILIKE pattern.
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // params collects positional arguments; the SQL text then depends only on which
 // filters are set (and the page size), so each shape is prepared once per connection
@@ -99,10 +99,6 @@ func (f Filter) where(ps *params, today time.Time) string {
 	}
 	if f.Backlog {
 		c = append(c, "i.sprint_id IS NULL")
-	}
-	if f.Q != "" {
-		pattern := ps.add("%" + likeEscaper.Replace(f.Q) + "%")
-		c = append(c, "(i.title ILIKE "+pattern+" OR i.description ILIKE "+pattern+")")
 	}
 	if len(c) == 0 {
 		return ""

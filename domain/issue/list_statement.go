@@ -28,6 +28,17 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	var ps params
 	project := ps.add(store.UUID(p.ID))
 	where := f.where(&ps, today)
+	// A search (f.Q) joins each issue's document and, without a sort, orders by rank;
+	// the page's rows carry a headline (on the page's rows alone: bounded by its size).
+	join, order, headline := "", f.order("i"), "NULL::text"
+	if f.Q != "" {
+		sr := newSearch(&ps, f.Q, f.Lang)
+		join, where = " JOIN issue_search AS x ON x.issue_id = i.id", where+" AND "+sr.match
+		if f.Sort == "" {
+			order = sr.rank + ", i.number ASC"
+		}
+		headline = sr.headline
+	}
 	// terms: cf equalities alone, in key order, are answered by the narrow copy of the
 	// terms (issue_filter_terms, migration 0029); any other filtered list reads the
 	// issue rows' own.
@@ -40,9 +51,8 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 			where += " AND " + cf
 		}
 	}
-	join := ""
 	if f.Overdue {
-		join = " JOIN workflow_statuses AS s ON s.id = i.status_id"
+		join += " JOIN workflow_statuses AS s ON s.id = i.status_id"
 	}
 	total := "(SELECT coalesce(max(issues), 0) FROM issue_counts WHERE project_id = " + project + ")"
 	count = "SELECT " + total
@@ -75,10 +85,10 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		off := ps.add(min(offset, math.MaxInt32-limit-1))
 		alias := "i"
 		if narrow {
-			alias = "t" // key order: the number is all it sorts by
+			alias, order = "t", f.order("t") // key order: the number is all it sorts by
 		}
 		keys = `SELECT u.number, u.ord, cardinality(m.nums) AS total
-	FROM (SELECT array_agg(` + alias + `.number ORDER BY ` + f.order(alias) + `) AS nums
+	FROM (SELECT array_agg(` + alias + `.number ORDER BY ` + order + `) AS nums
 		FROM ` + matches + `) AS m
 	CROSS JOIN LATERAL unnest(m.nums[(SELECT ` + off + `::int) + 1 : (SELECT ` + off + `::int) + ` + strconv.Itoa(limit) + `])
 		WITH ORDINALITY AS u (number, ord)`
@@ -133,7 +143,7 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	query = `WITH k AS (
 	` + keys + `
 )
-SELECT ` + RowColumns + `, k.total, i.custom_packed, ` + defs + ` AS defs
+SELECT ` + RowColumns + `, k.total, i.custom_packed, ` + defs + ` AS defs, ` + headline + ` AS headline
 FROM k
 CROSS JOIN LATERAL (SELECT * FROM issues AS i WHERE ` + rowJoin + ` LIMIT 1) AS i
 ` + RowJoins + `
