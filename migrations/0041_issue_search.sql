@@ -33,18 +33,23 @@ $$;
 -- statement of its own, and reads them and their comments in the next, which (READ
 -- COMMITTED) takes a new snapshot: two transactions commenting on one issue at once then
 -- write in turn, the second reading the first's comment, and neither document misses one.
+--
+-- The ids are joined as a set (unnest), not compared by = ANY: a statement writing a
+-- hundred thousand issues syncs them in one call, and = ANY would test each row against
+-- every id.
 CREATE FUNCTION issue_search_sync(ids uuid[]) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM 1 FROM issues WHERE id = ANY (ids) ORDER BY id FOR NO KEY UPDATE;
+    PERFORM 1 FROM issues WHERE id IN (SELECT unnest(ids)) ORDER BY id FOR NO KEY UPDATE;
     INSERT INTO issue_search AS s (issue_id, project_id, doc)
     SELECT i.id, i.project_id, issue_search_text(i.key || ' ' || i.title, 'A')
         || issue_search_text(coalesce(i.description, ''), 'B')
         || issue_search_text(coalesce((SELECT string_agg(c.body, E'\n' ORDER BY c.created_at, c.id)
             FROM comments AS c WHERE c.issue_id = i.id AND c.deleted_at IS NULL), ''), 'C')
-    FROM issues AS i WHERE i.id = ANY (ids)
+    FROM issues AS i WHERE i.id IN (SELECT unnest(ids))
     ON CONFLICT (issue_id) DO UPDATE SET project_id = excluded.project_id, doc = excluded.doc
         WHERE s.doc IS DISTINCT FROM excluded.doc OR s.project_id IS DISTINCT FROM excluded.project_id;
-    DELETE FROM issue_search AS s WHERE s.issue_id = ANY (ids) AND NOT EXISTS (SELECT 1 FROM issues AS i WHERE i.id = s.issue_id);
+    DELETE FROM issue_search AS s WHERE s.issue_id IN (SELECT unnest(ids))
+        AND NOT EXISTS (SELECT 1 FROM issues AS i WHERE i.id = s.issue_id);
 END
 $$;
 
