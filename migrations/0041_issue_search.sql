@@ -11,9 +11,15 @@
 -- Kept current by triggers in the writing transaction (no nightly job): the write path
 -- of every issue and comment, the API's, the importer's and the service desk's alike,
 -- goes through them. docs/performance.md#search has their measured cost.
+--
+-- Project, number and key are copied from the issue, so a search without other filters
+-- reads the documents alone (the list's keys are project and number; an exact key
+-- ranks first).
 CREATE TABLE issue_search (
     issue_id   uuid PRIMARY KEY,
     project_id uuid NOT NULL,
+    number     integer NOT NULL,
+    key        text NOT NULL,
     doc        tsvector NOT NULL
 );
 ALTER TABLE issue_search SET (autovacuum_vacuum_insert_scale_factor = 0.01, autovacuum_vacuum_insert_threshold = 1000,
@@ -40,14 +46,15 @@ $$;
 CREATE FUNCTION issue_search_sync(ids uuid[]) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM 1 FROM issues WHERE id IN (SELECT unnest(ids)) ORDER BY id FOR NO KEY UPDATE;
-    INSERT INTO issue_search AS s (issue_id, project_id, doc)
-    SELECT i.id, i.project_id, issue_search_text(i.key || ' ' || i.title, 'A')
+    INSERT INTO issue_search AS s (issue_id, project_id, number, key, doc)
+    SELECT i.id, i.project_id, i.number, i.key, issue_search_text(i.key || ' ' || i.title, 'A')
         || issue_search_text(coalesce(i.description, ''), 'B')
         || issue_search_text(coalesce((SELECT string_agg(c.body, E'\n' ORDER BY c.created_at, c.id)
             FROM comments AS c WHERE c.issue_id = i.id AND c.deleted_at IS NULL), ''), 'C')
     FROM issues AS i WHERE i.id IN (SELECT unnest(ids))
-    ON CONFLICT (issue_id) DO UPDATE SET project_id = excluded.project_id, doc = excluded.doc
-        WHERE s.doc IS DISTINCT FROM excluded.doc OR s.project_id IS DISTINCT FROM excluded.project_id;
+    ON CONFLICT (issue_id) DO UPDATE SET project_id = excluded.project_id, number = excluded.number, key = excluded.key,
+        doc = excluded.doc
+        WHERE (s.project_id, s.number, s.key, s.doc) IS DISTINCT FROM (excluded.project_id, excluded.number, excluded.key, excluded.doc);
     DELETE FROM issue_search AS s WHERE s.issue_id IN (SELECT unnest(ids))
         AND NOT EXISTS (SELECT 1 FROM issues AS i WHERE i.id = s.issue_id);
 END
@@ -55,15 +62,15 @@ $$;
 
 -- Existing issues, before any trigger exists: the statement reads issues and comments
 -- under a plain read lock (writes go on meanwhile) and writes only the new table.
-INSERT INTO issue_search (issue_id, project_id, doc)
-SELECT i.id, i.project_id, issue_search_text(i.key || ' ' || i.title, 'A')
+INSERT INTO issue_search (issue_id, project_id, number, key, doc)
+SELECT i.id, i.project_id, i.number, i.key, issue_search_text(i.key || ' ' || i.title, 'A')
     || issue_search_text(coalesce(i.description, ''), 'B')
     || issue_search_text(coalesce((SELECT string_agg(c.body, E'\n' ORDER BY c.created_at, c.id)
         FROM comments AS c WHERE c.issue_id = i.id AND c.deleted_at IS NULL), ''), 'C')
 FROM issues AS i;
 
 CREATE INDEX issue_search_doc ON issue_search USING gin (doc);
-CREATE INDEX issue_search_project ON issue_search (project_id);
+CREATE INDEX issue_search_project ON issue_search (project_id, number);
 
 -- Issues: new rows per statement (an import or a bulk insert syncs once); a change of
 -- key, title or description per row, and only when one of them changed (a status

@@ -99,6 +99,13 @@ func TestSearchRankAndKey(t *testing.T) {
 	require.Equal(t, want, searchKeys(t, f, f.Owner.Access, q("zebra")))
 	require.Equal(t, want, listKeys(f, t, f.Owner.Access, q("zebra")))
 	require.Equal(t, []string{inComment, inDesc, inTitle}, listKeys(f, t, f.Owner.Access, q("zebra")+"&sort=createdAt"))
+	past := f.H.Do("GET", f.Path("/issues?"+q("zebra")+"&size=1&page=7"), nil, f.Owner.Access).JSON(t)
+	require.EqualValues(t, 3, past["totalElements"], "a page past the end still counts the matches")
+	require.Empty(t, past["content"])
+	// With another filter the issue rows are joined: still by rank.
+	require.Equal(t, []string{inTitle, inDesc, inComment}, listKeys(f, t, f.Owner.Access, q("zebra")+"&statusId="+f.Todo.String()))
+	f.Patch(t, inComment, map[string]any{"priority": "LOW"})
+	require.Equal(t, []string{inComment, inTitle, inDesc}, listKeys(f, t, f.Owner.Access, q("zebra")+"&sort=updatedAt"))
 
 	// Highlight: the page's rows carry the match, HTML-escaped, in <mark>.
 	f.Patch(t, inTitle, map[string]any{"description": "zebra & <b>friends</b>"})

@@ -28,22 +28,15 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	var ps params
 	project := ps.add(store.UUID(p.ID))
 	where := f.where(&ps, today)
-	// A search (f.Q) joins each issue's document and, without a sort, orders by rank;
-	// the page's rows carry a headline (on the page's rows alone: bounded by its size).
-	join, order, headline := "", f.order("i"), "NULL::text"
+	var sr search
 	if f.Q != "" {
-		sr := newSearch(&ps, f.Q, f.Lang)
-		join, where = " JOIN issue_search AS x ON x.issue_id = i.id", where+" AND "+sr.match
-		if f.Sort == "" {
-			order = sr.rank + ", i.number ASC"
-		}
-		headline = sr.headline
+		sr = newSearch(&ps, f.Q, f.Lang)
 	}
 	// terms: cf equalities alone, in key order, are answered by the narrow copy of the
 	// terms (issue_filter_terms, migration 0029); any other filtered list reads the
 	// issue rows' own.
 	terms, narrow := "", false
-	if where == "" && f.Sort != SortUpdated {
+	if where == "" && f.Q == "" && f.Sort != SortUpdated {
 		terms, narrow = customfield.Terms(conds, "t", ps.add)
 	}
 	if !narrow {
@@ -51,17 +44,39 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 			where += " AND " + cf
 		}
 	}
+	join := ""
 	if f.Overdue {
-		join += " JOIN workflow_statuses AS s ON s.id = i.status_id"
+		join = " JOIN workflow_statuses AS s ON s.id = i.status_id"
 	}
 	total := "(SELECT coalesce(max(issues), 0) FROM issue_counts WHERE project_id = " + project + ")"
 	count = "SELECT " + total
-	// matches is the FROM and WHERE of a filtered list's matches, as alias i or t.
+	// matches is the FROM and WHERE of a filtered list's matches, as alias (i, t or x),
+	// in order.
 	matches := "issues AS i" + join + "\n\t\tWHERE i.project_id = " + project + where
-	if narrow {
-		matches = "issue_filter_terms AS t\n\t\tWHERE t.project_id = " + project + " AND " + terms
+	alias, order, headline := "i", f.order("i"), "NULL::text"
+	switch {
+	case narrow:
+		alias = "t" // key order: the number is all it sorts by
+		matches, order = "issue_filter_terms AS t\n\t\tWHERE t.project_id = "+project+" AND "+terms, f.order("t")
+	case f.Q != "" && where == "" && f.Sort != SortUpdated:
+		// A search alone is answered by the documents (which carry project, number and
+		// key): no issue row is read but the page's.
+		alias = "x"
+		matches, order = "issue_search AS x\n\t\tWHERE x.project_id = "+project+" AND "+sr.match, f.order("x")
+	case f.Q != "":
+		matches = "issues AS i JOIN issue_search AS x ON x.issue_id = i.id" + join + "\n\t\tWHERE i.project_id = " + project +
+			where + " AND " + sr.match
 	}
-	if where != "" || narrow {
+	if f.Q != "" {
+		// Without a sort, by rank; the page's rows carry a headline (on the page's rows
+		// alone: its cost is bounded by the page size).
+		if f.Sort == "" {
+			order = sr.rank + ", " + alias + ".number ASC"
+		}
+		headline = sr.headline
+	}
+	filtered := where != "" || narrow || f.Q != ""
+	if filtered {
 		count = "SELECT count(*) FROM " + matches
 	}
 	// keys is the page's keys (k): the rows are joined on rowJoin and sorted by rowOrder.
@@ -73,7 +88,7 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	var keys string
 	rowJoin, rowOrder := "i.id = k.id", f.order("k")
 	switch {
-	case where != "" || narrow:
+	case filtered:
 		// Every match is read for the total anyway, so the matches' numbers are
 		// gathered in the list's order into one array, whose length is the total, and
 		// only the page's slice of it is joined back to issues (by the project's
@@ -83,10 +98,6 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		// page's rows are found by number and kept in the slice's order. The offset
 		// is clamped to what an array subscript holds: past the end either way.
 		off := ps.add(min(offset, math.MaxInt32-limit-1))
-		alias := "i"
-		if narrow {
-			alias, order = "t", f.order("t") // key order: the number is all it sorts by
-		}
 		keys = `SELECT u.number, u.ord, cardinality(m.nums) AS total
 	FROM (SELECT array_agg(` + alias + `.number ORDER BY ` + order + `) AS nums
 		FROM ` + matches + `) AS m

@@ -36,7 +36,8 @@ func searchConfig(lang string) string {
 	return "english"
 }
 
-// search is a full-text query's SQL on issue_search aliased x and issues aliased i:
+// search is a full-text query's SQL on issue_search aliased x (and, for the headline,
+// the page's issue aliased i):
 // match is the condition, rank the order (an exact key first, then ts_rank: weight A
 // (key, title) over B (description) over C (comments)), headline the page row's
 // snippet.
@@ -64,10 +65,11 @@ func newSearch(ps *params, q, lang string) search {
 		}
 		return p
 	}
-	tsq := "(SELECT " + parse(cfg) + " || " + parse("simple") + ")"
+	// The two parses are often the same query (words no stemmer changes): then once.
+	tsq := "(SELECT CASE WHEN l = s THEN l ELSE l || s END FROM (SELECT " + parse(cfg) + " AS l, " + parse("simple") + " AS s) AS p)"
 	key := "false"
 	if keyPattern.MatchString(q) { // an issue key as the whole text (ParseRef): found first
-		key = "i.key = upper(" + text + ")"
+		key = "x.key = upper(" + text + ")"
 	}
 	return search{
 		match: "x.doc @@ " + tsq,
@@ -102,7 +104,8 @@ type SearchScope struct {
 }
 
 // Search is one page of the issues of the projects matching q, best match first (an
-// exact key, then the rank, then the newest), with their headline, and the total.
+// exact key, then the rank, then the newest of its project), with their headline, and
+// the total.
 // Custom fields and versions are left out: the reply is a list of hits across
 // projects. One statement; a page past the end counts in one more.
 func (s *Service) Search(ctx context.Context, projects []SearchScope, q, lang string, offset, limit int) ([]*View, int, error) {
@@ -117,13 +120,12 @@ func (s *Service) Search(ctx context.Context, projects []SearchScope, q, lang st
 	var ps params
 	scope := ps.add(store.UUIDs(ids))
 	sr := newSearch(&ps, q, lang) // adds the text alone: the count reads ps[:2]
-	matches := `FROM issue_search AS x JOIN issues AS i ON i.id = x.issue_id
-		WHERE x.project_id = ANY (` + scope + `) AND ` + sr.match
+	matches := `FROM issue_search AS x WHERE x.project_id = ANY (` + scope + `) AND ` + sr.match
 	off := ps.add(offset)
 	query := `WITH k AS (
 	SELECT x.issue_id, row_number() OVER w AS ord, count(*) OVER () AS total
 	` + matches + `
-	WINDOW w AS (ORDER BY ` + sr.rank + `, i.created_at DESC, i.id)
+	WINDOW w AS (ORDER BY ` + sr.rank + `, x.number DESC, x.issue_id)
 	ORDER BY ord LIMIT ` + fmt.Sprint(limit) + ` OFFSET (SELECT ` + off + `::bigint)
 )
 SELECT ` + RowColumns + `, k.total, ` + sr.headline + `
