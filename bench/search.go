@@ -208,11 +208,7 @@ func runSearch(ctx context.Context, db *store.DB, bus *event.Bus, c *client, s *
 	// The backfill statement of migration 0041 over this project, into a scratch table.
 	t := time.Now()
 	if _, err := db.Pool.Exec(ctx, `CREATE TEMP TABLE search_backfill ON COMMIT DROP AS
-		SELECT i.id, i.project_id, issue_search_text(i.key || ' ' || i.title, 'A')
-			|| issue_search_text(coalesce(i.description, ''), 'B')
-			|| issue_search_text(coalesce((SELECT string_agg(c.body, E'\n' ORDER BY c.created_at, c.id)
-				FROM comments AS c WHERE c.issue_id = i.id AND c.deleted_at IS NULL), ''), 'C') AS doc
-		FROM issues AS i WHERE i.project_id = $1`, projectID); err != nil {
+		SELECT * FROM issue_search_rows(ARRAY(SELECT id FROM issues WHERE project_id = $1))`, projectID); err != nil {
 		return res, fmt.Errorf("backfill: %w", err)
 	}
 	res.backfill = time.Since(t)

@@ -1,9 +1,12 @@
 -- Ranked full-text search over issues (docs/api-conventions.md#search).
 --
--- issue_search holds one tsvector per issue: key and title weighted A, description B,
--- the comments (not deleted) C, each in the `simple` configuration and stemmed by
--- `english` and `german`, so a query parsed in the reader's language finds the stemmed
--- words and one in `simple` finds the words as written. It is a table of its own rather
+-- issue_search holds two tsvectors per issue, one per language a reader can have:
+-- doc_en stemmed by `english`, doc_de by `german`, each with key and title weighted A
+-- (also in the `simple` configuration: the words as written, stop words included),
+-- description B, the comments (not deleted) C. A query parsed in the reader's language
+-- and in `simple` is matched against that language's document alone: a document of all
+-- three configurations at once was three times the bytes each match decompresses and
+-- ranks (docs/performance.md#search). It is a table of its own rather
 -- than a column of issues: the list reads issue rows by the hundred, and a document of
 -- every comment would widen each of them; and building it for existing issues writes
 -- no issue row (no row lock, no dead tuple on the busiest table).
@@ -20,18 +23,33 @@ CREATE TABLE issue_search (
     project_id uuid NOT NULL,
     number     integer NOT NULL,
     key        text NOT NULL,
-    doc        tsvector NOT NULL
+    doc_en     tsvector NOT NULL,
+    doc_de     tsvector NOT NULL
 );
 ALTER TABLE issue_search SET (autovacuum_vacuum_insert_scale_factor = 0.01, autovacuum_vacuum_insert_threshold = 1000,
     autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
 
--- issue_search_text is one field's part of the document: the text in each configuration,
--- at one weight. The text is cut at 200,000 characters: a tsvector holds 1 MB and
--- positions up to 16,383, and the cut bounds what one write costs.
-CREATE FUNCTION issue_search_text(body text, w "char") RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT setweight(to_tsvector('simple'::regconfig, left(body, 200000)), w)
-        || setweight(to_tsvector('english'::regconfig, left(body, 200000)), w)
-        || setweight(to_tsvector('german'::regconfig, left(body, 200000)), w)
+-- issue_search_doc is an issue's document in configuration cfg. Each text is cut at
+-- 200,000 characters: a tsvector holds 1 MB and positions up to 16,383, and the cut
+-- bounds what one write costs.
+CREATE FUNCTION issue_search_doc(cfg regconfig, head text, description text, comments text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT setweight(to_tsvector('simple'::regconfig, left(head, 200000)), 'A')
+        || setweight(to_tsvector(cfg, left(head, 200000)), 'A')
+        || setweight(to_tsvector(cfg, left(coalesce(description, ''), 200000)), 'B')
+        || setweight(to_tsvector(cfg, left(coalesce(comments, ''), 200000)), 'C')
+$$;
+
+-- issue_search_rows are the rows of issue_search for the issues of ids.
+CREATE FUNCTION issue_search_rows(ids uuid[]) RETURNS TABLE (issue_id uuid, project_id uuid, number integer, key text,
+    doc_en tsvector, doc_de tsvector) LANGUAGE sql STABLE AS $$
+    SELECT i.id, i.project_id, i.number, i.key,
+        issue_search_doc('english', i.key || ' ' || i.title, i.description, c.body),
+        issue_search_doc('german', i.key || ' ' || i.title, i.description, c.body)
+    FROM issues AS i
+    LEFT JOIN LATERAL (SELECT string_agg(c.body, E'\n' ORDER BY c.created_at, c.id) AS body
+        FROM comments AS c WHERE c.issue_id = i.id AND c.deleted_at IS NULL) AS c ON true
+    WHERE i.id IN (SELECT unnest(ids))
 $$;
 
 -- issue_search_sync writes the documents of the issues ids names (an issue that is gone
@@ -46,15 +64,12 @@ $$;
 CREATE FUNCTION issue_search_sync(ids uuid[]) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM 1 FROM issues WHERE id IN (SELECT unnest(ids)) ORDER BY id FOR NO KEY UPDATE;
-    INSERT INTO issue_search AS s (issue_id, project_id, number, key, doc)
-    SELECT i.id, i.project_id, i.number, i.key, issue_search_text(i.key || ' ' || i.title, 'A')
-        || issue_search_text(coalesce(i.description, ''), 'B')
-        || issue_search_text(coalesce((SELECT string_agg(c.body, E'\n' ORDER BY c.created_at, c.id)
-            FROM comments AS c WHERE c.issue_id = i.id AND c.deleted_at IS NULL), ''), 'C')
-    FROM issues AS i WHERE i.id IN (SELECT unnest(ids))
+    INSERT INTO issue_search AS s (issue_id, project_id, number, key, doc_en, doc_de)
+    SELECT * FROM issue_search_rows(ids)
     ON CONFLICT (issue_id) DO UPDATE SET project_id = excluded.project_id, number = excluded.number, key = excluded.key,
-        doc = excluded.doc
-        WHERE (s.project_id, s.number, s.key, s.doc) IS DISTINCT FROM (excluded.project_id, excluded.number, excluded.key, excluded.doc);
+        doc_en = excluded.doc_en, doc_de = excluded.doc_de
+        WHERE (s.project_id, s.number, s.key, s.doc_en, s.doc_de)
+            IS DISTINCT FROM (excluded.project_id, excluded.number, excluded.key, excluded.doc_en, excluded.doc_de);
     DELETE FROM issue_search AS s WHERE s.issue_id IN (SELECT unnest(ids))
         AND NOT EXISTS (SELECT 1 FROM issues AS i WHERE i.id = s.issue_id);
 END
@@ -62,14 +77,10 @@ $$;
 
 -- Existing issues, before any trigger exists: the statement reads issues and comments
 -- under a plain read lock (writes go on meanwhile) and writes only the new table.
-INSERT INTO issue_search (issue_id, project_id, number, key, doc)
-SELECT i.id, i.project_id, i.number, i.key, issue_search_text(i.key || ' ' || i.title, 'A')
-    || issue_search_text(coalesce(i.description, ''), 'B')
-    || issue_search_text(coalesce((SELECT string_agg(c.body, E'\n' ORDER BY c.created_at, c.id)
-        FROM comments AS c WHERE c.issue_id = i.id AND c.deleted_at IS NULL), ''), 'C')
-FROM issues AS i;
+INSERT INTO issue_search (issue_id, project_id, number, key, doc_en, doc_de) SELECT * FROM issue_search_rows(ARRAY(SELECT id FROM issues));
 
-CREATE INDEX issue_search_doc ON issue_search USING gin (doc);
+CREATE INDEX issue_search_doc_en ON issue_search USING gin (doc_en);
+CREATE INDEX issue_search_doc_de ON issue_search USING gin (doc_de);
 CREATE INDEX issue_search_project ON issue_search (project_id, number);
 
 -- Issues: new rows per statement (an import or a bulk insert syncs once); a change of

@@ -26,14 +26,14 @@ func QueryTerms(q string) int {
 	return len(strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }))
 }
 
-// searchConfig is the stemming configuration of a reply language (domain/locale): a
-// query is parsed by it and by `simple`, and both are matched against the document of
-// migration 0041, which holds the text in all three configurations.
-func searchConfig(lang string) string {
+// searchConfig is the stemming configuration of a reply language (domain/locale) and
+// its document of migration 0041: a query is parsed by it and by `simple` (the document
+// holds key and title in both) and matched against that document.
+func searchConfig(lang string) (cfg, doc string) {
 	if lang == "de" {
-		return "german"
+		return "german", "x.doc_de"
 	}
-	return "english"
+	return "english", "x.doc_en"
 }
 
 // search is a full-text query's SQL on issue_search aliased x (and, for the headline,
@@ -51,7 +51,7 @@ type search struct {
 // sub-select: planned as an InitPlan, parsed once per statement.
 func newSearch(ps *params, q, lang string) search {
 	text := ps.add(q)
-	cfg := searchConfig(lang)
+	cfg, doc := searchConfig(lang)
 	prefix := !strings.HasSuffix(q, `"`)
 	if fields := strings.Fields(q); len(fields) > 0 && strings.HasPrefix(fields[len(fields)-1], "-") {
 		prefix = false
@@ -72,8 +72,8 @@ func newSearch(ps *params, q, lang string) search {
 		key = "x.key = upper(" + text + ")"
 	}
 	return search{
-		match: "x.doc @@ " + tsq,
-		rank:  "(" + key + ") DESC, ts_rank(x.doc, " + tsq + ") DESC",
+		match: doc + " @@ " + tsq,
+		rank:  "(" + key + ") DESC, ts_rank(" + doc + ", " + tsq + ") DESC",
 		headline: "ts_headline('" + cfg + "', translate(left(i.title || E'\\n' || coalesce(i.description, '') || E'\\n' || coalesce((" +
 			"SELECT string_agg(c.body, E'\\n' ORDER BY c.created_at, c.id) FROM (SELECT c.body, c.created_at, c.id FROM comments AS c " +
 			"WHERE c.issue_id = i.id AND c.deleted_at IS NULL ORDER BY c.created_at, c.id LIMIT 20) AS c), ''), " +
