@@ -31,6 +31,7 @@ type searchResult struct {
 	issues, comments             int
 	matches                      []int
 	list, api, ilike, ilikeWords result
+	selective                    result // the queries matching under 1 % of the issues
 	commentOn, commentOff        result
 	titleOn, titleOff            result
 }
@@ -149,6 +150,18 @@ func runSearch(ctx context.Context, db *store.DB, bus *event.Bus, c *client, s *
 		_, _, err := svc.List(ctx, p, issue.Filter{Q: pick(seq), Lang: "en"}, 0, 50)
 		return err
 	})
+	var narrow []string
+	for i, q := range queries {
+		if res.matches[i]*100 < o.issues {
+			narrow = append(narrow, q)
+		}
+	}
+	if len(narrow) > 0 {
+		res.selective = run(func(ctx context.Context, _, seq int) error {
+			_, _, err := svc.List(ctx, p, issue.Filter{Q: narrow[seq%len(narrow)], Lang: "en"}, 0, 50)
+			return err
+		})
+	}
 	res.api = run(func(ctx context.Context, w, seq int) error {
 		return c.get("/api/v1/projects/"+key+"/issues?size=50&q="+url.QueryEscape(pick(seq)), s.token)(ctx, w, seq)
 	})
@@ -228,6 +241,7 @@ func printSearch(o searchOptions, r searchResult) {
 		r    result
 	}{
 		{"full-text, issue.Service.List (rank, highlight)", r.list},
+		{"full-text, the queries matching < 1 % of issues", r.selective},
 		{"full-text, GET /issues?q= over HTTP", r.api},
 		{"ILIKE text in title or description (old q)", r.ilike},
 		{"ILIKE each word in title, description, comments", r.ilikeWords},
