@@ -22,6 +22,10 @@
 // The sla phase (-sla-issues, -sla-scans) times the SLA breach monitor's periodic scan
 // over 100,000 running timers and prints its plan.
 //
+// The search phase (-search-issues, -search-comments, -search-c) seeds a project of
+// 100,000 issues with comments and prints the p99 of two-word full-text searches beside
+// ILIKE on the same rows, and the search triggers' cost on writes.
+//
 // The automation phase (-auto-rules, -auto-events, -auto-rate) saves 200 rules in the
 // project, starts two `taskweave worker` processes and emits 1,000 issue events on the
 // server's bus: events/s until every evaluation (and every chain the rules' own changes
@@ -79,6 +83,7 @@ type options struct {
 	deliver    deliverOptions
 	automation automationOptions
 	sla        slaOptions
+	search     searchOptions
 	scale      scaleOptions
 	// freshCreates is how many issues the fresh phase creates before it lists.
 	freshCreates int
@@ -99,7 +104,10 @@ func main() {
 	flag.BoolVar(&o.audit, "audit", false, "switch the WRITE audit level on (creates then enqueue an audit job)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the load phases to this file")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile (whole run) to this file")
-	flag.StringVar(&o.phases, "phases", "list,pages,fresh,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation,tasks", "phases to run, comma-separated (scale, list, pages, fresh, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation, tasks)")
+	flag.StringVar(&o.phases, "phases", "list,pages,fresh,create,pgbench,create64,raw,board,fanout,deliver,crash,sla,automation,tasks,search", "phases to run, comma-separated (scale, list, pages, fresh, create, pgbench, create64, raw, board, fanout, deliver, crash, sla, automation, tasks, search)")
+	flag.IntVar(&o.search.issues, "search-issues", 100000, "issues of the search phase's project")
+	flag.IntVar(&o.search.comments, "search-comments", 2, "comments per issue of the search phase, on average")
+	flag.IntVar(&o.search.clients, "search-c", 4, "concurrent clients of the search phase")
 	flag.IntVar(&o.sla.issues, "sla-issues", 100000, "issues with running SLA timers in the sla phase")
 	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
 	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
@@ -336,6 +344,13 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("sla phase: %w", err)
 		}
 		printSLA(o.sla, res)
+	}
+	if hasPhase(o.phases, "search") {
+		res, err := runSearch(ctx, db, srv.Bus(), c, s, o.search, o.duration)
+		if err != nil {
+			return fmt.Errorf("search phase: %w", err)
+		}
+		printSearch(o.search, res)
 	}
 	if strings.Contains(o.phases, "automation") {
 		res, err := runAutomation(ctx, db, url, srv.Bus(), c, s, o.automation)

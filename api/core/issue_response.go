@@ -48,6 +48,8 @@ type IssueResponse struct {
 	// ImportedKey is the original key of an imported issue, null otherwise
 	// (docs/tasks.md#import).
 	ImportedKey *string `json:"importedKey"`
+	// Highlight is a searched list's snippet: HTML-escaped text, each match in <mark>.
+	Highlight *string `json:"highlight,omitempty"`
 }
 
 // IssueLabelResponse is a label on an issue.
@@ -72,7 +74,7 @@ func ToIssueResponse(v *issue.View) IssueResponse {
 		ProjectID: v.ProjectID, AssigneeID: v.AssigneeID, AssigneeName: v.AssigneeName, ReporterID: v.ReporterID,
 		ReporterName: v.ReporterName, ParentID: v.ParentID, SprintID: v.SprintID, SprintName: v.SprintName,
 		CreatedAt: Instant(v.CreatedAt), UpdatedAt: Instant(v.UpdatedAt), ProjectKey: v.ProjectKey,
-		SLAStartTime: InstantPtr(v.SLAStartTime), ImportedKey: v.ImportedKey,
+		SLAStartTime: InstantPtr(v.SLAStartTime), ImportedKey: v.ImportedKey, Highlight: v.Highlight,
 		Refs: []IssueRefResponse{}, CustomFields: ToCustomFieldValueResponses(v.CustomFields),
 		Labels:      make([]IssueLabelResponse, len(v.Labels)),
 		FixVersions: ToVersionResponses(v.FixVersions), AffectsVersions: ToVersionResponses(v.AffectsVersions),

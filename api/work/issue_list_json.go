@@ -139,6 +139,10 @@ func appendIssue(b []byte, r *core.IssueResponse) (_ []byte, ok bool) {
 	b = appendStringPtr(b, r.SLAStartTime)
 	b = append(b, `,"importedKey":`...)
 	b = appendStringPtr(b, r.ImportedKey)
+	if r.Highlight != nil {
+		b = append(b, `,"highlight":`...)
+		b = appendJSONString(b, *r.Highlight)
+	}
 	return append(b, '}'), true
 }
 

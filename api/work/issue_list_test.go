@@ -78,10 +78,10 @@ func TestIssueListFilters(t *testing.T) {
 		{"priority=HIGH", []string{A, C}},
 		{"priority=HIGH&type=BUG", []string{A}},
 		{"parentId=" + a["id"].(string), []string{C, D}},
-		{"q=login", []string{A, B}},
+		{"q=login", []string{A, B}}, // by rank: the title's match above the description's
 		{"q=LOGIN&priority=LOW", []string{B}},
 		{"q=" + url.QueryEscape("100%"), []string{C}},
-		{"q=" + url.QueryEscape("%"), []string{C}},
+		{"q=" + url.QueryEscape("%"), []string{}}, // no word: nothing matches
 		{"q=_", []string{}},
 		{"overdue=true&labelId=" + l1, []string{A}},
 		{"backlog=true&sprintId=" + sprint, []string{}},

@@ -200,6 +200,8 @@ func filterProblem(err error) error {
 		return core.BadRequest("INVALID_ENUM", "field", fe.Field, "values", fe.Values)
 	case "INVALID_UUID":
 		return core.BadRequest("INVALID_UUID", "field", fe.Field)
+	case "SEARCH_TOO_LONG":
+		return searchTooLong()
 	case "TOO_MANY_FILTERS":
 		e := core.BadRequest("TOO_MANY_FILTERS", "field", fe.Field, "max", fe.Max)
 		e.Details = map[string]string{"field": fe.Field, "max": fe.Max}

@@ -61,7 +61,7 @@ func (s *handlers) listIssues(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f.FieldTypes = types
+	f.FieldTypes, f.Lang = types, core.Language(c)
 	if f.After, err = issueListAfter(pr, a, f); err != nil {
 		return err
 	}

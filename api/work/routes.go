@@ -43,6 +43,7 @@ func (s *handlers) taskRoutes(r fiber.Router) {
 // issueRoutes registers the issue endpoints on the authenticated /api/v1 router.
 // {issueKey} is an issue key (ABC-12) or the issue's UUID on every method.
 func (s *handlers) issueRoutes(r fiber.Router) {
+	r.Get("/search", s.search)
 	r.Get("/projects/:key/issues", s.listIssues)
 	r.Post("/projects/:key/issues", s.createIssue)
 	r.Get("/projects/:key/issues/:issueKey", s.getIssue)

@@ -178,6 +178,9 @@ type View struct {
 	// recorded as ISSUE_VIEWED. Get reads the toggle with the issue, so a read with the
 	// level off costs no statement more.
 	ViewAudited bool `bun:"view_audited"`
+	// Highlight is a searched list's snippet of the row's text, HTML-escaped with each
+	// match in <mark> (Highlight); nil elsewhere.
+	Highlight *string `bun:"-"`
 }
 
 // dateString renders a plain date, or "" for none.

@@ -59,11 +59,12 @@ func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit i
 }
 
 // listScan reads the rows of listStatement: RowColumns (RowScan), then the total, the
-// packed custom field values and the packed field definitions.
+// packed custom field values, the packed field definitions and the search headline.
 type listScan struct {
-	row     RowScan
-	values  pgtype.Text
-	rawDefs *string
+	row      RowScan
+	values   pgtype.Text
+	rawDefs  *string
+	headline pgtype.Text
 }
 
 // scan reads one list row into v and the total into total. The field definitions are
@@ -74,9 +75,10 @@ func (sc *listScan) scan(rows Scanner, v *View, total *int, lf *listFields) erro
 	if lf.loaded {
 		defsDst = nil
 	}
-	if err := sc.row.Scan(rows, v, total, &sc.values, defsDst); err != nil {
+	if err := sc.row.Scan(rows, v, total, &sc.values, defsDst, &sc.headline); err != nil {
 		return err
 	}
+	v.Highlight = Highlight(sc.headline)
 	if !lf.loaded {
 		if err := lf.decode(sc.rawDefs); err != nil {
 			return err

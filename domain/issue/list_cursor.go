@@ -25,6 +25,8 @@ type ListKey struct {
 // computed one, such as a search rank: Keyset is false).
 func (f Filter) OrderName() string {
 	switch {
+	case f.Q != "" && f.Sort == "":
+		return "" // by rank: no key to walk
 	case f.Sort == SortUpdated:
 		return OrderUpdated
 	case f.Overdue && f.Sort == "":

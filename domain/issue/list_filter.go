@@ -30,8 +30,11 @@ type Filter struct {
 	Type             string
 	Priority         string
 	Backlog          bool
-	// Q is a case-insensitive substring of title or description.
+	// Q is a full-text search (newSearch) over key, title, description and comments;
+	// without a Sort the list is in rank order.
 	Q string
+	// Lang is the reader's language (domain/locale), which picks Q's stemming.
+	Lang string
 	// Sort is SortCreated (key number ascending, the default) or SortUpdated (newest
 	// change first); without an explicit sort, Overdue orders by due date ascending.
 	Sort string
@@ -46,9 +49,6 @@ type Filter struct {
 	// after it in the order, found by a keyset predicate (list_cursor.go), not an offset.
 	After *ListKey
 }
-
-// likeEscaper makes user text literal inside an ILIKE pattern.
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // params collects positional arguments; the SQL text then depends only on which
 // filters are set (and the page size), so each shape is prepared once per connection
@@ -102,10 +102,6 @@ func (f Filter) where(ps *params, today time.Time) string {
 	}
 	if f.Backlog {
 		c = append(c, "i.sprint_id IS NULL")
-	}
-	if f.Q != "" {
-		pattern := ps.add("%" + likeEscaper.Replace(f.Q) + "%")
-		c = append(c, "(i.title ILIKE "+pattern+" OR i.description ILIKE "+pattern+")")
 	}
 	if len(c) == 0 {
 		return ""

@@ -102,6 +102,9 @@ func ParseFilter(q FilterQuery, me uuid.UUID) (Filter, error) {
 	if !utf8.ValidString(f.Q) || strings.ContainsRune(f.Q, 0) {
 		return f, &FilterError{Reason: "INVALID_QUERY", Field: "q"}
 	}
+	if utf8.RuneCountInString(f.Q) > MaxQueryLength || QueryTerms(f.Q) > MaxQueryTerms {
+		return f, &FilterError{Reason: "SEARCH_TOO_LONG", Field: "q"}
+	}
 	// cf=<fieldId>:<value>, repeatable; the value may hold colons itself. Whether it fits
 	// the field's type is the list's to say, which reads the types.
 	// At most customfield.MaxFilters of them: a list's cost grows with its terms.

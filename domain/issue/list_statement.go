@@ -33,11 +33,15 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	var ps params
 	project := ps.add(store.UUID(p.ID))
 	where := f.where(&ps, today)
+	var sr search
+	if f.Q != "" {
+		sr = newSearch(&ps, f.Q, f.Lang)
+	}
 	// terms: cf equalities alone, in key order, are answered by the narrow copy of the
 	// terms (issue_filter_terms, migration 0029); any other filtered list reads the
 	// issue rows' own.
 	terms, narrow := "", false
-	if where == "" && f.Sort != SortUpdated {
+	if where == "" && f.Q == "" && f.Sort != SortUpdated {
 		terms, narrow = customfield.Terms(conds, "t", ps.add)
 	}
 	if !narrow {
@@ -51,12 +55,33 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	}
 	total := "(SELECT coalesce(max(issues), 0) FROM issue_counts WHERE project_id = " + project + ")"
 	count = "SELECT " + total
-	// matches is the FROM and WHERE of a filtered list's matches, as alias i or t.
+	// matches is the FROM and WHERE of a filtered list's matches, as alias (i, t or x),
+	// in order.
 	matches := "issues AS i" + join + "\n\t\tWHERE i.project_id = " + project + where
-	if narrow {
-		matches = "issue_filter_terms AS t\n\t\tWHERE t.project_id = " + project + " AND " + terms
+	alias, order, headline := "i", f.order("i"), "NULL::text"
+	switch {
+	case narrow:
+		alias = "t" // key order: the number is all it sorts by
+		matches, order = "issue_filter_terms AS t\n\t\tWHERE t.project_id = "+project+" AND "+terms, f.order("t")
+	case f.Q != "" && where == "" && f.Sort != SortUpdated:
+		// A search alone is answered by the documents (which carry project, number and
+		// key): no issue row is read but the page's.
+		alias = "x"
+		matches, order = "issue_search AS x\n\t\tWHERE x.project_id = "+project+" AND "+sr.match, f.order("x")
+	case f.Q != "":
+		matches = "issues AS i JOIN issue_search AS x ON x.issue_id = i.id" + join + "\n\t\tWHERE i.project_id = " + project +
+			where + " AND " + sr.match
 	}
-	if where != "" || narrow {
+	if f.Q != "" {
+		// Without a sort, by rank; the page's rows carry a headline (on the page's rows
+		// alone: its cost is bounded by the page size).
+		if f.Sort == "" {
+			order = sr.rank + ", " + alias + ".number ASC"
+		}
+		headline = sr.headline
+	}
+	filtered := where != "" || narrow || f.Q != ""
+	if filtered {
 		count = "SELECT count(*) FROM " + matches
 	}
 	// keys is the page's keys (k): the rows are joined on rowJoin and sorted by rowOrder.
@@ -70,20 +95,17 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	countArgs = len(ps)
 	switch {
 	case f.After != nil:
-		// The count runs on the arguments before the keyset's (countArgs).
-		alias := "i"
-		if narrow {
-			alias = "t" // key order: the number is all it sorts by
-		}
-		if where != "" || narrow {
+		// The count runs on the arguments before the keyset's (countArgs). A search
+		// walks by cursor only in an explicit sort (Filter.OrderName): rank is no key.
+		if filtered {
 			total = "(SELECT count(*) FROM " + matches + ")"
 		}
 		keys = `SELECT ` + alias + `.number, ` + total + ` AS total
 	FROM ` + matches + ` AND ` + f.keyset(&ps, alias) + `
-	ORDER BY ` + f.order(alias) + `
+	ORDER BY ` + order + `
 	LIMIT ` + strconv.Itoa(limit)
 		rowJoin, rowOrder = "i.project_id = "+project+" AND i.number = k.number", f.order("i")
-	case where != "" || narrow:
+	case filtered:
 		// Every match is read for the total anyway, so the matches' numbers are
 		// gathered in the list's order into one array, whose length is the total, and
 		// only the page's slice of it is joined back to issues (by the project's
@@ -94,12 +116,8 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		// is clamped to what an array subscript holds: past the end either way.
 		off := ps.add(min(offset, math.MaxInt32-limit-1))
 		countArgs = len(ps) - 1
-		alias := "i"
-		if narrow {
-			alias = "t" // key order: the number is all it sorts by
-		}
 		keys = `SELECT u.number, u.ord, cardinality(m.nums) AS total
-	FROM (SELECT array_agg(` + alias + `.number ORDER BY ` + f.order(alias) + `) AS nums
+	FROM (SELECT array_agg(` + alias + `.number ORDER BY ` + order + `) AS nums
 		FROM ` + matches + `) AS m
 	CROSS JOIN LATERAL unnest(m.nums[(SELECT ` + off + `::int) + 1 : (SELECT ` + off + `::int) + ` + strconv.Itoa(limit) + `])
 		WITH ORDINALITY AS u (number, ord)`
@@ -154,7 +172,7 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	query = `WITH k AS (
 	` + keys + `
 )
-SELECT ` + RowColumns + `, k.total, i.custom_packed, ` + defs + ` AS defs
+SELECT ` + RowColumns + `, k.total, i.custom_packed, ` + defs + ` AS defs, ` + headline + ` AS headline
 FROM k
 CROSS JOIN LATERAL (SELECT * FROM issues AS i WHERE ` + rowJoin + ` LIMIT 1) AS i
 ` + RowJoins + `

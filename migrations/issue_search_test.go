@@ -1,0 +1,78 @@
+package migrations_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/migrations"
+)
+
+// TestIssueSearchBackfill: migration 0041 on a database that already holds issues and
+// comments gives each issue its documents (a deleted comment left out), and its triggers
+// keep them from then on.
+func TestIssueSearchBackfill(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := emptyPool(t)
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	require.NoError(t, err)
+	_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	require.NoError(t, err)
+	all, err := migrations.All()
+	require.NoError(t, err)
+	apply := func(m migrations.Migration) {
+		t.Helper()
+		require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, m.SQL)
+			return err
+		}), m.Name)
+	}
+	var search migrations.Migration
+	for _, m := range all {
+		if m.Version < 41 {
+			apply(m)
+		} else if m.Version == 41 {
+			search = m
+		}
+	}
+	require.Equal(t, 41, search.Version)
+
+	_, err = pool.Exec(ctx, `
+		INSERT INTO users (id, email, display_name) VALUES ('00000000-0000-0000-0000-000000000001', 'm@example.com', 'M');
+		INSERT INTO projects (id, key, name, owner_id) VALUES ('00000000-0000-0000-0000-000000000002', 'MIG', 'M', '00000000-0000-0000-0000-000000000001');
+		INSERT INTO workflows (id, name, project_id) VALUES ('00000000-0000-0000-0000-000000000003', 'W', '00000000-0000-0000-0000-000000000002');
+		INSERT INTO workflow_statuses (id, workflow_id, name, category) VALUES
+			('00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000003', 'To Do', 'TODO');
+		INSERT INTO issues (id, project_id, number, key, title, description, status_id, reporter_id, updated_at) VALUES
+			('00000000-0000-0000-0000-000000000011', '00000000-0000-0000-0000-000000000002', 1, 'MIG-1', 'Running tests',
+			 'Drei Läufe', '00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000001', now() - interval '2 days'),
+			('00000000-0000-0000-0000-000000000012', '00000000-0000-0000-0000-000000000002', 2, 'MIG-2', 'Other', NULL,
+			 '00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000001', now() - interval '2 days');
+		INSERT INTO comments (issue_id, body, updated_at, deleted_at) VALUES
+			('00000000-0000-0000-0000-000000000012', 'a giraffe', now() - interval '2 days', NULL),
+			('00000000-0000-0000-0000-000000000012', 'an elephant', now() - interval '2 days', now() - interval '2 days');`)
+	require.NoError(t, err)
+	apply(search)
+
+	match := func(doc, query string) []string {
+		t.Helper()
+		rows, err := pool.Query(ctx, "SELECT key FROM issue_search WHERE "+doc+" @@ "+query+" ORDER BY key")
+		require.NoError(t, err)
+		keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return keys
+	}
+	require.Equal(t, []string{"MIG-1"}, match("doc_en", "to_tsquery('english', 'run')"))
+	require.Equal(t, []string{"MIG-1"}, match("doc_de", "to_tsquery('german', 'Lauf')"))
+	require.Equal(t, []string{"MIG-2"}, match("doc_en", "to_tsquery('english', 'giraffe')"))
+	require.Empty(t, match("doc_en", "to_tsquery('english', 'elephant')"), "a deleted comment is left out")
+
+	_, err = pool.Exec(ctx, `INSERT INTO comments (issue_id, body) VALUES ('00000000-0000-0000-0000-000000000011', 'zebra')`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"MIG-1"}, match("doc_en", "to_tsquery('english', 'zebra')"), "the triggers keep the documents")
+}
