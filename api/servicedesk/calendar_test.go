@@ -38,6 +38,13 @@ func TestSLACalendars(t *testing.T) {
 	apitest.RequireProblem(t, h.Do("GET", cals, nil, f.Outsider.Access), 403, "FORBIDDEN", apitest.Reason("NOT_A_MEMBER"))
 	require.Equal(t, 0, h.Count("SELECT count(*) FROM sla_calendars AS c JOIN service_desks AS d ON d.id = c.service_desk_id WHERE d.project_id = $1", f.ProjectID))
 
+	// A strict request names a member the calendar does not read (a misspelt one).
+	typo := officeCalendar()
+	typo["holidayCountry"] = "DE"
+	strict := h.Do("POST", cals, typo, f.Owner.Access, "Prefer", "handling=strict")
+	apitest.RequireProblem(t, strict, 400, "BAD_REQUEST", apitest.Reason("UNKNOWN_MEMBER"))
+	require.Contains(t, string(strict.Body), "holidayCountry")
+
 	// Validation: nothing is written.
 	for _, tc := range []struct {
 		change       map[string]any

@@ -73,7 +73,7 @@ func minutesOfDay(s string) int16 {
 // required; an unknown day or country is BAD_REQUEST INVALID_ENUM; a blank or long
 // name, an unknown time zone, a malformed time, hours that end before they start, no
 // working day, a malformed date or too many holidays VALIDATION_ERRORs.
-func parseCalendar(body []byte) (servicedesk.NewCalendar, error) {
+func parseCalendar(body core.Body) (servicedesk.NewCalendar, error) {
 	var r struct {
 		Name         *string  `json:"name"`
 		Timezone     *string  `json:"timezone"`
@@ -86,7 +86,7 @@ func parseCalendar(body []byte) (servicedesk.NewCalendar, error) {
 		Holidays        []string `json:"holidays"`
 	}
 	var in servicedesk.NewCalendar
-	if err := core.DecodeJSON(body, &r); err != nil {
+	if err := body.Decode(&r); err != nil {
 		return in, err
 	}
 	switch {
@@ -165,7 +165,7 @@ func (s *handlers) createCalendar(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseCalendar(c.Body())
+	in, err := parseCalendar(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (s *handlers) updateCalendar(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseCalendar(c.Body())
+	in, err := parseCalendar(core.BodyOf(c))
 	if err != nil {
 		return err
 	}
