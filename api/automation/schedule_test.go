@@ -2,6 +2,7 @@ package automation_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -274,16 +275,18 @@ func TestScheduledRunAppliesFilterConditionsAndBudget(t *testing.T) {
 	require.Equal(t, 2.0, autoMetric(t, reg, "taskweave_automation_evaluations_total", map[string]string{"trigger": "SCHEDULED", "outcome": "success"}))
 }
 
-// TestScheduledRuleMissedSlotsRunOnce: a rule due three hours ago (36 slots of every
-// five minutes missed while no worker ran) runs once, for the slot it was due at, and
-// its next slot is the first one after now.
+// TestScheduledRuleMissedSlotsRunOnce: a daily rule due three hours ago (missed while no
+// worker ran) runs once, for the slot it was due at, and its next slot is the first one
+// after now. A daily slot keeps the real clock from bringing another slot due while the
+// test runs (an every-five-minutes schedule did, near a five-minute boundary).
 func TestScheduledRuleMissedSlotsRunOnce(t *testing.T) {
 	t.Parallel()
 	h := apitest.New(t, apitest.Options{})
 	f := apitest.NewProject(t, h)
 	issueID, _ := autoIssue(f, t, f.Owner, map[string]any{"title": "A"})
-	id := autoRule(f, t, schedRule(nil))["id"].(string)
-	missed := time.Now().Add(-3 * time.Hour).Truncate(5 * time.Minute)
+	missed := time.Now().UTC().Add(-3 * time.Hour).Truncate(time.Minute)
+	daily := fmt.Sprintf("%d %d * * *", missed.Minute(), missed.Hour())
+	id := autoRule(f, t, schedRule(map[string]any{"schedule": daily}))["id"].(string)
 	schedDue(t, h, id, missed)
 
 	schedWorker(t, h, "late", nil)
@@ -291,13 +294,11 @@ func TestScheduledRuleMissedSlotsRunOnce(t *testing.T) {
 	time.Sleep(time.Second) // ten more scans
 	runs := schedRuns(t, f, id)
 	require.Len(t, runs, 1, "one run, not one per missed slot")
-	require.Equal(t, missed.UTC().Format(time.RFC3339), runs[0]["slot"])
+	require.Equal(t, missed.Format(time.RFC3339), runs[0]["slot"])
 	require.Equal(t, 1, h.Count("SELECT count(*) FROM comments WHERE issue_id = $1 AND rule_id = $2", issueID, id))
 	var next time.Time
 	require.NoError(t, h.DB.Pool.QueryRow(context.Background(), "SELECT next_run_at FROM automation_schedules WHERE rule_id = $1", id).Scan(&next))
-	require.True(t, next.After(time.Now()), "the next slot is in the future: %s", next)
-	require.True(t, next.Before(time.Now().Add(5*time.Minute+time.Second)), "and the first one: %s", next)
-	require.Zero(t, next.Minute()%5)
+	require.True(t, next.Equal(missed.Add(24*time.Hour)), "the next slot is the first one after now: %s", next)
 }
 
 // TestScheduledRuleOncePerSlotAcrossWorkers: three worker clients scan for due rules

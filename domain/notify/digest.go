@@ -1,8 +1,10 @@
 package notify
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -245,6 +247,13 @@ func (d *Digester) send(ctx context.Context, user uuid.UUID, mode string, end ti
 		if len(items) == 0 {
 			return nil
 		}
+		// RETURNING has no order: the digest lists the oldest first.
+		slices.SortFunc(items, func(a, b digestItem) int {
+			if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+				return c
+			}
+			return bytes.Compare(a.NotificationID[:], b.NotificationID[:])
+		})
 		ids := make([]uuid.UUID, 0, len(items))
 		for _, it := range items {
 			ids = append(ids, it.NotificationID)

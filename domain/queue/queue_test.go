@@ -206,6 +206,9 @@ var dashboardMetrics = map[string][]string{
 	"taskweave_automation_evaluations_total":     {"trigger", "outcome"},
 	"taskweave_automation_actions_total":         {"type", "outcome"},
 	"taskweave_automation_event_latency_seconds": {"le"},
+	"taskweave_automation_scheduled_runs_total":  {"outcome"},
+	// The SEND_WEBHOOK worker's (workers/automation_webhook_worker.go).
+	"taskweave_automation_webhook_deliveries_total": {"outcome"},
 	// The task runner's (domain/task.Metrics).
 	"taskweave_tasks_finished_total": {"kind", "state"},
 	"taskweave_task_items_total":     {"kind", "outcome"},
