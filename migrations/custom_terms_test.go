@@ -5,12 +5,7 @@ import (
 	"encoding/hex"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivermigrate"
 	"github.com/stretchr/testify/require"
-
-	"github.com/taskweave/taskweave/migrations"
 )
 
 // TestCustomTermsBackfill: migration 0028 on a database that already holds custom field
@@ -22,40 +17,12 @@ import (
 func TestCustomTermsBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := emptyPool(t)
-	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
-	require.NoError(t, err)
-	_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	require.NoError(t, err)
-	all, err := migrations.All()
-	require.NoError(t, err)
-	apply := func(m migrations.Migration) {
-		t.Helper()
-		require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, m.SQL)
-			return err
-		}), m.Name)
-	}
-	var terms, narrow migrations.Migration
-	for _, m := range all {
-		switch {
-		case m.Version < 28:
-			apply(m)
-		case m.Version == 28:
-			terms = m
-		case m.Version == 29:
-			narrow = m
-		}
-	}
+	pool, apply, later := migratedBefore(t, 28)
+	terms, narrow := later[28], later[29]
 	require.Equal(t, 28, terms.Version)
 	require.Equal(t, 29, narrow.Version)
 
-	_, err = pool.Exec(ctx, `
-		INSERT INTO users (id, email, display_name) VALUES ('00000000-0000-0000-0000-000000000001', 'm@example.com', 'M');
-		INSERT INTO projects (id, key, name, owner_id) VALUES ('00000000-0000-0000-0000-000000000002', 'MIG', 'M', '00000000-0000-0000-0000-000000000001');
-		INSERT INTO workflows (id, name, project_id) VALUES ('00000000-0000-0000-0000-000000000003', 'W', '00000000-0000-0000-0000-000000000002');
-		INSERT INTO workflow_statuses (id, workflow_id, name, category) VALUES
-			('00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000003', 'To Do', 'TODO');
+	_, err := pool.Exec(ctx, migrationProject+`
 		INSERT INTO issues (id, project_id, number, key, title, status_id, reporter_id)
 		SELECT ('00000000-0000-0000-0000-00000000001' || g)::uuid, '00000000-0000-0000-0000-000000000002', g, 'MIG-' || g, 'I',
 			'00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000001'

@@ -5,11 +5,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivermigrate"
 	"github.com/stretchr/testify/require"
-
-	"github.com/taskweave/taskweave/migrations"
 )
 
 // TestIssueSearchBackfill: migration 0041 on a database that already holds issues and
@@ -18,36 +14,11 @@ import (
 func TestIssueSearchBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := emptyPool(t)
-	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
-	require.NoError(t, err)
-	_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	require.NoError(t, err)
-	all, err := migrations.All()
-	require.NoError(t, err)
-	apply := func(m migrations.Migration) {
-		t.Helper()
-		require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, m.SQL)
-			return err
-		}), m.Name)
-	}
-	var search migrations.Migration
-	for _, m := range all {
-		if m.Version < 41 {
-			apply(m)
-		} else if m.Version == 41 {
-			search = m
-		}
-	}
+	pool, apply, later := migratedBefore(t, 41)
+	search := later[41]
 	require.Equal(t, 41, search.Version)
 
-	_, err = pool.Exec(ctx, `
-		INSERT INTO users (id, email, display_name) VALUES ('00000000-0000-0000-0000-000000000001', 'm@example.com', 'M');
-		INSERT INTO projects (id, key, name, owner_id) VALUES ('00000000-0000-0000-0000-000000000002', 'MIG', 'M', '00000000-0000-0000-0000-000000000001');
-		INSERT INTO workflows (id, name, project_id) VALUES ('00000000-0000-0000-0000-000000000003', 'W', '00000000-0000-0000-0000-000000000002');
-		INSERT INTO workflow_statuses (id, workflow_id, name, category) VALUES
-			('00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000003', 'To Do', 'TODO');
+	_, err := pool.Exec(ctx, migrationProject+`
 		INSERT INTO issues (id, project_id, number, key, title, description, status_id, reporter_id, updated_at) VALUES
 			('00000000-0000-0000-0000-000000000011', '00000000-0000-0000-0000-000000000002', 1, 'MIG-1', 'Running tests',
 			 'Drei Läufe', '00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000001', now() - interval '2 days'),

@@ -75,6 +75,47 @@ func emptyPool(t *testing.T) *pgxpool.Pool {
 	return pool
 }
 
+// migratedBefore opens a new database with River's tables and every Taskweave migration
+// below version applied. apply runs one more migration in its own transaction; later
+// holds the migrations from version on, by version, for the test to apply when its
+// rows are in place.
+func migratedBefore(t *testing.T, version int) (pool *pgxpool.Pool, apply func(migrations.Migration), later map[int]migrations.Migration) {
+	t.Helper()
+	ctx := context.Background()
+	pool = emptyPool(t)
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	require.NoError(t, err)
+	_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	require.NoError(t, err)
+	all, err := migrations.All()
+	require.NoError(t, err)
+	apply = func(m migrations.Migration) {
+		t.Helper()
+		require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, m.SQL)
+			return err
+		}), m.Name)
+	}
+	later = map[int]migrations.Migration{}
+	for _, m := range all {
+		if m.Version < version {
+			apply(m)
+		} else {
+			later[m.Version] = m
+		}
+	}
+	return pool, apply, later
+}
+
+// migrationProject is a user, a project, its workflow and one status, the rows a test
+// of an old migration's backfill hangs its issues on (ids …01 to …04).
+const migrationProject = `
+		INSERT INTO users (id, email, display_name) VALUES ('00000000-0000-0000-0000-000000000001', 'm@example.com', 'M');
+		INSERT INTO projects (id, key, name, owner_id) VALUES ('00000000-0000-0000-0000-000000000002', 'MIG', 'M', '00000000-0000-0000-0000-000000000001');
+		INSERT INTO workflows (id, name, project_id) VALUES ('00000000-0000-0000-0000-000000000003', 'W', '00000000-0000-0000-0000-000000000002');
+		INSERT INTO workflow_statuses (id, workflow_id, name, category) VALUES
+			('00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000003', 'To Do', 'TODO');`
+
 // riverSchema describes every river_* relation: columns with type, default and
 // nullability, constraints, indexes and triggers, one sorted line each.
 func riverSchema(t *testing.T, pool *pgxpool.Pool) []string {
