@@ -3,7 +3,6 @@ package work
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -14,20 +13,6 @@ import (
 
 // searchPageSize is GET /search's default page size.
 const searchPageSize = 20
-
-// searchText checks a search text (q): valid UTF-8 without NUL, at most
-// issue.MaxQueryLength characters and issue.MaxQueryTerms words
-// (docs/api-conventions.md#search). Surrounding spaces are dropped.
-func searchText(raw string) (string, error) {
-	q := strings.TrimSpace(raw)
-	if !utf8.ValidString(q) || strings.ContainsRune(q, 0) {
-		return "", core.BadRequest("INVALID_QUERY", "field", "q")
-	}
-	if utf8.RuneCountInString(q) > issue.MaxQueryLength || issue.QueryTerms(q) > issue.MaxQueryTerms {
-		return "", searchTooLong()
-	}
-	return q, nil
-}
 
 // searchTooLong is the 400 of a q over issue.MaxQueryLength characters or
 // issue.MaxQueryTerms words.
@@ -41,9 +26,9 @@ func searchTooLong() error {
 // search is GET /search: issues matching q across the projects the caller can read
 // (or the one projectKey names), best match first, paged.
 func (s *handlers) search(c *fiber.Ctx) error {
-	q, err := searchText(c.Query("q"))
+	q, err := issue.SearchText(c.Query("q"))
 	if err != nil {
-		return err
+		return filterProblem(err)
 	}
 	if q == "" {
 		return core.BadRequest("INVALID_QUERY", "field", "q")

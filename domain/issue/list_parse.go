@@ -98,12 +98,8 @@ func ParseFilter(q FilterQuery, me uuid.UUID) (Filter, error) {
 	default:
 		return f, &FilterError{Reason: "INVALID_QUERY", Field: "sort"}
 	}
-	f.Q = strings.TrimSpace(q.Get("q"))
-	if !utf8.ValidString(f.Q) || strings.ContainsRune(f.Q, 0) {
-		return f, &FilterError{Reason: "INVALID_QUERY", Field: "q"}
-	}
-	if utf8.RuneCountInString(f.Q) > MaxQueryLength || QueryTerms(f.Q) > MaxQueryTerms {
-		return f, &FilterError{Reason: "SEARCH_TOO_LONG", Field: "q"}
+	if f.Q, err = SearchText(q.Get("q")); err != nil {
+		return f, err
 	}
 	// cf=<fieldId>:<value>, repeatable; the value may hold colons itself. Whether it fits
 	// the field's type is the list's to say, which reads the types.
@@ -124,4 +120,18 @@ func ParseFilter(q FilterQuery, me uuid.UUID) (Filter, error) {
 		f.CustomFields = append(f.CustomFields, customfield.Filter{FieldID: fieldID, Value: value})
 	}
 	return f, nil
+}
+
+// SearchText checks a search text (q): valid UTF-8 without NUL (INVALID_QUERY), at most
+// MaxQueryLength characters and MaxQueryTerms words (SEARCH_TOO_LONG); surrounding
+// spaces are dropped (docs/api-conventions.md#search).
+func SearchText(raw string) (string, error) {
+	q := strings.TrimSpace(raw)
+	if !utf8.ValidString(q) || strings.ContainsRune(q, 0) {
+		return "", &FilterError{Reason: "INVALID_QUERY", Field: "q"}
+	}
+	if utf8.RuneCountInString(q) > MaxQueryLength || QueryTerms(q) > MaxQueryTerms {
+		return "", &FilterError{Reason: "SEARCH_TOO_LONG", Field: "q"}
+	}
+	return q, nil
 }
