@@ -247,7 +247,7 @@ func runAutomation(ctx context.Context, db *store.DB, dbURL string, bus *event.B
 	// The per-project action rate (TW_AUTOMATION_PROJECT_RATE, 1,000 a minute by default)
 	// would skip most of this one project's rules: the phase measures the engine's
 	// capacity, so it runs without it.
-	env := []string{"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=bench-secret-bench-secret-bench-secret!", "TW_LOG_LEVEL=warn",
+	env := []string{"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=" + benchJWTSecret, "TW_LOG_LEVEL=warn",
 		"TW_AUTOMATION_PROJECT_RATE=0"}
 	procs, err := startWorkers(ctx, o.workers, env)
 	if err != nil {

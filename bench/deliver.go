@@ -407,7 +407,7 @@ func runDeliver(ctx context.Context, db *store.DB, dbURL string, bus *event.Bus,
 	recv.secret = created.PlaintextSecret
 
 	env := []string{
-		"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=bench-secret-bench-secret-bench-secret!",
+		"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=" + benchJWTSecret,
 		"TW_WEBHOOK_ALLOW_PRIVATE=true", "TW_LOG_LEVEL=warn", "TW_WEBHOOK_HEADER_PREFIX=" + prefix,
 	}
 	if o.workerConns > 0 {

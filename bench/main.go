@@ -414,6 +414,10 @@ func verdict(ok bool) string {
 	return "MISSED"
 }
 
+// benchJWTSecret signs the bench's tokens; the API and worker processes it starts get it
+// as TW_JWT_SECRET, so they accept those tokens.
+const benchJWTSecret = "bench-secret-bench-secret-bench-secret!"
+
 // wire builds the server the way cmd/taskweave does for `api`.
 func wire(db *store.DB) (*api.Server, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -429,7 +433,7 @@ func wire(db *store.DB) (*api.Server, error) {
 	return api.Wire(api.Settings{
 		Config: api.Config{RequestTimeout: 10 * time.Second, BaseURL: "http://localhost",
 			AttachmentsDir: benchAttachmentsDir, MaxUploadBytes: 25 << 20},
-		JWTSecret: "bench-secret-bench-secret-bench-secret!", AccessTokenTTL: 15 * time.Minute, RefreshTokenTTL: time.Hour,
+		JWTSecret: benchJWTSecret, AccessTokenTTL: 15 * time.Minute, RefreshTokenTTL: time.Hour,
 		AuthRateLimit: 1000, AuthRateWindow: time.Minute, RegistrationEnabled: true,
 		Password: auth.PasswordParams{MemoryKiB: 8 * 1024, Time: 1, Threads: 1},
 		Webhook:  webhook.Config{AllowPrivate: true},

@@ -408,17 +408,23 @@ func (l *statementLog) seqScans(ctx context.Context, db *store.DB) ([]string, er
 
 // processMemory is this process's resident set now and at its peak (VmRSS, VmHWM).
 func processMemory() string {
-	raw, err := os.ReadFile("/proc/self/status")
+	return fmt.Sprintf("VmHWM %d kB, VmRSS %d kB", procStatusKiB("self", "VmHWM"), procStatusKiB("self", "VmRSS"))
+}
+
+// procStatusKiB reads a kB field of /proc/<pid>/status (VmRSS, VmHWM) for pid, a number
+// or "self"; 0 if unknown.
+func procStatusKiB(pid, field string) int {
+	raw, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
-		return err.Error()
+		return 0
 	}
-	var out []string
 	for _, line := range strings.Split(string(raw), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && (k == "VmRSS" || k == "VmHWM") {
-			out = append(out, k+" "+strings.TrimSpace(v))
+		if k, v, ok := strings.Cut(line, ":"); ok && k == field {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return n
 		}
 	}
-	return strings.Join(out, ", ")
+	return 0
 }
 
 // connections counts the server's connections by database and state.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -59,7 +58,7 @@ func fanoutPhase(ctx context.Context, dbURL, inProcessURL string, db *store.DB, 
 	if o.fanoutInProcess {
 		return runFanout(ctx, inProcessURL, db, c, s, o.fanoutClients, 0)
 	}
-	env := []string{"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=bench-secret-bench-secret-bench-secret!", "TW_LOG_LEVEL=warn",
+	env := []string{"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=" + benchJWTSecret, "TW_LOG_LEVEL=warn",
 		"TW_ATTACHMENTS_DIR=" + benchAttachmentsDir}
 	procs, err := startProcesses(ctx, "api", 1, env)
 	if err != nil {
@@ -71,21 +70,6 @@ func fanoutPhase(ctx context.Context, dbURL, inProcessURL string, db *store.DB, 
 	}
 	base := "http://" + procs.addrs[0]
 	return runFanout(ctx, base, db, newClient(base, 4), s, o.fanoutClients, procs.cmds[0].Process.Pid)
-}
-
-// procStatusKiB reads a field of /proc/<pid>/status in KiB (VmRSS, VmHWM); 0 if unknown.
-func procStatusKiB(pid int, field string) int {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && k == field {
-			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			return n
-		}
-	}
-	return 0
 }
 
 // goMemory is the heap and stack memory in use after a collection.
@@ -134,7 +118,7 @@ func runFanout(ctx context.Context, baseURL string, db *store.DB, c *client, s *
 	}()
 	res.memBefore = goMemory()
 	if serverPID != 0 {
-		res.api.before = procStatusKiB(serverPID, "VmRSS")
+		res.api.before = procStatusKiB(strconv.Itoa(serverPID), "VmRSS")
 	}
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
@@ -162,7 +146,7 @@ func runFanout(ctx context.Context, baseURL string, db *store.DB, c *client, s *
 	res.memAfter = goMemory()
 	res.rss = processMemory()
 	if serverPID != 0 {
-		res.api.after = procStatusKiB(serverPID, "VmRSS")
+		res.api.after = procStatusKiB(strconv.Itoa(serverPID), "VmRSS")
 	}
 
 	// Each client's reader stamps the arrival of the current move's message; the last
@@ -250,7 +234,7 @@ func runFanout(ctx context.Context, baseURL string, db *store.DB, c *client, s *
 		}
 	}
 	if serverPID != 0 {
-		res.api.peak = procStatusKiB(serverPID, "VmHWM")
+		res.api.peak = procStatusKiB(strconv.Itoa(serverPID), "VmHWM")
 	}
 	slices.Sort(res.all)
 	slices.Sort(res.each)
