@@ -74,6 +74,29 @@ func runToEnd(t *testing.T, dir, name, bin, sub string, env map[string]string) {
 	}
 }
 
+// startKillable runs `bin args…` to be killed by the test: kill sends SIGKILL (no
+// shutdown, its running jobs left to River's rescuer) and waits for the exit. Its output
+// goes to dir/name.log; it is killed when the test ends if still running.
+func startKillable(t *testing.T, dir, name, bin string, args []string, env map[string]string) (kill func()) {
+	t.Helper()
+	logFile, err := os.Create(filepath.Join(dir, name+".log"))
+	require.NoError(t, err)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, processEnv(env)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	require.NoError(t, cmd.Start(), name)
+	var once sync.Once
+	kill = func() {
+		once.Do(func() {
+			require.NoError(t, cmd.Process.Kill(), name)
+			_ = cmd.Wait()
+			logFile.Close()
+		})
+	}
+	t.Cleanup(kill)
+	return kill
+}
+
 // startProc runs `bin args…` until the returned stop is called or the test ends: it is
 // interrupted, then killed after 15 s. Its output goes to dir/name.log, printed when the
 // test fails.

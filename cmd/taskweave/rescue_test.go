@@ -4,8 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -71,18 +69,10 @@ func TestKilledWorkersDeliveryComesBackWithinAMinute(t *testing.T) {
 	c.do("POST", "/api/v1/projects/RESC/webhooks", token, map[string]any{"url": receiver.URL + "/hook", "events": []string{"issue.created"}}, 201)
 
 	// Worker A takes the delivery and is killed while the receiver holds it.
-	cmdA := exec.Command(bin, "worker")
-	cmdA.Dir, cmdA.Env = dir, processEnv(withSetting(env, "TW_HTTP_ADDR", loopbackAddr(t)))
-	logA, err := os.Create(filepath.Join(dir, "workerA.log"))
-	require.NoError(t, err)
-	defer logA.Close()
-	cmdA.Stdout, cmdA.Stderr = logA, logA
-	require.NoError(t, cmdA.Start())
-	t.Cleanup(func() { _ = cmdA.Process.Kill(); _ = cmdA.Wait() })
+	killA := startKillable(t, dir, "workerA", bin, []string{"worker"}, withSetting(env, "TW_HTTP_ADDR", loopbackAddr(t)))
 	c.do("POST", "/api/v1/projects/RESC/issues", token, map[string]any{"title": "Delivered twice"}, 201)
 	waitUntil(t, 30*time.Second, "the first attempt reaches the receiver", func() bool { return len(seen()) == 1 })
-	require.NoError(t, cmdA.Process.Kill())
-	_ = cmdA.Wait()
+	killA()
 
 	// Worker B rescues it.
 	startProc(t, dir, "workerB", bin, []string{"worker"}, withSetting(env, "TW_HTTP_ADDR", loopbackAddr(t)))

@@ -8,8 +8,6 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,20 +83,12 @@ func TestKilledWorkersImportResumesWithoutDuplicates(t *testing.T) {
 	}
 
 	// Worker A plans the import and commits some batches; it is killed while its job runs.
-	cmdA := exec.Command(bin, "worker")
-	cmdA.Dir, cmdA.Env = dir, processEnv(withSetting(env, "TW_HTTP_ADDR", loopbackAddr(t)))
-	logA, err := os.Create(filepath.Join(dir, "workerA.log"))
-	require.NoError(t, err)
-	defer logA.Close()
-	cmdA.Stdout, cmdA.Stderr = logA, logA
-	require.NoError(t, cmdA.Start())
-	t.Cleanup(func() { _ = cmdA.Process.Kill(); _ = cmdA.Wait() })
+	killA := startKillable(t, dir, "workerA", bin, []string{"worker"}, withSetting(env, "TW_HTTP_ADDR", loopbackAddr(t)))
 	waitFor(t, 60*time.Second, "worker A is mid-import", func() (bool, string) {
 		state, cursor, total := jobState()
 		return state == "running" && cursor >= 100 && cursor < total-200, fmt.Sprintf("job %s, cursor %d of %d", state, cursor, total)
 	})
-	require.NoError(t, cmdA.Process.Kill())
-	_ = cmdA.Wait()
+	killA()
 	state, killedAt, total := jobState()
 	require.Equal(t, rows, total)
 	require.Equal(t, "running", state, "the dead worker's job is left running, for the rescuer")
