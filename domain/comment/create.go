@@ -3,12 +3,12 @@ package comment
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/issue"
-	"github.com/taskweave/taskweave/store"
 )
 
 // Create adds a comment to the issue ref names in p. author nil makes a system
@@ -28,10 +28,8 @@ func (s *Service) Create(ctx context.Context, p issue.Project, author *issue.Act
 			return err
 		}
 		var authorID *uuid.UUID
-		exclude := uuid.Nil
 		if author != nil {
-			id := author.UserID
-			authorID, exclude = &id, id
+			authorID = &author.UserID
 		}
 		out = &View{}
 		// One clock reading for both timestamps, so a new comment's updatedAt equals its createdAt.
@@ -42,21 +40,8 @@ func (s *Service) Create(ctx context.Context, p issue.Project, author *issue.Act
 		if err != nil {
 			return fmt.Errorf("insert comment: %w", err)
 		}
-		// Activity skips system comments (the entry's actor is required;
-		// docs/api-conventions.md#comments-activity-and-attachments).
-		if author != nil {
-			act := store.IssueActivity{IssueID: iss.IssueID, ActorID: author.UserID, Type: ActivityComment, CommentID: &out.ID,
-				NewValue: excerpt(clean)}
-			if _, err := tx.NewInsert().Model(&act).Exec(ctx); err != nil {
-				return fmt.Errorf("insert comment activity: %w", err)
-			}
-		}
-		mentioned, err := ResolveMentions(ctx, tx, p.ID, exclude, clean)
-		if err != nil {
-			return err
-		}
-		return s.bus.Emit(ctx, tx, Created{Subject: iss, By: byActor(author), CommentID: out.ID, Body: clean,
-			Mentioned: mentioned, At: out.CreatedAt.UTC(), Automated: s.automated})
+		return recordCreated(ctx, tx, s.bus, authorID, time.Time{}, Created{Subject: iss, By: byActor(author),
+			CommentID: out.ID, Body: clean, At: out.CreatedAt.UTC(), Automated: s.automated})
 	})
 	if err != nil {
 		return nil, err
