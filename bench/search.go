@@ -134,9 +134,13 @@ func runSearch(ctx context.Context, db *store.DB, bus *event.Bus, c *client, s *
 	queries := searchQueries(words)
 	svc := issue.NewService(db, bus)
 	p := issue.Project{ID: projectID, Key: key, WorkflowID: &wf.ID}
+	// The matches of each query, every one counted (the list's own total stops at
+	// issue.SearchCountAhead past the page).
 	for _, q := range queries {
-		_, n, err := svc.List(ctx, p, issue.Filter{Q: q, Lang: "en"}, 0, 50)
-		if err != nil {
+		var n int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM issue_search
+			WHERE project_id = $1 AND doc_en @@ regexp_replace(websearch_to_tsquery('english', $2)::text, '''$', ''':*')::tsquery`,
+			projectID, q).Scan(&n); err != nil {
 			return res, fmt.Errorf("search %q: %w", q, err)
 		}
 		res.matches = append(res.matches, n)

@@ -47,3 +47,44 @@ func TestIssueSearchBackfill(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"MIG-1"}, match("doc_en", "to_tsquery('english', 'zebra')"), "the triggers keep the documents")
 }
+
+// TestIssueSearchHeadBackfill: migration 0049 gives each existing issue its head (key,
+// title and description, no comment), and the issue triggers keep it from then on.
+func TestIssueSearchHeadBackfill(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, apply, later := migratedBefore(t, 49)
+	head := later[49]
+	require.Equal(t, 49, head.Version)
+
+	_, err := pool.Exec(ctx, migrationProject+`
+		INSERT INTO issues (id, project_id, number, key, title, description, status_id, reporter_id) VALUES
+			('00000000-0000-0000-0000-000000000011', '00000000-0000-0000-0000-000000000002', 1, 'MIG-1', 'Running tests',
+			 'Drei Läufe', '00000000-0000-0000-0000-000000000004', '00000000-0000-0000-0000-000000000001');
+		INSERT INTO comments (issue_id, body) VALUES ('00000000-0000-0000-0000-000000000011', 'a giraffe');`)
+	require.NoError(t, err)
+	apply(head)
+
+	match := func(query string) []string {
+		t.Helper()
+		rows, err := pool.Query(ctx, "SELECT key FROM issue_search_head WHERE "+query+" ORDER BY key")
+		require.NoError(t, err)
+		keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return keys
+	}
+	require.Equal(t, []string{"MIG-1"}, match("head_en @@ to_tsquery('english', 'run')"))
+	require.Equal(t, []string{"MIG-1"}, match("head_de @@ to_tsquery('german', 'Lauf')"))
+	require.Empty(t, match("head_en @@ to_tsquery('english', 'giraffe')"), "no comment in the head")
+
+	_, err = pool.Exec(ctx, `UPDATE issues SET title = 'Zebra crossing' WHERE number = 1;
+		INSERT INTO issues (project_id, number, key, title, status_id, reporter_id) VALUES
+			('00000000-0000-0000-0000-000000000002', 2, 'MIG-2', 'Another zebra', '00000000-0000-0000-0000-000000000004',
+			 '00000000-0000-0000-0000-000000000001')`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"MIG-1", "MIG-2"}, match("head_en @@ to_tsquery('english', 'zebra')"), "the triggers keep the heads")
+	require.Empty(t, match("head_en @@ to_tsquery('english', 'run')"))
+	_, err = pool.Exec(ctx, `DELETE FROM issues WHERE number = 2`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"MIG-1"}, match("head_en @@ to_tsquery('english', 'zebra')"), "a deleted issue loses its head")
+}

@@ -65,7 +65,7 @@ func (s *handlers) listIssues(c *fiber.Ctx) error {
 	if f.After, err = issueListAfter(pr, a, f); err != nil {
 		return err
 	}
-	views, total, err := s.issues().List(c.UserContext(), issueProject(a), f, pr.Offset(), pr.Limit())
+	views, total, exact, err := s.issues().ListCounted(c.UserContext(), issueProject(a), f, pr.Offset(), pr.Limit())
 	if err != nil {
 		return err
 	}
@@ -80,6 +80,9 @@ func (s *handlers) listIssues(c *fiber.Ctx) error {
 	// encoding/json would, without its reflection (issue_list_json.go).
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	pg := core.NewPage(content, pr, total, next)
+	if f.Q != "" { // a search's total may be a bound (issue.SearchCountAhead)
+		pg = core.NewCountedPage(content, pr, total, exact, next)
+	}
 	body := c.Response().BodyWriter()
 	buf := listBuffers.Get().(*[]byte)
 	defer listBuffers.Put(buf)

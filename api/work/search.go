@@ -65,7 +65,7 @@ func (s *handlers) search(c *fiber.Ctx) error {
 			return core.BadRequest("INVALID_CURSOR")
 		}
 	}
-	views, total, err := s.issues().Search(c.UserContext(), scope, q, core.Language(c), offset, pr.Limit())
+	views, total, exact, err := s.issues().Search(c.UserContext(), scope, q, core.Language(c), offset, pr.Limit())
 	if err != nil {
 		return err
 	}
@@ -75,5 +75,5 @@ func (s *handlers) search(c *fiber.Ctx) error {
 	for i, v := range views {
 		content[i] = core.ToIssueResponse(v)
 	}
-	return c.JSON(core.NewPage(content, pr, total, next))
+	return c.JSON(core.NewCountedPage(content, pr, total, exact, next))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -209,5 +210,68 @@ func TestSearchLimits(t *testing.T) {
 	for _, bad := range []string{"", "q=", "q=%20%20", "q=%00"} {
 		apitest.RequireProblem(t, f.H.Do("GET", "/api/v1/search?"+bad, nil, tok),
 			http.StatusBadRequest, "BAD_REQUEST", apitest.Reason("INVALID_QUERY"))
+	}
+}
+
+// TestSearchTiersAndBoundedTotal: an issue holding the words in key, title or
+// description ranks above one matched only through its comments, however often they
+// say them; a page past those reaches the comment matches in rank order; an exclusion
+// found in a comment excludes an issue whose title matches; a broad query's total is
+// counted up to issue.SearchCountAhead past the page and marked inexact beyond.
+func TestSearchTiersAndBoundedTotal(t *testing.T) {
+	t.Parallel()
+	f := apitest.NewProject(t, apitest.Shared(t))
+	tok := f.Owner.Access
+	chatty := f.Create(t, map[string]any{"title": "First issue"})["key"].(string)
+	for range 3 {
+		postComment(t, f, chatty, "zebra quagga zebra quagga zebra quagga")
+	}
+	once := f.Create(t, map[string]any{"title": "Second issue"})["key"].(string)
+	postComment(t, f, once, "a zebra met a quagga")
+	inDesc := f.Create(t, map[string]any{"title": "Third issue", "description": "zebra and quagga"})["key"].(string)
+	inTitle := f.Create(t, map[string]any{"title": "Zebra quagga"})["key"].(string)
+	excluded := f.Create(t, map[string]any{"title": "Zebra quagga ostrich-free"})["key"].(string)
+	postComment(t, f, excluded, "an ostrich after all")
+
+	want := []string{inTitle, excluded, inDesc, chatty, once}
+	got := searchKeys(t, f, tok, q("zebra quagga"))
+	require.ElementsMatch(t, want[:2], got[:2], "title matches first")
+	require.Equal(t, want[2:], got[2:], "then the description, then the comments by rank")
+	require.Equal(t, got, listKeys(f, t, tok, q("zebra quagga")))
+	// Page by page, across the tiers: the same order, nothing twice.
+	var paged []string
+	for page := range 6 {
+		m := f.H.Do("GET", f.Path("/issues?"+q("zebra quagga")+"&size=1&page="+strconv.Itoa(page)), nil, tok).JSON(t)
+		for _, it := range m["content"].([]any) {
+			paged = append(paged, it.(map[string]any)["key"].(string))
+		}
+		require.EqualValues(t, 5, m["totalElements"])
+		require.Equal(t, true, m["totalElementsExact"])
+	}
+	require.Equal(t, got, paged)
+	require.ElementsMatch(t, []string{inTitle, inDesc, chatty, once}, listKeys(f, t, tok, q("zebra -ostrich")))
+	require.NotContains(t, searchKeys(t, f, tok, q("zebra -ostrich")), excluded, "a comment's word excludes a title match")
+	require.NotContains(t, listKeys(f, t, tok, q("zebra -ostrich")), excluded)
+
+	// 1,100 more matches: the total stops at offset + size + 1,000.
+	_, err := f.H.DB.Pool.Exec(context.Background(), `
+		WITH n AS (UPDATE projects SET issue_seq = 2000 WHERE id = $1 RETURNING key)
+		INSERT INTO issues (project_id, number, key, title, status_id, reporter_id)
+		SELECT $1, 100 + g, n.key || '-' || (100 + g), 'Bulk zebra ' || g, $2, $3 FROM n, generate_series(1, 1100) AS g`,
+		f.ProjectID, f.Todo, f.Owner.ID)
+	require.NoError(t, err)
+	for _, path := range []string{f.Path("/issues?"), "/api/v1/search?projectKey=" + f.Key + "&"} {
+		m := f.H.Do("GET", path+q("zebra")+"&size=50", nil, tok).JSON(t)
+		require.EqualValues(t, 50+1000, m["totalElements"], path)
+		require.Equal(t, false, m["totalElementsExact"], path)
+		require.EqualValues(t, 21, m["totalPages"], path)
+		require.Len(t, m["content"], 50)
+		m = f.H.Do("GET", path+q("zebra")+"&size=50&page=20", nil, tok).JSON(t)
+		require.EqualValues(t, 1105, m["totalElements"], "%s: counted from the page on, the total is exact", path)
+		require.Equal(t, true, m["totalElementsExact"], path)
+		require.Len(t, m["content"], 50)
+		m = f.H.Do("GET", path+q("zebra")+"&size=50&page=40", nil, tok).JSON(t)
+		require.EqualValues(t, 1105, m["totalElements"], "%s: a page past the end counts too", path)
+		require.Empty(t, m["content"])
 	}
 }

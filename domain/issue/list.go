@@ -19,18 +19,26 @@ import (
 // It runs on pgx directly: this is the busiest read of the API, and typed binary
 // scanning costs a fraction of reflection over database/sql.
 func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, error) {
+	views, total, _, err := s.ListCounted(ctx, p, f, offset, limit)
+	return views, total, err
+}
+
+// ListCounted is List, saying also whether the total is exact: a ranked search counts
+// its matches up to a bound (SearchCountAhead past the page) and answers the bound,
+// not exact, when more match.
+func (s *Service) ListCounted(ctx context.Context, p Project, f Filter, offset, limit int) ([]*View, int, bool, error) {
 	fields, err := f.FieldTypes.fields()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	conds, err := s.conditions(ctx, p, f, &fields)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
-	query, count, args, countArgs := listStatement(p, f, conds, s.now().UTC(), offset, limit)
+	query, count, args, countArgs, countCap := listStatement(p, f, conds, s.now().UTC(), offset, limit)
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list issues: %w", err)
+		return nil, 0, false, fmt.Errorf("list issues: %w", err)
 	}
 	// One allocation for the page's views rather than one per row.
 	page := make([]View, 0, min(limit, 64))
@@ -40,11 +48,11 @@ func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit i
 		page = append(page, View{ProjectKey: p.Key})
 		if err := sc.scan(rows, &page[len(page)-1], &n, &fields); err != nil {
 			rows.Close()
-			return nil, 0, fmt.Errorf("list issues: %w", err)
+			return nil, 0, false, fmt.Errorf("list issues: %w", err)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("list issues: %w", err)
+		return nil, 0, false, fmt.Errorf("list issues: %w", err)
 	}
 	views := make([]*View, len(page))
 	for i := range page {
@@ -52,10 +60,13 @@ func (s *Service) List(ctx context.Context, p Project, f Filter, offset, limit i
 	}
 	if len(views) == 0 && (offset > 0 || f.After != nil) {
 		if err := s.pool.QueryRow(ctx, count, args[:countArgs]...).Scan(&n); err != nil {
-			return nil, 0, fmt.Errorf("count issues: %w", err)
+			return nil, 0, false, fmt.Errorf("count issues: %w", err)
 		}
 	}
-	return views, n, nil
+	if countCap > 0 && n > countCap {
+		return views, countCap, false, nil
+	}
+	return views, n, true, nil
 }
 
 // listScan reads the rows of listStatement: RowColumns (RowScan), then the total, the

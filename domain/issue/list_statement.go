@@ -29,7 +29,11 @@ import (
 // order, by a keyset predicate (Filter.keyset) on the order's index instead of an
 // offset: the last page of a walk costs what the first does, filtered or not. The
 // total is then counted beside it (a filtered total reads every match, as above).
-func listStatement(p Project, f Filter, conds []customfield.Condition, today time.Time, offset, limit int) (query, count string, args []any, countArgs int) {
+//
+// A search with no other filter and no sort is ranked (search.rankedKeys) and its total
+// counted up to countCap (searchCountLimit), beyond which it is not exact; countCap is
+// 0 when the total is exact.
+func listStatement(p Project, f Filter, conds []customfield.Condition, today time.Time, offset, limit int) (query, count string, args []any, countArgs, countCap int) {
 	var ps params
 	project := ps.add(store.UUID(p.ID))
 	where := f.where(&ps, today)
@@ -84,6 +88,11 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	if filtered {
 		count = "SELECT count(*) FROM " + matches
 	}
+	ranked := f.Q != "" && f.Sort == "" && where == "" && !narrow
+	if ranked {
+		countCap = searchCountLimit(offset, limit)
+		count = "SELECT count(*) FROM (SELECT 1 FROM " + matches + " LIMIT " + strconv.Itoa(countCap+1) + ") AS c"
+	}
 	// keys is the page's keys (k): the rows are joined on rowJoin and sorted by rowOrder.
 	// Each row is found in a LATERAL sub-select (LIMIT 1 keeps the planner from pulling
 	// it up into a plain join), so always by one index probe per key: as a plain join,
@@ -105,6 +114,11 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	ORDER BY ` + order + `
 	LIMIT ` + strconv.Itoa(limit)
 		rowJoin, rowOrder = "i.project_id = "+project+" AND i.number = k.number", f.order("i")
+	case ranked:
+		off := ps.add(min(offset, math.MaxInt32-limit-SearchCountAhead-1))
+		countArgs = len(ps) - 1
+		keys = sr.rankedKeys("x.project_id = "+project, off, limit, "x.number ASC")
+		rowJoin, rowOrder = "i.project_id = "+project+" AND i.number = k.number", "k.ord"
 	case filtered:
 		// Every match is read for the total anyway, so the matches' numbers are
 		// gathered in the list's order into one array, whose length is the total, and
@@ -177,5 +191,5 @@ FROM k
 CROSS JOIN LATERAL (SELECT * FROM issues AS i WHERE ` + rowJoin + ` LIMIT 1) AS i
 ` + RowJoins + `
 ORDER BY ` + rowOrder
-	return query, count, ps, countArgs
+	return query, count, ps, countArgs, countCap
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"math"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -26,23 +28,37 @@ func QueryTerms(q string) int {
 	return len(strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }))
 }
 
-// searchConfig is the stemming configuration of a reply language (domain/locale) and
-// its document of migration 0041: a query is parsed by it and by `simple` (the document
-// holds key and title in both) and matched against that document.
-func searchConfig(lang string) (cfg, doc string) {
+// searchConfig is the stemming configuration of a reply language (domain/locale), its
+// document of migration 0041 and its head of migration 0049: a query is parsed by it
+// and by `simple` (both hold key and title in both) and matched against them.
+func searchConfig(lang string) (cfg, doc, head string) {
 	if lang == "de" {
-		return "german", "x.doc_de"
+		return "german", "doc_de", "head_de"
 	}
-	return "english", "x.doc_en"
+	return "english", "doc_en", "head_en"
 }
+
+// SearchCountAhead is how far past a ranked search's page its total is counted
+// (docs/api-conventions.md#search): each match counted is a document read, and a broad
+// query matches tens of thousands. Up to offset + size + SearchCountAhead matches the
+// total is exact; beyond, it is that bound and marked inexact (totalElementsExact).
+const SearchCountAhead = 1000
+
+// searchCountLimit is the bound of the total of a ranked search's page at offset.
+func searchCountLimit(offset, limit int) int { return offset + limit + SearchCountAhead }
 
 // search is a full-text query's SQL on issue_search aliased x (and, for the headline,
 // the page's issue aliased i):
 // match is the condition, rank the order (an exact key first, then ts_rank: weight A
 // (key, title) over B (description) over C (comments)), headline the page row's
 // snippet.
+//
+// The ranked page of a search with no other filter is found by rankedKeys instead,
+// from tsq, doc, head and key.
 type search struct {
 	match, rank, headline string
+	tsq, doc, head, key   string
+	excludes              bool
 }
 
 // newSearch renders q, in the reader's language lang, as websearch_to_tsquery does
@@ -51,7 +67,8 @@ type search struct {
 // sub-select: planned as an InitPlan, parsed once per statement.
 func newSearch(ps *params, q, lang string) search {
 	text := ps.add(q)
-	cfg, doc := searchConfig(lang)
+	cfg, docColumn, headColumn := searchConfig(lang)
+	doc := "x." + docColumn
 	prefix := !strings.HasSuffix(q, `"`)
 	if fields := strings.Fields(q); len(fields) > 0 && strings.HasPrefix(fields[len(fields)-1], "-") {
 		prefix = false
@@ -72,6 +89,7 @@ func newSearch(ps *params, q, lang string) search {
 		key = "x.key = upper(" + text + ")"
 	}
 	return search{
+		tsq: tsq, doc: docColumn, head: headColumn, key: key, excludes: strings.Contains(q, "-"),
 		match: doc + " @@ " + tsq,
 		rank:  "(" + key + ") DESC, ts_rank(" + doc + ", " + tsq + ") DESC",
 		headline: "ts_headline('" + cfg + "', translate(left(i.title || E'\\n' || coalesce(i.description, '') || E'\\n' || coalesce((" +
@@ -79,6 +97,46 @@ func newSearch(ps *params, q, lang string) search {
 			"WHERE c.issue_id = i.id AND c.deleted_at IS NULL ORDER BY c.created_at, c.id LIMIT 20) AS c), ''), " +
 			"5000), E'\\x01\\x02', ''), " + tsq + ", " + headlineOptions + ")",
 	}
+}
+
+// rankedKeys is the SQL of the page of a ranked search over the documents in scope (a
+// condition on their alias x), limit rows from the offset parameter off: issue_id,
+// number, ord (1, 2, … in page order) and total, the matches counted up to
+// searchCountLimit plus one (a total past it is not exact).
+//
+// The order (docs/api-conventions.md#search): an exact key first; then the issues
+// holding the query in key, title and description (the heads of migration 0049), by
+// ts_rank over the head (title A over description B); then the issues matched only
+// through their comments, by ts_rank over the whole document; ties by tiebreak (over
+// x). A page within the heads reads the heads alone, narrow rows, however many issues
+// match through their comments: ranking the whole document of every match of a broad
+// query was the cost of search (docs/performance.md#search). A page past the heads
+// ranks every other match as before. A query with an exclusion (-word) checks a head's
+// match against the whole document too: a word a comment holds excludes the issue.
+func (sr search) rankedKeys(scope, off string, limit int, tiebreak string) string {
+	size := strconv.Itoa(limit)
+	excluded := ""
+	if sr.excludes {
+		excluded = "\n\t\tAND EXISTS (SELECT 1 FROM issue_search AS d WHERE d.issue_id = x.issue_id AND d." + sr.doc + " @@ " + sr.tsq + ")"
+	}
+	return `WITH h AS MATERIALIZED (
+		SELECT x.issue_id, x.number, ` + sr.key + ` AS exact, ts_rank(x.` + sr.head + `, ` + sr.tsq + `) AS r
+		FROM issue_search_head AS x
+		WHERE ` + scope + ` AND x.` + sr.head + ` @@ ` + sr.tsq + excluded + `
+	), o AS (SELECT (SELECT ` + off + `::int) AS skip, (SELECT count(*) FROM h) AS heads),
+	r AS (
+		SELECT x.issue_id, x.number, 0 AS tier, x.exact, x.r FROM h AS x
+		UNION ALL
+		SELECT x.issue_id, x.number, 1, false, ts_rank(x.` + sr.doc + `, ` + sr.tsq + `)
+		FROM issue_search AS x
+		WHERE (SELECT heads < skip + ` + size + ` FROM o) AND ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.tsq + `
+			AND NOT EXISTS (SELECT 1 FROM h WHERE h.issue_id = x.issue_id)
+	)
+	SELECT x.issue_id, x.number, row_number() OVER (ORDER BY x.tier, x.exact DESC, x.r DESC, ` + tiebreak + `) AS ord,
+		(SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.tsq + `
+			LIMIT (SELECT skip + ` + strconv.Itoa(limit+SearchCountAhead+1) + ` FROM o)) AS c) AS total
+	FROM (SELECT x.* FROM r AS x ORDER BY x.tier, x.exact DESC, x.r DESC, ` + tiebreak + `
+		LIMIT ` + size + ` OFFSET (SELECT skip FROM o)) AS x`
 }
 
 // headlineOptions mark a match with the control characters 1 and 2 (stripped from the
@@ -103,14 +161,15 @@ type SearchScope struct {
 	Key string
 }
 
-// Search is one page of the issues of the projects matching q, best match first (an
-// exact key, then the rank, then the newest of its project), with their headline, and
-// the total.
+// Search is one page of the issues of the projects matching q in rank order
+// (rankedKeys: an exact key, the heads' matches, the others; ties the newest of its
+// project first), with their headline, the total counted up to SearchCountAhead past
+// the page, and whether it is exact.
 // Custom fields and versions are left out: the reply is a list of hits across
 // projects. One statement; a page past the end counts in one more.
-func (s *Service) Search(ctx context.Context, projects []SearchScope, q, lang string, offset, limit int) ([]*View, int, error) {
+func (s *Service) Search(ctx context.Context, projects []SearchScope, q, lang string, offset, limit int) ([]*View, int, bool, error) {
 	if len(projects) == 0 {
-		return []*View{}, 0, nil
+		return []*View{}, 0, true, nil
 	}
 	ids := make([]uuid.UUID, len(projects))
 	keys := make(map[uuid.UUID]string, len(projects))
@@ -118,15 +177,12 @@ func (s *Service) Search(ctx context.Context, projects []SearchScope, q, lang st
 		ids[i], keys[p.ID] = p.ID, p.Key
 	}
 	var ps params
-	scope := ps.add(store.UUIDs(ids))
+	scope := "x.project_id = ANY (" + ps.add(store.UUIDs(ids)) + ")"
 	sr := newSearch(&ps, q, lang) // adds the text alone: the count reads ps[:2]
-	matches := `FROM issue_search AS x WHERE x.project_id = ANY (` + scope + `) AND ` + sr.match
-	off := ps.add(offset)
+	countCap := searchCountLimit(offset, limit)
+	off := ps.add(min(offset, math.MaxInt32-limit-SearchCountAhead-1))
 	query := `WITH k AS (
-	SELECT x.issue_id, row_number() OVER w AS ord, count(*) OVER () AS total
-	` + matches + `
-	WINDOW w AS (ORDER BY ` + sr.rank + `, x.number DESC, x.issue_id)
-	ORDER BY ord LIMIT ` + fmt.Sprint(limit) + ` OFFSET (SELECT ` + off + `::bigint)
+	` + sr.rankedKeys(scope, off, limit, "x.number DESC, x.issue_id") + `
 )
 SELECT ` + RowColumns + `, k.total, ` + sr.headline + `
 FROM k JOIN issues AS i ON i.id = k.issue_id
@@ -134,7 +190,7 @@ FROM k JOIN issues AS i ON i.id = k.issue_id
 ORDER BY k.ord`
 	rows, err := s.pool.Query(ctx, query, ps...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("search issues: %w", err)
+		return nil, 0, false, fmt.Errorf("search issues: %w", err)
 	}
 	defer rows.Close()
 	var (
@@ -146,21 +202,26 @@ ORDER BY k.ord`
 	for rows.Next() {
 		v := &View{}
 		if err := sc.Scan(rows, v, &total, &hl); err != nil {
-			return nil, 0, fmt.Errorf("search issues: %w", err)
+			return nil, 0, false, fmt.Errorf("search issues: %w", err)
 		}
 		v.ProjectKey, v.Highlight = keys[v.ProjectID], Highlight(hl)
 		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("search issues: %w", err)
+		return nil, 0, false, fmt.Errorf("search issues: %w", err)
 	}
 	if len(out) == 0 && offset > 0 {
-		if err := s.pool.QueryRow(ctx, "SELECT count(*) "+matches, ps[:2]...).Scan(&total); err != nil {
-			return nil, 0, fmt.Errorf("count search: %w", err)
+		count := "SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE " + scope + " AND " + sr.match +
+			" LIMIT " + strconv.Itoa(countCap+1) + ") AS c"
+		if err := s.pool.QueryRow(ctx, count, ps[:2]...).Scan(&total); err != nil {
+			return nil, 0, false, fmt.Errorf("count search: %w", err)
 		}
 	}
 	if out == nil {
 		out = []*View{}
 	}
-	return out, total, nil
+	if total > countCap {
+		return out, countCap, false, nil
+	}
+	return out, total, true, nil
 }
