@@ -127,9 +127,13 @@ func TestBoardPollRefusedLikeARead(t *testing.T) {
 	unauthorized("not-a-token")
 	unauthorized("")
 
+	nosuch := "/api/v1/projects/NOSUCH/board"
+	apitest.RequireProblem(t, h.Do("GET", nosuch, nil, f.Viewer.Access, "If-None-Match", tag), http.StatusNotFound, "NOT_FOUND", apitest.Reason("PROJECT_NOT_FOUND"))
+
 	disabled := reader("Disabled")
 	exec("UPDATE users SET active = false WHERE id = $1", disabled.ID)
 	unauthorized(disabled.Access)
+	apitest.RequireProblem(t, h.Do("GET", nosuch, nil, disabled.Access, "If-None-Match", tag), http.StatusUnauthorized, "UNAUTHORIZED", apitest.NoReason)
 	deleted := reader("Deleted")
 	exec("UPDATE users SET deleted_at = now() WHERE id = $1", deleted.ID)
 	unauthorized(deleted.Access)
