@@ -1,8 +1,6 @@
 package api
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -114,32 +112,30 @@ func tagComment(c *fiber.Ctx, method, path string) error {
 	created := method == fiber.MethodPost && commentsPath.MatchString(path)
 	edited := method == fiber.MethodPut && commentPath.MatchString(path)
 	if st := c.Response().StatusCode(); (created && st == http.StatusCreated) || (edited && st == http.StatusOK) {
-		c.Set(fiber.HeaderETag, etagOf(c.Response().Body()))
+		c.Set(fiber.HeaderETag, core.ETag(c.Response().Body()))
 	}
 	return nil
 }
 
 // tagReply sets the ETag of a 200 JSON reply and turns it into a bodiless 304 when the
-// client's If-None-Match names it.
+// client's If-None-Match names it. A handler that serves cached bytes sets their tag
+// itself (core.ETag of the same bytes, kept with them: the board), and it is used as is.
 func (s *Server) tagReply(c *fiber.Ctx) error {
 	resp := c.Response()
 	if resp.StatusCode() != http.StatusOK || resp.IsBodyStream() {
 		return nil
 	}
-	tag := etagOf(resp.Body())
-	c.Set(fiber.HeaderETag, tag)
+	tag := string(resp.Header.Peek(fiber.HeaderETag))
+	if tag == "" {
+		tag = core.ETag(resp.Body())
+		c.Set(fiber.HeaderETag, tag)
+	}
 	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && matchesAny(inm, tag) {
 		resp.SetStatusCode(http.StatusNotModified)
 		resp.ResetBody()
 		resp.Header.Del(fiber.HeaderContentType)
 	}
 	return nil
-}
-
-// etagOf is a weak tag of a reply body: equal JSON bytes, equal tag.
-func etagOf(body []byte) string {
-	sum := sha256.Sum256(body)
-	return `W/"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
 }
 
 // matchesAny applies the weak comparison of RFC 9110: "*" matches any current state.
@@ -160,7 +156,7 @@ func matchesAny(header, tag string) bool {
 func (s *Server) currentTag(c *fiber.Ctx, res guardedResource) (string, bool) {
 	if res.comment == "" {
 		status, body := s.probe(c, res.get)
-		return etagOf(body), status == http.StatusOK
+		return core.ETag(body), status == http.StatusOK
 	}
 	for page := 0; page < 1000; page++ {
 		status, body := s.probe(c, res.get+"?size=200&page="+strconv.Itoa(page))
@@ -179,7 +175,7 @@ func (s *Server) currentTag(c *fiber.Ctx, res guardedResource) (string, bool) {
 				ID string `json:"id"`
 			}
 			if json.Unmarshal(item, &head) == nil && head.ID == res.comment {
-				return etagOf(item), true
+				return core.ETag(item), true
 			}
 		}
 		if list.Last || len(list.Content) == 0 {

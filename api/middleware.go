@@ -82,20 +82,28 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 }
 
 // deferredAuth picks the requests whose access token's user row is read with the
-// project of the path, in the statement core.Env.ProjectAccess makes anyway: the issue list and
-// issue creation, the busiest calls, whose handlers call core.Env.ProjectAccess before anything
-// else. Every other request, and every personal access token or API key, is
-// authenticated here in full.
+// project of the path, in the statement core.Env.ProjectAccess makes anyway: the issue
+// list and issue creation, the busiest calls, and the board (GET), which clients poll
+// and which reads its head in that statement too (board.HeadRead); their handlers call
+// core.Env.ProjectAccess before anything else. Every other request, and every personal
+// access token or API key, is authenticated here in full.
 func deferredAuth(c *fiber.Ctx, token string) bool {
 	if strings.HasPrefix(token, auth.PATPrefix) || strings.HasPrefix(token, auth.APIKeyPrefix) {
 		return false
 	}
-	if m := c.Method(); m != http.MethodGet && m != http.MethodPost {
-		return false
-	}
+	m := c.Method()
 	rest, ok := strings.CutPrefix(c.Path(), "/api/v1/projects/")
 	key, tail, _ := strings.Cut(rest, "/")
-	return ok && key != "" && tail == "issues"
+	if !ok || key == "" {
+		return false
+	}
+	switch tail {
+	case "issues":
+		return m == http.MethodGet || m == http.MethodPost
+	case "board":
+		return m == http.MethodGet
+	}
+	return false
 }
 
 // requireUser guards every protected route: 401 without a valid credential, 403 for a

@@ -15,27 +15,34 @@ const boardIssues = 500
 // starts a sprint of the seeded project in SQL, assigns the project's first 500 issues
 // to it (spread over the workflow's statuses, so every column has issues), warms up for
 // a second, then loads the board from clients goroutines for d.
-func runBoard(ctx context.Context, db *store.DB, c *client, s *seeded, clients int, d time.Duration) (result, error) {
+func runBoard(ctx context.Context, db *store.DB, stats *statementStats, c *client, s *seeded, clients int, d time.Duration) (result, error) {
 	if err := boardSprint(ctx, db, s); err != nil {
 		return result{}, err
 	}
-	get := c.get(boardPath(s), s.token)
-	load(ctx, clients, time.Second, get)
-	return load(ctx, clients, d, get), nil
+	return warmThenLoad(ctx, stats, clients, d, c.get(boardPath(s), s.token)), nil
+}
+
+// warmThenLoad runs o for a second, then measures it for d with the statements the
+// server sent meanwhile: the warm-up's (and the setup's) are not counted, so the
+// statements per request are the measured requests' own.
+func warmThenLoad(ctx context.Context, stats *statementStats, clients int, d time.Duration, o op) result {
+	load(ctx, clients, time.Second, o)
+	before := stats.snapshot()
+	res := load(ctx, clients, d, o)
+	res.statements = stats.snapshot().minus(before)
+	return res
 }
 
 func boardPath(s *seeded) string { return "/api/v1/projects/" + s.key + "/board" }
 
 // runBoardPoll measures clients polling the unchanged board of runBoard with the ETag of
 // their last read in If-None-Match: every answer is 304 without a body.
-func runBoardPoll(ctx context.Context, c *client, s *seeded, clients int, d time.Duration) (result, error) {
+func runBoardPoll(ctx context.Context, stats *statementStats, c *client, s *seeded, clients int, d time.Duration) (result, error) {
 	etag, err := c.etag(ctx, boardPath(s), s.token)
 	if err != nil {
 		return result{}, fmt.Errorf("board poll: %w", err)
 	}
-	poll := c.revalidate(boardPath(s), s.token, etag)
-	load(ctx, clients, time.Second, poll)
-	return load(ctx, clients, d, poll), nil
+	return warmThenLoad(ctx, stats, clients, d, c.revalidate(boardPath(s), s.token, etag)), nil
 }
 
 // boardSprint starts the board phase's sprint and fills it.

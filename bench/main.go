@@ -280,17 +280,12 @@ func run(ctx context.Context, o options) error {
 
 	var board, boardPoll result
 	if strings.Contains(o.phases, "board") {
-		before := stats.snapshot()
-		board, err = runBoard(ctx, db, c, s, o.clients, o.duration)
-		if err != nil {
+		if board, err = runBoard(ctx, db, stats, c, s, o.clients, o.duration); err != nil {
 			return err
 		}
-		board.statements = stats.snapshot().minus(before)
-		before = stats.snapshot()
-		if boardPoll, err = runBoardPoll(ctx, c, s, o.clients, o.duration); err != nil {
+		if boardPoll, err = runBoardPoll(ctx, stats, c, s, o.clients, o.duration); err != nil {
 			return err
 		}
-		boardPoll.statements = stats.snapshot().minus(before)
 	}
 
 	fmt.Println()

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/taskweave/taskweave/api/core"
 	"github.com/taskweave/taskweave/domain/board"
 )
 
@@ -30,23 +31,27 @@ type boardCache struct {
 	build singleflight.Group
 }
 
+// boardEntry is an encoded board with the Stamp it was built under and its ETag
+// (core.ETag of body), computed once so a poll answered 304 does not hash the board.
 type boardEntry struct {
 	stamp [32]byte
 	body  []byte
+	etag  string
 }
 
 func newBoardCache(budget int) *boardCache {
 	return &boardCache{entries: map[uuid.UUID]boardEntry{}, budget: budget}
 }
 
-// body returns the encoded board of project under head, from the cache when its stamp
-// matches, else built by load and kept. The returned slice is shared and never changed.
-func (bc *boardCache) body(project uuid.UUID, head *board.Head, load func() (*board.Board, error)) ([]byte, error) {
+// body returns the encoded board of project under head, with its ETag, from the cache
+// when its stamp matches, else built by load and kept. The returned slice is shared and
+// never changed.
+func (bc *boardCache) body(project uuid.UUID, head *board.Head, load func() (*board.Board, error)) ([]byte, string, error) {
 	bc.mu.Lock()
 	e, ok := bc.entries[project]
 	bc.mu.Unlock()
 	if ok && e.stamp == head.Stamp {
-		return e.body, nil
+		return e.body, e.etag, nil
 	}
 	key := project.String() + hex.EncodeToString(head.Stamp[:])
 	v, err, _ := bc.build.Do(key, func() (any, error) {
@@ -58,14 +63,16 @@ func (bc *boardCache) body(project uuid.UUID, head *board.Head, load func() (*bo
 		if err := json.NewEncoder(&buf).Encode(toBoardResponse(b)); err != nil {
 			return nil, err
 		}
-		body := buf.Bytes()
-		bc.put(project, boardEntry{stamp: head.Stamp, body: body})
-		return body, nil
+		e := boardEntry{stamp: head.Stamp, body: buf.Bytes()}
+		e.etag = core.ETag(e.body)
+		bc.put(project, e)
+		return e, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return v.([]byte), nil
+	e = v.(boardEntry)
+	return e.body, e.etag, nil
 }
 
 // put stores e, evicting other projects' boards (in map order, which Go randomizes)

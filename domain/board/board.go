@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/domain/project"
 	"github.com/taskweave/taskweave/store"
 )
 
@@ -74,52 +75,104 @@ type Head struct {
 	Stamp [sha256.Size]byte
 }
 
-// LoadHead reads the head of project p's board in one query, and whether the ALL audit
-// level is on (so recording BOARD_OPENED costs no extra read). auditAll is reported even
-// when the project has no active sprint (ErrNoActiveSprint).
-func LoadHead(ctx context.Context, pool *pgxpool.Pool, p issue.Project, today time.Time) (h *Head, auditAll bool, err error) {
-	var (
-		sprintID                  pgtype.UUID
-		name                      *string
-		s                         Summary
-		statusIDs                 [][16]byte
-		names, categories, colors []string
-		issueCount, issueXOR      int64
-		namesRev                  int64
-	)
-	err = pool.QueryRow(ctx, `SELECT sp.id, sp.name, sp.goal, sp.start_date, sp.end_date, sp.planned_points,
-		coalesce((SELECT enabled FROM audit_config WHERE level = 'ALL'), false),
-		st.ids, st.names, st.categories, st.colors,
-		coalesce(fp.n, 0), coalesce(fp.x, 0), (SELECT rev FROM board_names_revision)
-	FROM (SELECT 1) AS one
-	LEFT JOIN sprints AS sp ON sp.project_id = $1 AND sp.status = 'ACTIVE'
-	LEFT JOIN LATERAL (
-		SELECT array_agg(ws.id ORDER BY ws.position, ws.id) AS ids, array_agg(ws.name ORDER BY ws.position, ws.id) AS names,
-			array_agg(ws.category ORDER BY ws.position, ws.id) AS categories, array_agg(ws.color ORDER BY ws.position, ws.id) AS colors
-		FROM workflow_statuses AS ws WHERE ws.workflow_id = $2
-	) AS st ON sp.id IS NOT NULL
-	LEFT JOIN LATERAL (
-		SELECT count(*) AS n, bit_xor(hashtidextended(i.ctid, i.xmin::text::bigint)) AS x
-		FROM issues AS i WHERE i.project_id = $1 AND i.sprint_id = sp.id
-	) AS fp ON sp.id IS NOT NULL`, store.UUID(p.ID), store.NullUUID(p.WorkflowID)).Scan(&sprintID, &name, &s.Goal, &s.StartDate, &s.EndDate, &s.TotalPoints,
-		&auditAll, &statusIDs, &names, &categories, &colors, &issueCount, &issueXOR, &namesRev)
-	if err != nil {
-		return nil, false, fmt.Errorf("load board sprint: %w", err)
+// headColumns and headJoins read the head of the board of the project aliased p, and
+// whether the ALL audit level is on, in the order headScan scans them: LoadHead reads
+// them alone, and HeadRead adds them to the access statement of GET /board.
+const (
+	headColumns = `sp.id, sp.name, sp.goal, sp.start_date, sp.end_date, sp.planned_points,
+	coalesce((SELECT enabled FROM audit_config WHERE level = 'ALL'), false),
+	st.ids, st.names, st.categories, st.colors,
+	coalesce(fp.n, 0), coalesce(fp.x, 0), (SELECT rev FROM board_names_revision)`
+	headJoins = `
+LEFT JOIN sprints AS sp ON sp.project_id = p.id AND sp.status = 'ACTIVE'
+LEFT JOIN LATERAL (
+	SELECT array_agg(ws.id ORDER BY ws.position, ws.id) AS ids, array_agg(ws.name ORDER BY ws.position, ws.id) AS names,
+		array_agg(ws.category ORDER BY ws.position, ws.id) AS categories, array_agg(ws.color ORDER BY ws.position, ws.id) AS colors
+	FROM workflow_statuses AS ws WHERE ws.workflow_id = p.workflow_id
+) AS st ON sp.id IS NOT NULL
+LEFT JOIN LATERAL (
+	SELECT count(*) AS n, bit_xor(hashtidextended(i.ctid, i.xmin::text::bigint)) AS x
+	FROM issues AS i WHERE i.project_id = p.id AND i.sprint_id = sp.id
+) AS fp ON sp.id IS NOT NULL`
+)
+
+// headScan holds the values of headColumns as scanned.
+type headScan struct {
+	sprintID                  pgtype.UUID
+	name                      *string
+	s                         Summary
+	auditAll                  bool
+	statusIDs                 [][16]byte
+	names, categories, colors []string
+	issueCount, issueXOR      int64
+	namesRev                  int64
+}
+
+// dest is the scan destinations of headColumns, in their order.
+func (r *headScan) dest() []any {
+	return []any{&r.sprintID, &r.name, &r.s.Goal, &r.s.StartDate, &r.s.EndDate, &r.s.TotalPoints,
+		&r.auditAll, &r.statusIDs, &r.names, &r.categories, &r.colors, &r.issueCount, &r.issueXOR, &r.namesRev}
+}
+
+// head builds the Head of project p's board from what was scanned (ErrNoActiveSprint
+// without an active sprint), and reports whether the ALL audit level is on.
+func (r *headScan) head(p issue.Project, today time.Time) (*Head, bool, error) {
+	if !r.sprintID.Valid {
+		return nil, r.auditAll, ErrNoActiveSprint
 	}
-	if !sprintID.Valid {
-		return nil, auditAll, ErrNoActiveSprint
-	}
-	s.ID, s.Name = sprintID.Bytes, *name
+	s := r.s
+	s.ID, s.Name = r.sprintID.Bytes, *r.name
 	if s.EndDate != nil {
 		days := max(0, int(s.EndDate.Sub(today).Hours()/24))
 		s.DaysRemaining = &days
 	}
-	h = &Head{Sprint: s, Statuses: make([]Status, len(statusIDs))}
-	for i, id := range statusIDs {
-		h.Statuses[i] = Status{ID: id, Name: names[i], Category: categories[i], Color: colors[i]}
+	h := &Head{Sprint: s, Statuses: make([]Status, len(r.statusIDs))}
+	for i, id := range r.statusIDs {
+		h.Statuses[i] = Status{ID: id, Name: r.names[i], Category: r.categories[i], Color: r.colors[i]}
 	}
-	h.Stamp = h.digest(p, today, issueCount, issueXOR, namesRev)
-	return h, auditAll, nil
+	h.Stamp = h.digest(p, today, r.issueCount, r.issueXOR, r.namesRev)
+	return h, r.auditAll, nil
+}
+
+// LoadHead reads the head of project p's board in one query, and whether the ALL audit
+// level is on (so recording BOARD_OPENED costs no extra read). auditAll is reported even
+// when the project has no active sprint (ErrNoActiveSprint).
+func LoadHead(ctx context.Context, pool *pgxpool.Pool, p issue.Project, today time.Time) (h *Head, auditAll bool, err error) {
+	var r headScan
+	err = pool.QueryRow(ctx, `SELECT `+headColumns+`
+	FROM (SELECT 1) AS one
+	LEFT JOIN projects AS p ON p.id = $1`+headJoins, store.UUID(p.ID)).Scan(r.dest()...)
+	if err != nil {
+		return nil, false, fmt.Errorf("load board sprint: %w", err)
+	}
+	return r.head(p, today)
+}
+
+// HeadRead reads the head of the board in the statement that checks the caller's
+// access to the project (project.LoadWithLogin): GET /board adds it there, so a board
+// served from the cache, or a poll answered 304, costs that one statement. The head is
+// read in the same snapshot as the credential and the roles.
+type HeadRead struct {
+	Extra project.Extra
+	scan  headScan
+}
+
+// NewHeadRead prepares the read.
+func NewHeadRead() *HeadRead {
+	r := &HeadRead{}
+	r.Extra.Columns = ",\n\t" + headColumns
+	r.Extra.Joins = headJoins
+	r.Extra.Dest = r.scan.dest()
+	return r
+}
+
+// Head is the head the access statement read, or when it did not run it (a credential
+// checked before the project, such as a personal access token), LoadHead's.
+func (r *HeadRead) Head(ctx context.Context, pool *pgxpool.Pool, p issue.Project, today time.Time) (*Head, bool, error) {
+	if !r.Extra.Scanned {
+		return LoadHead(ctx, pool, p, today)
+	}
+	return r.scan.head(p, today)
 }
 
 // digest is the Stamp of h: every value the head shows plus the issue fingerprint.
