@@ -102,7 +102,9 @@ func newSearch(ps *params, q, lang string) search {
 // rankedKeys is the SQL of the page of a ranked search over the documents in scope (a
 // condition on their alias x), limit rows from the offset parameter off: issue_id,
 // number, ord (1, 2, … in page order) and total, the matches counted up to
-// searchCountLimit plus one (a total past it is not exact).
+// searchCountLimit plus one (a total past it is not exact): the heads' matches when
+// they are more than that already (every head's match is a document's match), else
+// the documents' (their index lists every match before the count can stop).
 //
 // The order (docs/api-conventions.md#search): an exact key first; then the issues
 // holding the query in key, title and description (the heads of migration 0049), by
@@ -114,7 +116,7 @@ func newSearch(ps *params, q, lang string) search {
 // ranks every other match as before. A query with an exclusion (-word) checks a head's
 // match against the whole document too: a word a comment holds excludes the issue.
 func (sr search) rankedKeys(scope, off string, limit int, tiebreak string) string {
-	size := strconv.Itoa(limit)
+	size, bound := strconv.Itoa(limit), strconv.Itoa(limit+SearchCountAhead)
 	excluded := ""
 	if sr.excludes {
 		excluded = "\n\t\tAND EXISTS (SELECT 1 FROM issue_search AS d WHERE d.issue_id = x.issue_id AND d." + sr.doc + " @@ " + sr.tsq + ")"
@@ -133,8 +135,9 @@ func (sr search) rankedKeys(scope, off string, limit int, tiebreak string) strin
 			AND NOT EXISTS (SELECT 1 FROM h WHERE h.issue_id = x.issue_id)
 	)
 	SELECT x.issue_id, x.number, row_number() OVER (ORDER BY x.tier, x.exact DESC, x.r DESC, ` + tiebreak + `) AS ord,
-		(SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.tsq + `
-			LIMIT (SELECT skip + ` + strconv.Itoa(limit+SearchCountAhead+1) + ` FROM o)) AS c) AS total
+		CASE WHEN (SELECT heads > skip + ` + bound + ` FROM o) THEN (SELECT heads FROM o)
+		ELSE (SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.tsq + `
+			LIMIT (SELECT skip + ` + bound + ` + 1 FROM o)) AS c) END AS total
 	FROM (SELECT x.* FROM r AS x ORDER BY x.tier, x.exact DESC, x.r DESC, ` + tiebreak + `
 		LIMIT ` + size + ` OFFSET (SELECT skip FROM o)) AS x`
 }
