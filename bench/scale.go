@@ -44,6 +44,8 @@ type scaleOptions struct {
 	clients  int
 	duration time.Duration
 	sla      bool
+	// keep keeps the big instance's database (-keep), for EXPLAIN and friends.
+	keep bool
 }
 
 // scaleFigure is one measurement at both instances.
@@ -214,7 +216,11 @@ func scaleInstance(ctx context.Context, o scaleOptions, n int) (_ *scaleRun, err
 	if err != nil {
 		return nil, err
 	}
-	closers = append(closers, func() { storetest.Drop(dbURL) })
+	if o.keep && n == o.issues {
+		closers = append(closers, func() { fmt.Printf("scale %d: database kept: %s\n", n, dbURL) })
+	} else {
+		closers = append(closers, func() { storetest.Drop(dbURL) })
+	}
 	r.dbURL = dbURL
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
