@@ -145,6 +145,13 @@ func runScale(ctx context.Context, o scaleOptions) error {
 			if err != nil {
 				return fmt.Errorf("sla: %w", err)
 			}
+			// The crossings a scan reports come at a rate that grows with the timers (they
+			// start over the same 48 hours at every size): each scan's reports beside its time.
+			times := make([]string, len(res.scans))
+			for i, d := range res.scans {
+				times[i] = fmt.Sprintf("%s/%d", d.Round(100*time.Microsecond), res.reported[i])
+			}
+			fmt.Printf("scale %d: SLA scans (time/reports): %s\n", r.n, strings.Join(times, " "))
 			if r == small {
 				figures = append(figures, scaleFigure{name: fmt.Sprintf("SLA scan, timers = issues (max of %d)", so.scans)})
 			}
