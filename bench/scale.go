@@ -79,10 +79,11 @@ type scaleRun struct {
 }
 
 // runScale seeds two instances, small and big, in databases of their own with a server
-// each, then measures every figure on the small one and at once on the big one (the
+// each, starts a `taskweave api` and a `taskweave worker` process on each, then measures
+// every figure through those processes on the small one and at once on the big one (the
 // machine's other load drifts; neighbours see the same), and prints them side by side
 // with every sequential scan over a big table in the plans of the statements the big
-// instance's server sent.
+// instance's in-process server sent, and the processes' memory and Postgres sessions.
 func runScale(ctx context.Context, o scaleOptions) error {
 	fmt.Printf("scale: %d-issue instance beside a %d-issue one, %d clients, %s per figure\n", o.issues, o.small,
 		o.clients, o.duration)
