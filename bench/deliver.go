@@ -196,16 +196,32 @@ func startWorkers(ctx context.Context, n int, env []string) (*workerProcs, error
 // startProcesses builds the binary and starts n `taskweave <role>` processes with env,
 // each listening on a free loopback address (p.addrs).
 func startProcesses(ctx context.Context, role string, n int, env []string) (*workerProcs, error) {
-	dir, err := os.MkdirTemp("", "taskweave-bench-")
+	bin, err := buildTaskweave(ctx)
 	if err != nil {
 		return nil, err
+	}
+	return startBuilt(bin, role, n, env)
+}
+
+// buildTaskweave builds `taskweave` into a temporary directory and returns its path, for
+// a phase that starts processes of more than one role from one build.
+func buildTaskweave(ctx context.Context) (string, error) {
+	dir, err := os.MkdirTemp("", "taskweave-bench-")
+	if err != nil {
+		return "", err
 	}
 	bin := filepath.Join(dir, "taskweave")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/taskweave")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("build taskweave: %w", err)
+		return "", fmt.Errorf("build taskweave: %w", err)
 	}
+	return bin, nil
+}
+
+// startBuilt starts n `bin <role>` processes with env, each listening on a free
+// loopback address (p.addrs).
+func startBuilt(bin, role string, n int, env []string) (*workerProcs, error) {
 	p := &workerProcs{}
 	for i := range n {
 		addr, err := freeAddr()

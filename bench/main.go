@@ -136,6 +136,7 @@ func main() {
 	flag.IntVar(&o.deliver.workerConns, "worker-conns", 0, "TW_DATABASE_MAX_CONNS of each worker process (0 = its default)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database afterwards (its URL is printed) for EXPLAIN and friends")
 	flag.Parse()
+	o.scale.keep = o.keep
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

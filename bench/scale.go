@@ -44,6 +44,8 @@ type scaleOptions struct {
 	clients  int
 	duration time.Duration
 	sla      bool
+	// keep keeps the big instance's database (-keep), for EXPLAIN and friends.
+	keep bool
 }
 
 // scaleFigure is one measurement at both instances.
@@ -69,13 +71,19 @@ type scaleRun struct {
 	c     *client
 	ops   []namedOp
 	close func()
+	// dbURL is the instance's database; procs its API and worker processes, and
+	// procOps the figures' loads sent to them (ops[i] and procOps[i] are one figure).
+	dbURL   string
+	procs   *scaleProcs
+	procOps []namedOp
 }
 
 // runScale seeds two instances, small and big, in databases of their own with a server
-// each, then measures every figure on the small one and at once on the big one (the
+// each, starts a `taskweave api` and a `taskweave worker` process on each, then measures
+// every figure through those processes on the small one and at once on the big one (the
 // machine's other load drifts; neighbours see the same), and prints them side by side
 // with every sequential scan over a big table in the plans of the statements the big
-// instance's server sent.
+// instance's in-process server sent, and the processes' memory and Postgres sessions.
 func runScale(ctx context.Context, o scaleOptions) error {
 	fmt.Printf("scale: %d-issue instance beside a %d-issue one, %d clients, %s per figure\n", o.issues, o.small,
 		o.clients, o.duration)
@@ -99,16 +107,35 @@ func runScale(ctx context.Context, o scaleOptions) error {
 		}
 		r.s.token, r.s.adminToken = token, token
 	}
-	measure := func(r *scaleRun, f namedOp) result {
+	// Each instance gets its own `taskweave api` and `taskweave worker`, built once.
+	bin, err := buildTaskweave(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range []*scaleRun{small, big} {
+		if r.procs, err = startScaleProcs(ctx, bin, r.dbURL, o.clients); err != nil {
+			return fmt.Errorf("scale %d: %w", r.n, err)
+		}
+		defer r.procs.stop()
+		r.procOps = scaleFigures(r.s, r.procs.apiClient, r.procs.metrics)
+		r.procs.sample()
+	}
+	// A figure's statements are recorded from the in-process server, the only one whose
+	// pool this process traces: half a second of the load goes to it (the big instance's
+	// recorded for EXPLAIN), half a second warms the API process, and the measurement
+	// goes to the API process.
+	measure := func(r *scaleRun, i int) result {
+		f, pf := r.ops[i], r.procOps[i]
 		clients := cmp.Or(f.clients, o.clients)
-		load(ctx, clients, time.Second/2, f.do)
 		r.rec.recording.Store(r == big)
-		defer r.rec.recording.Store(false)
-		return load(ctx, clients, o.duration, f.do)
+		load(ctx, clients, time.Second/2, f.do)
+		r.rec.recording.Store(false)
+		load(ctx, clients, time.Second/2, pf.do)
+		return load(ctx, clients, o.duration, pf.do)
 	}
 	var figures []scaleFigure
 	for i, f := range small.ops {
-		fig := scaleFigure{name: f.name, small: measure(small, f), big: measure(big, big.ops[i])}
+		fig := scaleFigure{name: f.name, small: measure(small, i), big: measure(big, i)}
 		fmt.Printf("scale: %-44s p99 %10s at %d, %10s at %d\n", f.name, fig.small.pct(99), o.small, fig.big.pct(99), o.issues)
 		figures = append(figures, fig)
 	}
@@ -119,6 +146,13 @@ func runScale(ctx context.Context, o scaleOptions) error {
 			if err != nil {
 				return fmt.Errorf("sla: %w", err)
 			}
+			// The crossings a scan reports come at a rate that grows with the timers (they
+			// start over the same 48 hours at every size): each scan's reports beside its time.
+			times := make([]string, len(res.scans))
+			for i, d := range res.scans {
+				times[i] = fmt.Sprintf("%s/%d", d.Round(100*time.Microsecond), res.reported[i])
+			}
+			fmt.Printf("scale %d: SLA scans (time/reports): %s\n", r.n, strings.Join(times, " "))
 			if r == small {
 				figures = append(figures, scaleFigure{name: fmt.Sprintf("SLA scan, timers = issues (max of %d)", so.scans)})
 			}
@@ -131,8 +165,13 @@ func runScale(ctx context.Context, o scaleOptions) error {
 			}
 		}
 	}
-	fmt.Printf("scale: the bench process (both servers, the load generator, the seeding's buffers): %s\n", processMemory())
+	fmt.Printf("scale: the bench process (both in-process servers, the load generator, the seeding's buffers): %s\n", processMemory())
 	fmt.Printf("scale: Postgres connections open: %s\n", connections(ctx, big.db))
+	for _, r := range []*scaleRun{small, big} {
+		if err := printScaleProcs(ctx, r); err != nil {
+			return err
+		}
+	}
 	scans, err := big.rec.seqScans(ctx, big.db)
 	if err != nil {
 		return err
@@ -185,7 +224,12 @@ func scaleInstance(ctx context.Context, o scaleOptions, n int) (_ *scaleRun, err
 	if err != nil {
 		return nil, err
 	}
-	closers = append(closers, func() { storetest.Drop(dbURL) })
+	if o.keep && n == o.issues {
+		closers = append(closers, func() { fmt.Printf("scale %d: database kept: %s\n", n, dbURL) })
+	} else {
+		closers = append(closers, func() { storetest.Drop(dbURL) })
+	}
+	r.dbURL = dbURL
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return nil, err
@@ -226,7 +270,22 @@ func scaleInstance(ctx context.Context, o scaleOptions, n int) (_ *scaleRun, err
 	}
 	logf("seeded in %s; %s", time.Since(start).Round(time.Second), databaseSize(ctx, db))
 
-	add := func(name string, do op) { r.ops = append(r.ops, namedOp{name: name, do: do}) }
+	// The queue gauges of the worker's /metrics, collected in this process on the traced
+	// pool, so their statement is explained with the others.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(queue.NewCollector(db.Pool, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	r.ops = scaleFigures(s, c, func(context.Context, int, int) error { _, err := reg.Gather(); return err })
+	return r, nil
+}
+
+// scaleFigures lists the figures' loads on a seeded instance, sent through c (the
+// in-process server, or the instance's `taskweave api` process); metrics is the worker
+// /metrics figure's load (the gauges collected in this process, or a scrape of the
+// instance's `taskweave worker`).
+func scaleFigures(s *scaleSeeded, c *client, metrics op) []namedOp {
+	z := s.size
+	var ops []namedOp
+	add := func(name string, do op) { ops = append(ops, namedOp{name: name, do: do}) }
 	// The token is read at each request: runScale signs in again before it measures.
 	get := func(path string) op {
 		return func(ctx context.Context, _, _ int) error {
@@ -283,13 +342,8 @@ func scaleInstance(ctx context.Context, o scaleOptions, n int) (_ *scaleRun, err
 	add("report cycle time (one sprint)", get(base+"/reports/cycle-time?sprintId="+closed))
 	add("admin jobs list", get("/api/v1/admin/jobs"))
 	add("admin jobs list, completed", get("/api/v1/admin/jobs?state=completed"))
-	// The worker's /metrics: the queue gauges are its only statement; one scraper. Its
-	// pool is traced too, so its statement is explained with the others.
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(queue.NewCollector(db.Pool, slog.New(slog.NewTextHandler(io.Discard, nil))))
-	r.ops = append(r.ops, namedOp{name: "worker /metrics (queue gauges), 1 scraper", clients: 1,
-		do: func(context.Context, int, int) error { _, err := reg.Gather(); return err }})
-	return r, nil
+	// The worker's /metrics: the queue gauges are its only statement; one scraper.
+	return append(ops, namedOp{name: "worker /metrics (queue gauges), 1 scraper", clients: 1, do: metrics})
 }
 
 // databaseSize is the database's size and its largest tables.

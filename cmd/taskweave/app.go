@@ -60,12 +60,11 @@ func newApp(ctx context.Context, cfg *Config, workerOnly bool) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The connection budget of this process (docs/operations.md#scaling); an API holds
-	// one more connection for LISTEN.
+	// The connection budget of this process (docs/operations.md#scaling): beside its
+	// pools, an API holds one connection for LISTEN (the live updates' listener), and so
+	// does a worker (River's notifier takes one out of the pool for good, and the pool,
+	// which holds its size, opens another in its place).
 	listen := 1
-	if workerOnly {
-		listen = 0
-	}
 	log.Info("database pools", "pool_max_conns", db.Pool.Config().MaxConns, "pool_held_conns", db.Pool.Config().MinConns,
 		"keyed_max_conns", db.Keyed.Config().MaxConns, "listen_conns", listen)
 	reg := prometheus.NewRegistry()
