@@ -92,14 +92,15 @@ func (f Filter) countQuery(limit int) (string, []any) {
 // LIMIT may not do.
 //
 // The page's keys ("timestamp", id) are found first, by the filter's index alone (an
-// index-only scan: every filter's index ends with them), and only the page's rows are
+// index-only scan where one index answers the whole filter: every filter's index ends
+// with them), and only the page's rows are
 // then read, each by one probe of its month's time index (a LATERAL with LIMIT 1, so
 // the planner cannot flatten it into a join; the probe's month is pruned at run time).
 // Selecting whole rows straight from the filter, the planner may walk a month's time
 // index testing each row's project on the heap, in the hope that the project's rows
 // are spread over the month: a project whose rows come in bursts then costs the whole
-// month (86,000 rows read for page 0 of a big project at 250,000 issues, 130 ms
-// against 3 ms, docs/performance.md#the-scale-bench); the keys alone are cheaper by
+// month (86,000 rows read for page 0 of a big project at 250,000 issues, 144 ms
+// against 3.4 ms, docs/performance.md#the-scale-bench); the keys alone are cheaper by
 // the filter's index whatever the project's share of a month.
 //
 // after (a cursor walk) keeps the events after that one in list order, by a row
