@@ -125,7 +125,7 @@ func auditPageRequest(c *fiber.Ctx) (core.PageRequest, error) {
 	return core.ParsePage(c, auditPageSize)
 }
 
-// sendAuditPage answers one page of f: a count query (capped, store.CountAhead) and a
+// sendAuditPage answers one page of f: a count query (capped, store.PageCountAhead) and a
 // page query.
 func (s *handlers) sendAuditPage(c *fiber.Ctx, f audit.Filter, pr core.PageRequest) error {
 	after, err := pr.AfterTimeID("audit")

@@ -18,16 +18,17 @@ func pageTotals(t *testing.T, p map[string]any) []any {
 	return []any{p["totalElements"], p["totalPages"], p["last"], p["totalElementsExact"], len(p["content"].([]any))}
 }
 
-// TestAuditPagesCountTenThousandAhead: over 10,060 rows of a project the audit lists
-// count 10,000 past the page's first and say the total is a bound; a page near the end
-// counts to the end and is exact, and a filter matching fewer is exact from page 0.
-func TestAuditPagesCountTenThousandAhead(t *testing.T) {
+// TestAuditPagesCountAThousandAhead: over 1,060 rows of a project the audit lists count
+// 1,000 past the page's first (store.PageCountAhead) and say the total is a bound; a
+// page near the end counts to the end and is exact, and a filter matching fewer is
+// exact from page 0.
+func TestAuditPagesCountAThousandAhead(t *testing.T) {
 	t.Parallel()
 	e := jobSetup(t)
 	h := e.h
 	_, err := h.DB.Pool.Exec(context.Background(), `INSERT INTO audit_events (id, "timestamp", user_email, project_id, action, level)
 		SELECT gen_random_uuid(), $1::timestamptz + i * interval '1 second', 'system', $2::uuid, 'ISSUE_UPDATED', 'WRITE'
-		FROM generate_series(1, 10060) AS i`, auditT0, e.p1)
+		FROM generate_series(1, 1060) AS i`, auditT0, e.p1)
 	require.NoError(t, err)
 
 	for _, path := range []string{"/api/v1/admin/audit", "/api/v1/projects/" + e.key1 + "/audit"} {
@@ -38,12 +39,14 @@ func TestAuditPagesCountTenThousandAhead(t *testing.T) {
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 			return r.JSON(t)
 		}
-		require.Equal(t, []any{10000.0, 200.0, false, false, 50}, pageTotals(t, get("")), path)
-		require.Equal(t, []any{10000.0, 50.0, false, false, 200}, pageTotals(t, get("size=200")), path)
-		// From offset 10,000 the count reaches 20,000: past the last row, so exact.
-		require.Equal(t, []any{10060.0, 202.0, false, true, 50}, pageTotals(t, get("page=200")), path)
-		require.Equal(t, []any{10060.0, 202.0, true, true, 10}, pageTotals(t, get("page=201")), path)
-		require.Equal(t, []any{10060.0, 202.0, true, true, 0}, pageTotals(t, get("page=300")), path)
+		require.Equal(t, []any{1000.0, 20.0, false, false, 50}, pageTotals(t, get("")), path)
+		require.Equal(t, []any{1000.0, 5.0, false, false, 200}, pageTotals(t, get("size=200")), path)
+		// From offset 1,000 the count reaches 2,000: past the last row, so exact.
+		require.Equal(t, []any{1060.0, 22.0, false, true, 50}, pageTotals(t, get("page=20")), path)
+		require.Equal(t, []any{1060.0, 22.0, true, true, 10}, pageTotals(t, get("page=21")), path)
+		require.Equal(t, []any{1060.0, 22.0, true, true, 0}, pageTotals(t, get("page=30")), path)
+		// Page 10 (offset 500) counts up to 1,500: past the last row, so exact.
+		require.Equal(t, []any{1060.0, 22.0, false, true, 50}, pageTotals(t, get("page=10")), path)
 		to := url.QueryEscape(auditT0.Add(101 * time.Second).Format(time.RFC3339))
 		require.Equal(t, []any{100.0, 2.0, false, true, 50}, pageTotals(t, get("to="+to)), path)
 	}

@@ -103,9 +103,9 @@ type Page[T any] struct {
 	Pageable         PageableJSON `json:"pageable"`
 	// NextCursor continues the walk after this page (cursor.go); null at the end.
 	NextCursor *string `json:"nextCursor"`
-	// TotalElementsExact is sent by the lists that count at most store.CountAhead rows
-	// past the page (NewCountedPage): false when totalElements is that bound, not the
-	// number of all matches.
+	// TotalElementsExact is sent by the lists that count a bounded number of rows past
+	// the page (store.CountAhead, store.PageCountAhead; NewCountedPage): false when
+	// totalElements is that bound, not the number of all matches.
 	TotalElementsExact *bool `json:"totalElementsExact,omitempty"`
 }
 
@@ -135,7 +135,7 @@ func NewPage[T any](content []T, req PageRequest, total int, next *string) Page[
 }
 
 // NewCountedPage is NewPage for a list whose total was counted up to a bound
-// (store.CountLimit): exact false says more rows match than total. totalPages and last
+// (store.CountLimit, store.PageCountLimit): exact false says more rows match than total. totalPages and last
 // follow total, so a client paging while number + 1 < totalPages still reaches every
 // row: the next page's count reaches further.
 func NewCountedPage[T any](content []T, req PageRequest, total int, exact bool, next *string) Page[T] {
