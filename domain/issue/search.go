@@ -42,7 +42,7 @@ func searchConfig(lang string) (cfg, doc, head string) {
 // (docs/api-conventions.md#search): each match counted is a document read, and a broad
 // query matches tens of thousands. Up to offset + size + SearchCountAhead matches the
 // total is exact; beyond, it is that bound and marked inexact (totalElementsExact).
-const SearchCountAhead = 1000
+const SearchCountAhead = store.PageCountAhead
 
 // searchCountLimit is the bound of the total of a ranked search's page at offset.
 func searchCountLimit(offset, limit int) int { return offset + limit + SearchCountAhead }
