@@ -39,11 +39,7 @@ END
 $$;
 
 -- Existing issues, under a plain read lock (writes go on meanwhile).
-INSERT INTO issue_search_head (issue_id, project_id, number, key, head_en, head_de)
-SELECT i.id, i.project_id, i.number, i.key,
-    issue_search_doc('english', i.key || ' ' || i.title, i.description, NULL),
-    issue_search_doc('german', i.key || ' ' || i.title, i.description, NULL)
-FROM issues AS i;
+SELECT issue_search_head_sync(ARRAY(SELECT id FROM issues));
 
 CREATE INDEX issue_search_head_en ON issue_search_head USING gin (head_en);
 CREATE INDEX issue_search_head_de ON issue_search_head USING gin (head_de);
