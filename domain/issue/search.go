@@ -103,8 +103,10 @@ func newSearch(ps *params, q, lang string) search {
 // condition on their alias x), limit rows from the offset parameter off: issue_id,
 // number, ord (1, 2, … in page order) and total, the matches counted up to
 // searchCountLimit plus one (a total past it is not exact): the heads' matches when
-// they are more than that already (every head's match is a document's match), else
-// the documents' (their index lists every match before the count can stop).
+// they are more than that already (every head's match is a document's match); the
+// heads and the others when the page reached past the heads and so read every other
+// match anyway; else the documents' (their index lists every match before the count
+// can stop).
 //
 // The order (docs/api-conventions.md#search): an exact key first; then the issues
 // holding the query in key, title and description (the heads of migration 0049), by
@@ -126,16 +128,16 @@ func (sr search) rankedKeys(scope, off string, limit int, tiebreak string) strin
 		FROM issue_search_head AS x
 		WHERE ` + scope + ` AND x.` + sr.head + ` @@ ` + sr.tsq + excluded + `
 	), o AS (SELECT (SELECT ` + off + `::int) AS skip, (SELECT count(*) FROM h) AS heads),
-	r AS (
-		SELECT x.issue_id, x.number, 0 AS tier, x.exact, x.r FROM h AS x
-		UNION ALL
-		SELECT x.issue_id, x.number, 1, false, ts_rank(x.` + sr.doc + `, ` + sr.tsq + `)
+	t AS MATERIALIZED (
+		SELECT x.issue_id, x.number, 1 AS tier, false AS exact, ts_rank(x.` + sr.doc + `, ` + sr.tsq + `) AS r
 		FROM issue_search AS x
 		WHERE (SELECT heads < skip + ` + size + ` FROM o) AND ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.tsq + `
 			AND NOT EXISTS (SELECT 1 FROM h WHERE h.issue_id = x.issue_id)
-	)
+	),
+	r AS (SELECT x.issue_id, x.number, 0 AS tier, x.exact, x.r FROM h AS x UNION ALL SELECT * FROM t)
 	SELECT x.issue_id, x.number, row_number() OVER (ORDER BY x.tier, x.exact DESC, x.r DESC, ` + tiebreak + `) AS ord,
 		CASE WHEN (SELECT heads > skip + ` + bound + ` FROM o) THEN (SELECT heads FROM o)
+		WHEN (SELECT heads < skip + ` + size + ` FROM o) THEN (SELECT heads FROM o) + (SELECT count(*) FROM t)
 		ELSE (SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.tsq + `
 			LIMIT (SELECT skip + ` + bound + ` + 1 FROM o)) AS c) END AS total
 	FROM (SELECT x.* FROM r AS x ORDER BY x.tier, x.exact DESC, x.r DESC, ` + tiebreak + `
