@@ -87,6 +87,13 @@ type scaleRun struct {
 func runScale(ctx context.Context, o scaleOptions) error {
 	fmt.Printf("scale: %d-issue instance beside a %d-issue one, %d clients, %s per figure\n", o.issues, o.small,
 		o.clients, o.duration)
+	// Each instance gets its own `taskweave api` and `taskweave worker`, built once and
+	// before the seeding: built after it, a binary of a tree changed meanwhile (a
+	// migration edited) refused the seeded databases after half an hour of seeding.
+	bin, err := buildTaskweave(ctx)
+	if err != nil {
+		return err
+	}
 	small, err := scaleInstance(ctx, o, o.small)
 	if err != nil {
 		return fmt.Errorf("scale %d: %w", o.small, err)
@@ -106,11 +113,6 @@ func runScale(ctx context.Context, o scaleOptions) error {
 			return fmt.Errorf("scale %d: sign in: %w", r.n, err)
 		}
 		r.s.token, r.s.adminToken = token, token
-	}
-	// Each instance gets its own `taskweave api` and `taskweave worker`, built once.
-	bin, err := buildTaskweave(ctx)
-	if err != nil {
-		return err
 	}
 	for _, r := range []*scaleRun{small, big} {
 		if r.procs, err = startScaleProcs(ctx, bin, r.dbURL, o.clients); err != nil {
