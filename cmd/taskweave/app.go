@@ -249,16 +249,17 @@ func (a *app) serveMetrics(ctx context.Context, g *errgroup.Group) {
 }
 
 // serveHTTP serves h on addr (the worker's port, the metrics port) until ctx ends, then
-// gives requests in flight five seconds.
+// gives requests in flight five seconds. The port is bound before it returns, so once
+// a port opened after it answers (the API's), this one does too; a port it cannot bind
+// ends the process through g.
 func (a *app) serveHTTP(ctx context.Context, g *errgroup.Group, what, addr string, h http.Handler) {
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	g.Go(func() error {
-		ln, err := a.listen(what, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		return hs.Serve(ln)
-	})
+	ln, err := a.listen(what, "tcp", addr)
+	if err != nil {
+		g.Go(func() error { return err })
+		return
+	}
+	g.Go(func() error { return hs.Serve(ln) })
 	g.Go(func() error {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
