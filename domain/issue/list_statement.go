@@ -91,7 +91,7 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	ranked := f.Q != "" && f.Sort == "" && where == "" && !narrow
 	if ranked {
 		countCap = searchCountLimit(offset, limit)
-		count = "SELECT count(*) FROM (SELECT 1 FROM " + matches + " LIMIT " + strconv.Itoa(countCap+1) + ") AS c"
+		count = boundedCount(matches, countCap)
 	}
 	// keys is the page's keys (k): the rows are joined on rowJoin and sorted by rowOrder.
 	// Each row is found in a LATERAL sub-select (LIMIT 1 keeps the planner from pulling

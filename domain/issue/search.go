@@ -44,6 +44,12 @@ func searchConfig(lang string) (cfg, doc, head string) {
 // total is exact; beyond, it is that bound and marked inexact (totalElementsExact).
 const SearchCountAhead = store.PageCountAhead
 
+// boundedCount is the statement counting the rows of matches (a FROM and WHERE) up to
+// bound plus one: a count past bound says the total is not exact.
+func boundedCount(matches string, bound int) string {
+	return "SELECT count(*) FROM (SELECT 1 FROM " + matches + " LIMIT " + strconv.Itoa(bound+1) + ") AS c"
+}
+
 // searchCountLimit is the bound of the total of a ranked search's page at offset.
 func searchCountLimit(offset, limit int) int { return offset + limit + SearchCountAhead }
 
@@ -216,8 +222,7 @@ ORDER BY k.ord`
 		return nil, 0, false, fmt.Errorf("search issues: %w", err)
 	}
 	if len(out) == 0 && offset > 0 {
-		count := "SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE " + scope + " AND " + sr.match +
-			" LIMIT " + strconv.Itoa(countCap+1) + ") AS c"
+		count := boundedCount("issue_search AS x WHERE "+scope+" AND "+sr.match, countCap)
 		if err := s.pool.QueryRow(ctx, count, ps[:2]...).Scan(&total); err != nil {
 			return nil, 0, false, fmt.Errorf("count search: %w", err)
 		}
