@@ -275,3 +275,48 @@ func TestSearchTiersAndBoundedTotal(t *testing.T) {
 		require.Empty(t, m["content"])
 	}
 }
+
+// TestSearchCountsPrefixPastWholeWords: with the last word a prefix, a total whose
+// whole-word matches alone pass the bound is not exact, and one whose whole-word
+// matches do not is still counted with the prefix's completions (which the bound
+// may then pass). Highlights come from the text that matched: the title for a head's
+// match, the comments for an issue matched through them.
+func TestSearchCountsPrefixPastWholeWords(t *testing.T) {
+	t.Parallel()
+	f := apitest.NewProject(t, apitest.Shared(t))
+	tok := f.Owner.Access
+	_, err := f.H.DB.Pool.Exec(context.Background(), `
+		WITH n AS (UPDATE projects SET issue_seq = 3000 WHERE id = $1 RETURNING key),
+		i AS (INSERT INTO issues (project_id, number, key, title, status_id, reporter_id)
+			SELECT $1, g, n.key || '-' || g, CASE WHEN g <= 60 THEN 'Yak shaving remark ' || g ELSE 'Chore ' || g END, $2, $3
+			FROM n, generate_series(1, 2300) AS g RETURNING id, number)
+		INSERT INTO comments (issue_id, author_id, body)
+		SELECT i.id, $3, CASE WHEN i.number <= 1200 THEN 'a yakety remark' ELSE 'walrus and yak again' END
+		FROM i WHERE i.number > 60`,
+		f.ProjectID, f.Todo, f.Owner.ID)
+	require.NoError(t, err)
+	for _, path := range []string{f.Path("/issues?"), "/api/v1/search?projectKey=" + f.Key + "&"} {
+		// "yak": 60 heads and 1,100 whole-word matches through comments, past the bound.
+		m := f.H.Do("GET", path+q("yak")+"&size=50", nil, tok).JSON(t)
+		require.EqualValues(t, 1050, m["totalElements"], path)
+		require.Equal(t, false, m["totalElementsExact"], path)
+		// "shaving yak": 60 whole-word matches, no completion: exact.
+		m = f.H.Do("GET", path+q("shaving yak")+"&size=50", nil, tok).JSON(t)
+		require.EqualValues(t, 60, m["totalElements"], path)
+		require.Equal(t, true, m["totalElementsExact"], path)
+		hl := m["content"].([]any)[0].(map[string]any)["highlight"].(string)
+		require.Contains(t, hl, "<mark>shaving</mark>", path)
+		// "remark yak": 60 heads and whole-word matches, but the 1,140 "yakety" remarks
+		// in comments complete the prefix, so the total passes the bound.
+		m = f.H.Do("GET", path+q("remark yak")+"&size=50", nil, tok).JSON(t)
+		require.EqualValues(t, 1050, m["totalElements"], "%s: completions are counted", path)
+		require.Equal(t, false, m["totalElementsExact"], path)
+		m = f.H.Do("GET", path+q("remark yak")+"&size=50&page=2", nil, tok).JSON(t)
+		hl = m["content"].([]any)[0].(map[string]any)["highlight"].(string)
+		require.Contains(t, hl, "<mark>yakety</mark>", "%s: a comment's match is highlighted from the comment", path)
+		// "walrus yak": 1,100 whole-word matches, all through comments.
+		m = f.H.Do("GET", path+q("walrus yak")+"&size=50&page=21", nil, tok).JSON(t)
+		require.EqualValues(t, 1100, m["totalElements"], "%s: the last page counts exactly", path)
+		require.Equal(t, true, m["totalElementsExact"], path)
+	}
+}

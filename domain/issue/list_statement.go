@@ -119,6 +119,7 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		countArgs = len(ps) - 1
 		keys = sr.rankedKeys("x.project_id = "+project, off, limit, "x.number ASC")
 		rowJoin, rowOrder = "i.project_id = "+project+" AND i.number = k.number", "k.ord"
+		headline = sr.tieredHeadline("k.tier")
 	case filtered:
 		// Every match is read for the total anyway, so the matches' numbers are
 		// gathered in the list's order into one array, whose length is the total, and

@@ -63,7 +63,9 @@ func searchCountLimit(offset, limit int) int { return offset + limit + SearchCou
 // from tsq, doc, head and key.
 type search struct {
 	match, rank, headline string
+	headHeadline          string
 	tsq, doc, head, key   string
+	whole                 string
 	excludes              bool
 }
 
@@ -79,7 +81,7 @@ func newSearch(ps *params, q, lang string) search {
 	if fields := strings.Fields(q); len(fields) > 0 && strings.HasPrefix(fields[len(fields)-1], "-") {
 		prefix = false
 	}
-	parse := func(cfg string) string {
+	parse := func(cfg string, prefix bool) string {
 		p := "websearch_to_tsquery('" + cfg + "', " + text + ")"
 		if prefix {
 			// The text form of a tsquery ends with its last lexeme, quoted; a prefix mark
@@ -89,19 +91,35 @@ func newSearch(ps *params, q, lang string) search {
 		return p
 	}
 	// The two parses are often the same query (words no stemmer changes): then once.
-	tsq := "(SELECT CASE WHEN l = s THEN l ELSE l || s END FROM (SELECT " + parse(cfg) + " AS l, " + parse("simple") + " AS s) AS p)"
+	both := func(prefix bool) string {
+		return "(SELECT CASE WHEN l = s THEN l ELSE l || s END FROM (SELECT " + parse(cfg, prefix) + " AS l, " + parse("simple", prefix) + " AS s) AS p)"
+	}
+	tsq, whole := both(prefix), ""
+	if prefix {
+		whole = both(false)
+	}
+	// The headline of the text searched: title, description and the first comments,
+	// or of the head alone (title and description) for an issue whose head holds the
+	// query, half the text to parse.
+	headline := func(comments bool) string {
+		text := "i.title || E'\\n' || coalesce(i.description, '')"
+		if comments {
+			text += " || E'\\n' || coalesce((" +
+				"SELECT string_agg(c.body, E'\\n' ORDER BY c.created_at, c.id) FROM (SELECT c.body, c.created_at, c.id FROM comments AS c " +
+				"WHERE c.issue_id = i.id AND c.deleted_at IS NULL ORDER BY c.created_at, c.id LIMIT 20) AS c), '')"
+		}
+		return "ts_headline('" + cfg + "', translate(left(" + text + ", 5000), E'\\x01\\x02', ''), " + tsq + ", " + headlineOptions + ")"
+	}
 	key := "false"
 	if keyPattern.MatchString(q) { // an issue key as the whole text (ParseRef): found first
 		key = "x.key = upper(" + text + ")"
 	}
 	return search{
-		tsq: tsq, doc: docColumn, head: headColumn, key: key, excludes: strings.Contains(q, "-"),
-		match: doc + " @@ " + tsq,
-		rank:  "(" + key + ") DESC, ts_rank(" + doc + ", " + tsq + ") DESC",
-		headline: "ts_headline('" + cfg + "', translate(left(i.title || E'\\n' || coalesce(i.description, '') || E'\\n' || coalesce((" +
-			"SELECT string_agg(c.body, E'\\n' ORDER BY c.created_at, c.id) FROM (SELECT c.body, c.created_at, c.id FROM comments AS c " +
-			"WHERE c.issue_id = i.id AND c.deleted_at IS NULL ORDER BY c.created_at, c.id LIMIT 20) AS c), ''), " +
-			"5000), E'\\x01\\x02', ''), " + tsq + ", " + headlineOptions + ")",
+		tsq: tsq, whole: whole, doc: docColumn, head: headColumn, key: key, excludes: strings.Contains(q, "-"),
+		match:        doc + " @@ " + tsq,
+		rank:         "(" + key + ") DESC, ts_rank(" + doc + ", " + tsq + ") DESC",
+		headline:     headline(true),
+		headHeadline: headline(false),
 	}
 }
 
@@ -125,6 +143,16 @@ func newSearch(ps *params, q, lang string) search {
 // match against the whole document too: a word a comment holds excludes the issue.
 func (sr search) rankedKeys(scope, off string, limit int, tiebreak string) string {
 	size, bound := strconv.Itoa(limit), strconv.Itoa(limit+SearchCountAhead)
+	// With the last word a prefix, the documents' index reads every entry of every
+	// word the prefix begins (a partial match skips nothing), a few times what the
+	// whole words cost. Whole-word matches are a subset of the prefix's: when they
+	// alone pass the bound, so does the total, and the prefix is not counted.
+	whole := ""
+	if sr.whole != "" {
+		whole = `WHEN (SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.whole + `
+			LIMIT (SELECT skip + ` + bound + ` + 1 FROM o)) AS c) > (SELECT skip + ` + bound + ` FROM o) THEN (SELECT skip + ` + bound + ` + 1 FROM o)
+		`
+	}
 	excluded := ""
 	if sr.excludes {
 		excluded = "\n\t\tAND EXISTS (SELECT 1 FROM issue_search AS d WHERE d.issue_id = x.issue_id AND d." + sr.doc + " @@ " + sr.tsq + ")"
@@ -144,10 +172,16 @@ func (sr search) rankedKeys(scope, off string, limit int, tiebreak string) strin
 	SELECT x.issue_id, x.number, row_number() OVER (ORDER BY x.tier, x.exact DESC, x.r DESC, ` + tiebreak + `) AS ord,
 		CASE WHEN (SELECT heads > skip + ` + bound + ` FROM o) THEN (SELECT heads FROM o)
 		WHEN (SELECT heads < skip + ` + size + ` FROM o) THEN (SELECT heads FROM o) + (SELECT count(*) FROM t)
-		ELSE (SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.tsq + `
-			LIMIT (SELECT skip + ` + bound + ` + 1 FROM o)) AS c) END AS total
+		` + whole + `ELSE (SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.tsq + `
+			LIMIT (SELECT skip + ` + bound + ` + 1 FROM o)) AS c) END AS total, x.tier
 	FROM (SELECT x.* FROM r AS x ORDER BY x.tier, x.exact DESC, x.r DESC, ` + tiebreak + `
 		LIMIT ` + size + ` OFFSET (SELECT skip FROM o)) AS x`
+}
+
+// tieredHeadline is the headline of a ranked page's row of tier (rankedKeys): of the
+// head alone when the head holds the query (tier 0), else of the whole text.
+func (sr search) tieredHeadline(tier string) string {
+	return "CASE WHEN " + tier + " = 0 THEN " + sr.headHeadline + " ELSE " + sr.headline + " END"
 }
 
 // headlineOptions mark a match with the control characters 1 and 2 (stripped from the
@@ -195,7 +229,7 @@ func (s *Service) Search(ctx context.Context, projects []SearchScope, q, lang st
 	query := `WITH k AS (
 	` + sr.rankedKeys(scope, off, limit, "x.number DESC, x.issue_id") + `
 )
-SELECT ` + RowColumns + `, k.total, ` + sr.headline + `
+SELECT ` + RowColumns + `, k.total, ` + sr.tieredHeadline("k.tier") + `
 FROM k JOIN issues AS i ON i.id = k.issue_id
 ` + RowJoins + `
 ORDER BY k.ord`
