@@ -320,3 +320,33 @@ func TestSearchCountsPrefixPastWholeWords(t *testing.T) {
 		require.Equal(t, true, m["totalElementsExact"], path)
 	}
 }
+
+// TestSearchWholeWordsBeforeCompletions: with the last word typed as a prefix, the
+// issues holding it as a whole word come before those holding only a longer word it
+// begins, as in search-as-you-type elsewhere; both come before comment matches, and
+// every page holds the next ones.
+func TestSearchWholeWordsBeforeCompletions(t *testing.T) {
+	t.Parallel()
+	f := apitest.NewProject(t, apitest.Shared(t))
+	tok := f.Owner.Access
+	completion := f.Create(t, map[string]any{"title": "Gnusletter gnusletter gnusletter"})["key"].(string)
+	whole := f.Create(t, map[string]any{"title": "Third issue", "description": "a gnu in the description"})["key"].(string)
+	wholeTitle := f.Create(t, map[string]any{"title": "Gnu in the title"})["key"].(string)
+	comment := f.Create(t, map[string]any{"title": "Fourth issue"})["key"].(string)
+	postComment(t, f, comment, "the gnu again")
+	want := []string{wholeTitle, whole, completion, comment}
+	require.Equal(t, want, searchKeys(t, f, tok, q("gnu")))
+	require.Equal(t, want, listKeys(f, t, tok, q("gnu")))
+	var paged []string
+	for page := range 5 {
+		m := f.H.Do("GET", f.Path("/issues?"+q("gnu")+"&size=1&page="+strconv.Itoa(page)), nil, tok).JSON(t)
+		for _, it := range m["content"].([]any) {
+			paged = append(paged, it.(map[string]any)["key"].(string))
+		}
+		require.EqualValues(t, 4, m["totalElements"], "page %d", page)
+		require.Equal(t, true, m["totalElementsExact"])
+	}
+	require.Equal(t, want, paged)
+	// Quoted, the word is whole: no completion.
+	require.Equal(t, []string{wholeTitle, whole, comment}, listKeys(f, t, tok, q(`"gnu"`)))
+}

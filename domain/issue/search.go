@@ -125,63 +125,86 @@ func newSearch(ps *params, q, lang string) search {
 
 // rankedKeys is the SQL of the page of a ranked search over the documents in scope (a
 // condition on their alias x), limit rows from the offset parameter off: issue_id,
-// number, ord (1, 2, … in page order) and total, the matches counted up to
-// searchCountLimit plus one (a total past it is not exact): the heads' matches when
-// they are more than that already (every head's match is a document's match); the
-// heads and the others when the page reached past the heads and so read every other
-// match anyway; else the documents' (their index lists every match before the count
-// can stop).
+// number, ord (1, 2, … in page order), total and tier. The total is the matches
+// counted up to searchCountLimit plus one (a total past it is not exact): the heads'
+// matches when they are more than that already (every head's match is a document's
+// match); the heads and the others when the page reached past the heads and so read
+// every other match anyway; else the documents' (their index lists every match before
+// the count can stop), the whole words' first.
 //
 // The order (docs/api-conventions.md#search): an exact key first; then the issues
 // holding the query in key, title and description (the heads of migration 0049), by
-// ts_rank over the head (title A over description B); then the issues matched only
-// through their comments, by ts_rank over the whole document; ties by tiebreak (over
-// x). A page within the heads reads the heads alone, narrow rows, however many issues
-// match through their comments: ranking the whole document of every match of a broad
-// query was the cost of search (docs/performance.md#search). A page past the heads
-// ranks every other match as before. A query with an exclusion (-word) checks a head's
+// ts_rank over the head (title A over description B): first those holding the last
+// word whole (tier 0), then those holding only a longer word it begins (tier 1, when
+// the last word is a prefix); then the issues matched only through their comments
+// (tier 2), by ts_rank over the whole document; ties by tiebreak (over x). A page
+// within the heads reads the heads alone, narrow rows, however many issues match
+// through their comments: ranking the whole document of every match of a broad query
+// was the cost of search (docs/performance.md#search). A page past the heads ranks
+// every other match as before. A query with an exclusion (-word) checks a head's
 // match against the whole document too: a word a comment holds excludes the issue.
 func (sr search) rankedKeys(scope, off string, limit int, tiebreak string) string {
 	size, bound := strconv.Itoa(limit), strconv.Itoa(limit+SearchCountAhead)
-	// With the last word a prefix, the documents' index reads every entry of every
-	// word the prefix begins (a partial match skips nothing), a few times what the
-	// whole words cost. Whole-word matches are a subset of the prefix's: when they
-	// alone pass the bound, so does the total, and the prefix is not counted.
-	whole := ""
+	// With the last word a prefix, whole words are matched first: an index's partial
+	// match reads every entry of every word the prefix begins and skips nothing, some
+	// times what the whole words cost (docs/performance.md#search). The heads holding
+	// only a completion (tier 1) are read when the page reaches past the others.
+	whole, completions := sr.tsq, "false"
 	if sr.whole != "" {
-		whole = `WHEN (SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.whole + `
-			LIMIT (SELECT skip + ` + bound + ` + 1 FROM o)) AS c) > (SELECT skip + ` + bound + ` FROM o) THEN (SELECT skip + ` + bound + ` + 1 FROM o)
-		`
+		whole, completions = sr.whole, "true"
 	}
 	excluded := ""
 	if sr.excludes {
 		excluded = "\n\t\tAND EXISTS (SELECT 1 FROM issue_search AS d WHERE d.issue_id = x.issue_id AND d." + sr.doc + " @@ " + sr.tsq + ")"
 	}
-	return `WITH h AS MATERIALIZED (
-		SELECT x.issue_id, x.number, ` + sr.key + ` AS exact, ts_rank(x.` + sr.head + `, ` + sr.tsq + `) AS r
+	heads := func(tsq string) string {
+		return `SELECT x.issue_id, x.number, ` + sr.key + ` AS exact, ts_rank(x.` + sr.head + `, ` + sr.tsq + `) AS r
 		FROM issue_search_head AS x
-		WHERE ` + scope + ` AND x.` + sr.head + ` @@ ` + sr.tsq + excluded + `
-	), o AS (SELECT (SELECT ` + off + `::int) AS skip, (SELECT count(*) FROM h) AS heads),
-	t AS MATERIALIZED (
-		SELECT x.issue_id, x.number, 1 AS tier, false AS exact, ts_rank(x.` + sr.doc + `, ` + sr.tsq + `) AS r
-		FROM issue_search AS x
-		WHERE (SELECT heads < skip + ` + size + ` FROM o) AND ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.tsq + `
+		WHERE ` + scope + ` AND x.` + sr.head + ` @@ ` + tsq + excluded
+	}
+	// The documents matching tsq, counted up to the bound plus one.
+	count := func(tsq string) string {
+		return `(SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE ` + scope + ` AND x.` + sr.doc + ` @@ ` + tsq + `
+			LIMIT (SELECT skip + ` + bound + ` + 1 FROM o)) AS c)`
+	}
+	// Past the heads, the total is the documents' count: the whole words' first, as
+	// they are a subset of the prefix's matches; when they pass the bound, so does
+	// the total.
+	counted := count(sr.tsq)
+	if sr.whole != "" {
+		counted = `CASE WHEN ` + count(sr.whole) + ` > (SELECT skip + ` + bound + ` FROM o) THEN (SELECT skip + ` + bound + ` + 1 FROM o)
+			ELSE ` + count(sr.tsq) + ` END`
+	}
+	return `WITH h AS MATERIALIZED (
+		` + heads(whole) + `
+	), o AS (SELECT (SELECT ` + off + `::int) AS skip, (SELECT count(*) FROM h) AS whole),
+	p AS MATERIALIZED (
+		` + heads(sr.tsq) + `
+			AND ` + completions + ` AND (SELECT whole < skip + ` + size + ` FROM o)
 			AND NOT EXISTS (SELECT 1 FROM h WHERE h.issue_id = x.issue_id)
+	), n AS (SELECT skip, whole, whole + (SELECT count(*) FROM p) AS heads FROM o),
+	t AS MATERIALIZED (
+		SELECT x.issue_id, x.number, 2 AS tier, false AS exact, ts_rank(x.` + sr.doc + `, ` + sr.tsq + `) AS r
+		FROM issue_search AS x
+		WHERE (SELECT heads < skip + ` + size + ` FROM n) AND ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.tsq + `
+			AND NOT EXISTS (SELECT 1 FROM h WHERE h.issue_id = x.issue_id)
+			AND NOT EXISTS (SELECT 1 FROM p WHERE p.issue_id = x.issue_id)
 	),
-	r AS (SELECT x.issue_id, x.number, 0 AS tier, x.exact, x.r FROM h AS x UNION ALL SELECT * FROM t)
+	r AS (SELECT x.issue_id, x.number, 0 AS tier, x.exact, x.r FROM h AS x
+		UNION ALL SELECT x.issue_id, x.number, 1, x.exact, x.r FROM p AS x
+		UNION ALL SELECT * FROM t)
 	SELECT x.issue_id, x.number, row_number() OVER (ORDER BY x.tier, x.exact DESC, x.r DESC, ` + tiebreak + `) AS ord,
-		CASE WHEN (SELECT heads > skip + ` + bound + ` FROM o) THEN (SELECT heads FROM o)
-		WHEN (SELECT heads < skip + ` + size + ` FROM o) THEN (SELECT heads FROM o) + (SELECT count(*) FROM t)
-		` + whole + `ELSE (SELECT count(*) FROM (SELECT 1 FROM issue_search AS x WHERE ` + scope + ` AND x.` + sr.doc + ` @@ ` + sr.tsq + `
-			LIMIT (SELECT skip + ` + bound + ` + 1 FROM o)) AS c) END AS total, x.tier
+		CASE WHEN (SELECT heads > skip + ` + bound + ` FROM n) THEN (SELECT heads FROM n)
+		WHEN (SELECT heads < skip + ` + size + ` FROM n) THEN (SELECT heads FROM n) + (SELECT count(*) FROM t)
+		ELSE ` + counted + ` END AS total, x.tier
 	FROM (SELECT x.* FROM r AS x ORDER BY x.tier, x.exact DESC, x.r DESC, ` + tiebreak + `
 		LIMIT ` + size + ` OFFSET (SELECT skip FROM o)) AS x`
 }
 
 // tieredHeadline is the headline of a ranked page's row of tier (rankedKeys): of the
-// head alone when the head holds the query (tier 0), else of the whole text.
+// head alone when the head holds the query (tiers 0 and 1), else of the whole text.
 func (sr search) tieredHeadline(tier string) string {
-	return "CASE WHEN " + tier + " = 0 THEN " + sr.headHeadline + " ELSE " + sr.headline + " END"
+	return "CASE WHEN " + tier + " < 2 THEN " + sr.headHeadline + " ELSE " + sr.headline + " END"
 }
 
 // headlineOptions mark a match with the control characters 1 and 2 (stripped from the
