@@ -43,6 +43,12 @@ func (s *Env) loadAccess(c *fiber.Ctx, extra *project.Extra) (*project.Access, e
 	ctx, key := c.UserContext(), c.Params("key")
 	claims, pending := c.Locals(PendingKey).(*auth.AccessClaims)
 	if !pending {
+		// A credential checked already (a personal access token, an API key, any
+		// request deferredAuth leaves out) still reads extra in the access statement.
+		if p := Principal(c); extra != nil && p != nil {
+			a, _, _, err := project.LoadWithLogin(ctx, s.DB.Pool, key, p.UserID, nil, extra)
+			return a, err
+		}
 		return project.Load(ctx, s.DB.Bun, key, Principal(c))
 	}
 	c.Locals(PendingKey, nil)
