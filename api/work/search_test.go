@@ -239,16 +239,7 @@ func TestSearchTiersAndBoundedTotal(t *testing.T) {
 	require.Equal(t, want[2:], got[2:], "then the description, then the comments by rank")
 	require.Equal(t, got, listKeys(f, t, tok, q("zebra quagga")))
 	// Page by page, across the tiers: the same order, nothing twice.
-	var paged []string
-	for page := range 6 {
-		m := f.H.Do("GET", f.Path("/issues?"+q("zebra quagga")+"&size=1&page="+strconv.Itoa(page)), nil, tok).JSON(t)
-		for _, it := range m["content"].([]any) {
-			paged = append(paged, it.(map[string]any)["key"].(string))
-		}
-		require.EqualValues(t, 5, m["totalElements"])
-		require.Equal(t, true, m["totalElementsExact"])
-	}
-	require.Equal(t, got, paged)
+	require.Equal(t, got, pagedKeys(t, f, tok, q("zebra quagga"), 6, 5))
 	require.ElementsMatch(t, []string{inTitle, inDesc, chatty, once}, listKeys(f, t, tok, q("zebra -ostrich")))
 	require.NotContains(t, searchKeys(t, f, tok, q("zebra -ostrich")), excluded, "a comment's word excludes a title match")
 	require.NotContains(t, listKeys(f, t, tok, q("zebra -ostrich")), excluded)
@@ -337,16 +328,23 @@ func TestSearchWholeWordsBeforeCompletions(t *testing.T) {
 	want := []string{wholeTitle, whole, completion, comment}
 	require.Equal(t, want, searchKeys(t, f, tok, q("gnu")))
 	require.Equal(t, want, listKeys(f, t, tok, q("gnu")))
-	var paged []string
-	for page := range 5 {
-		m := f.H.Do("GET", f.Path("/issues?"+q("gnu")+"&size=1&page="+strconv.Itoa(page)), nil, tok).JSON(t)
-		for _, it := range m["content"].([]any) {
-			paged = append(paged, it.(map[string]any)["key"].(string))
-		}
-		require.EqualValues(t, 4, m["totalElements"], "page %d", page)
-		require.Equal(t, true, m["totalElementsExact"])
-	}
-	require.Equal(t, want, paged)
+	require.Equal(t, want, pagedKeys(t, f, tok, q("gnu"), 5, 4))
 	// Quoted, the word is whole: no completion.
 	require.Equal(t, []string{wholeTitle, whole, comment}, listKeys(f, t, tok, q(`"gnu"`)))
+}
+
+// pagedKeys walks the list with query a row a page for pages pages, checking each
+// page's exact total, and returns the keys in page order.
+func pagedKeys(t *testing.T, f *apitest.Project, tok, query string, pages, total int) []string {
+	t.Helper()
+	var keys []string
+	for page := range pages {
+		m := f.H.Do("GET", f.Path("/issues?"+query+"&size=1&page="+strconv.Itoa(page)), nil, tok).JSON(t)
+		for _, it := range m["content"].([]any) {
+			keys = append(keys, it.(map[string]any)["key"].(string))
+		}
+		require.EqualValues(t, total, m["totalElements"], "page %d", page)
+		require.Equal(t, true, m["totalElementsExact"], "page %d", page)
+	}
+	return keys
 }
