@@ -57,6 +57,10 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		token := strings.TrimSpace(h[7:])
 		if deferredAuth(c, token) {
+			if pc := auth.Pending(token); pc != nil {
+				c.Locals(core.PendingCredentialKey, pc)
+				return c.Next()
+			}
 			claims, err := s.authn.VerifyAccessToken(token)
 			switch {
 			case err == nil:
@@ -85,13 +89,18 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 // project of the path, in the statement core.Env.ProjectAccess makes anyway: the issue
 // list and issue creation, the busiest calls, and the board (GET), which clients poll
 // and which reads its head in that statement too (board.HeadRead); their handlers call
-// core.Env.ProjectAccess before anything else. Every other request, and every personal
-// access token or API key, is authenticated here in full.
+// core.Env.ProjectAccess before anything else. A personal access token or API key is
+// deferred so for the two reads only (its row is read in that statement, then judged:
+// auth.PendingCredential): a write's idempotency key is scoped by the credential's
+// user, which must be known before the handler. Every other request is authenticated
+// here in full.
 func deferredAuth(c *fiber.Ctx, token string) bool {
-	if strings.HasPrefix(token, auth.PATPrefix) || strings.HasPrefix(token, auth.APIKeyPrefix) {
-		return false
-	}
 	m := c.Method()
+	if strings.HasPrefix(token, auth.PATPrefix) || strings.HasPrefix(token, auth.APIKeyPrefix) {
+		if m != http.MethodGet {
+			return false
+		}
+	}
 	rest, ok := strings.CutPrefix(c.Path(), "/api/v1/projects/")
 	key, tail, _ := strings.Cut(rest, "/")
 	if !ok || key == "" {
@@ -113,6 +122,9 @@ func (s *Server) requireUser(c *fiber.Ctx) error {
 	if p == nil {
 		if _, pending := c.Locals(core.PendingKey).(*auth.AccessClaims); pending {
 			return c.Next() // core.Env.ProjectAccess checks the user row
+		}
+		if _, pending := c.Locals(core.PendingCredentialKey).(*auth.PendingCredential); pending {
+			return c.Next() // core.Env.ProjectAccess checks the credential's row
 		}
 		if err, ok := c.Locals(authErrKey).(error); ok {
 			return err // an ErrUnauthenticated: 401, TOKEN_EXPIRED for an expired token
@@ -153,11 +165,13 @@ func apiBucket(c *fiber.Ctx) string {
 		return "api:user:" + claims.UserID.String()
 	}
 	p := core.Principal(c)
-	if p == nil {
-		return ""
-	}
-	if p.Method == auth.MethodJWT {
-		return "api:user:" + p.UserID.String()
+	if _, pending := c.Locals(core.PendingCredentialKey).(*auth.PendingCredential); !pending {
+		if p == nil {
+			return ""
+		}
+		if p.Method == auth.MethodJWT {
+			return "api:user:" + p.UserID.String()
+		}
 	}
 	token := strings.TrimSpace(c.Get(fiber.HeaderAuthorization))
 	sum := sha256.Sum256([]byte(token))

@@ -105,6 +105,11 @@ func TestAPIRateLimitPerCredential(t *testing.T) {
 	byToken := h.Do("GET", "/api/v1/auth/me", nil, token)
 	require.Equal(t, http.StatusOK, byToken.Status)
 	require.Regexp(t, `^"api";r=2;t=\d+$`, byToken.Header.Get("RateLimit"))
+	// A read whose credential is checked with the project (the issue list, the board)
+	// counts in the same place.
+	deferred := h.Do("GET", "/api/v1/projects/NOSUCHPRJ/issues", nil, token)
+	require.Equal(t, http.StatusNotFound, deferred.Status, "%s", deferred.Body)
+	require.Regexp(t, `^"api";r=1;t=\d+$`, deferred.Header.Get("RateLimit"))
 	v := h.Register("Other")
 	require.Equal(t, http.StatusOK, h.Do("GET", "/api/v1/auth/me", nil, v.Access).Status)
 

@@ -17,6 +17,11 @@ const PrincipalKey = "principal"
 // Env.ProjectAccess reads the row with the project.
 const PendingKey = "pendingAccess"
 
+// PendingCredentialKey holds a personal access token or API key not checked yet
+// (*auth.PendingCredential, deferredAuth), until Env.ProjectAccess reads its row with
+// the project.
+const PendingCredentialKey = "pendingCredential"
+
 // Principal is the authenticated caller, or nil.
 func Principal(c *fiber.Ctx) *auth.Principal {
 	p, _ := c.Locals(PrincipalKey).(*auth.Principal)

@@ -41,6 +41,10 @@ func (s *Env) ProjectAccessWith(c *fiber.Ctx, min project.Role, extra *project.E
 // the principal is set for the rest of the request.
 func (s *Env) loadAccess(c *fiber.Ctx, extra *project.Extra) (*project.Access, error) {
 	ctx, key := c.UserContext(), c.Params("key")
+	if pc, ok := c.Locals(PendingCredentialKey).(*auth.PendingCredential); ok {
+		c.Locals(PendingCredentialKey, nil)
+		return s.loadAccessWithCredential(c, pc, extra)
+	}
 	claims, pending := c.Locals(PendingKey).(*auth.AccessClaims)
 	if !pending {
 		// A credential checked already (a personal access token, an API key, any
@@ -71,6 +75,38 @@ func (s *Env) loadAccess(c *fiber.Ctx, extra *project.Extra) (*project.Access, e
 		return nil, err
 	}
 	c.Locals(PrincipalKey, p)
+	return a, nil
+}
+
+// loadAccessWithCredential is loadAccess for a personal access token or API key not
+// checked yet: its row is read with the project and judged as the middleware judges it
+// (401), then an API key outside its project is 403 API_KEY_SCOPE, as requireUser
+// answers; deferredAuth defers only reads, so a read-only token passes.
+func (s *Env) loadAccessWithCredential(c *fiber.Ctx, pc *auth.PendingCredential, extra *project.Extra) (*project.Access, error) {
+	ctx, key := c.UserContext(), c.Params("key")
+	var cred auth.CredentialScan
+	a, u, err := project.LoadWithCredential(ctx, s.DB.Pool, key, pc, &cred, extra)
+	var p *auth.Principal
+	switch {
+	case errors.Is(err, project.ErrNotFound):
+		// No project to read the credential with: it is checked alone, so a bad one is
+		// still 401 and a key of another project 403, not 404.
+		p, err = s.Authn.Authenticate(ctx, pc.Token)
+		if err == nil {
+			err = project.ErrNotFound
+		}
+	case err == nil:
+		p, err = s.Authn.PendingPrincipal(ctx, pc, &cred, u)
+	}
+	if p != nil {
+		c.Locals(PrincipalKey, p)
+		if p.Method == auth.MethodAPIKey && p.ProjectKey != key {
+			return nil, Forbidden("API_KEY_SCOPE")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

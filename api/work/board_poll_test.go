@@ -73,8 +73,18 @@ func TestBoardPollStatements(t *testing.T) {
 	require.Equal(t, http.StatusNotModified, pollBoard(h, f, pat, tag).Status) // records lastUsedAt
 	stmts = log.during(func() { r = pollBoard(h, f, pat, tag) })
 	require.Equal(t, http.StatusNotModified, r.Status)
-	require.Len(t, stmts, 2, "a personal access token: credential, then project access with the board head: %q", stmts)
-	require.Contains(t, stmts[1], "board_names_revision", "the board's head in the access statement")
+	require.Len(t, stmts, 1, "a personal access token: its row read with the project and the board head: %q", stmts)
+	require.Contains(t, stmts[0], "FROM personal_access_tokens", "with the token's row")
+	require.Contains(t, stmts[0], "board_names_revision", "the board's head in the access statement")
+
+	key := h.Do("POST", f.Path("/api-keys"), map[string]any{"name": "poller"}, f.Owner.Access).JSON(t)
+	apiKey, _ := key["plaintext"].(string)
+	require.NotEmpty(t, apiKey, "%v", key)
+	require.Equal(t, http.StatusNotModified, pollBoard(h, f, apiKey, tag).Status) // records lastUsedAt
+	stmts = log.during(func() { r = pollBoard(h, f, apiKey, tag) })
+	require.Equal(t, http.StatusNotModified, r.Status)
+	require.Len(t, stmts, 1, "an API key: %q", stmts)
+	require.Contains(t, stmts[0], "FROM project_api_keys")
 
 	limited := apitest.New(t, apitest.Options{DB: h.DB, Configure: func(s *api.Settings) { s.APIRateLimit = 1000 }})
 	require.Equal(t, http.StatusNotModified, pollBoard(limited, f, f.Member.Access, tag).Status) // fills its board cache

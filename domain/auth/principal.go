@@ -243,16 +243,7 @@ func (a *Authenticator) personalAccessToken(ctx context.Context, token string) (
 	if err != nil {
 		return nil, err
 	}
-	now := a.now()
-	if row.RevokedAt != nil || (row.ExpiresAt != nil && !row.ExpiresAt.After(now)) || !row.User.Active || row.User.DeletedAt != nil {
-		return nil, fmt.Errorf("%w: token revoked, expired or user inactive", ErrUnauthenticated)
-	}
-	if err := a.touch(ctx, "personal_access_tokens", row, now); err != nil {
-		return nil, err
-	}
-	p := principalOf(&row.User, MethodPAT)
-	p.Scope = row.Scope
-	return p, nil
+	return a.credentialPrincipal(ctx, MethodPAT, row)
 }
 
 func (a *Authenticator) apiKey(ctx context.Context, token string) (*Principal, error) {
@@ -262,18 +253,33 @@ func (a *Authenticator) apiKey(ctx context.Context, token string) (*Principal, e
 	if err != nil {
 		return nil, err
 	}
+	return a.credentialPrincipal(ctx, MethodAPIKey, row)
+}
+
+// credentialPrincipal judges a personal access token's (m MethodPAT) or API key's row
+// and its user's (revoked, expired, user inactive or deleted: ErrUnauthenticated),
+// records lastUsedAt (touch) and returns the principal.
+func (a *Authenticator) credentialPrincipal(ctx context.Context, m Method, row *credentialRow) (*Principal, error) {
 	now := a.now()
-	if (row.ExpiresAt != nil && !row.ExpiresAt.After(now)) || !row.User.Active || row.User.DeletedAt != nil {
-		return nil, fmt.Errorf("%w: key expired or creator inactive", ErrUnauthenticated)
+	if row.RevokedAt != nil || (row.ExpiresAt != nil && !row.ExpiresAt.After(now)) || !row.User.Active || row.User.DeletedAt != nil {
+		return nil, fmt.Errorf("%w: credential revoked, expired or user inactive", ErrUnauthenticated)
 	}
-	if err := a.touch(ctx, "project_api_keys", row, now); err != nil {
+	table := "personal_access_tokens"
+	if m == MethodAPIKey {
+		table = "project_api_keys"
+	}
+	if err := a.touch(ctx, table, row, now); err != nil {
 		return nil, err
 	}
-	p := principalOf(&row.User, MethodAPIKey)
-	p.ProjectID = row.ProjectID
-	if row.ProjectKey != nil {
-		p.ProjectKey = *row.ProjectKey
+	p := principalOf(&row.User, m)
+	if m == MethodAPIKey {
+		p.ProjectID = row.ProjectID
+		if row.ProjectKey != nil {
+			p.ProjectKey = *row.ProjectKey
+		}
+		return p, nil
 	}
+	p.Scope = row.Scope
 	return p, nil
 }
 

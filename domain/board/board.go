@@ -166,8 +166,8 @@ func NewHeadRead() *HeadRead {
 	return r
 }
 
-// Head is the head the access statement read, or when it did not run it (a credential
-// checked before the project, such as a personal access token), LoadHead's.
+// Head is the head the access statement read, or when it did not run it (a caller
+// whose access was read without the head), LoadHead's.
 func (r *HeadRead) Head(ctx context.Context, pool *pgxpool.Pool, p issue.Project, today time.Time) (*Head, bool, error) {
 	if !r.Extra.Scanned {
 		return LoadHead(ctx, pool, p, today)

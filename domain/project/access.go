@@ -173,6 +173,59 @@ func LoadWithLogin(ctx context.Context, db Querier, key string, userID uuid.UUID
 	return row.access(), user.User(), familyLive, nil
 }
 
+// LoadWithCredential is LoadWithUser for a personal access token or API key whose row
+// is not read yet (auth.PendingCredential): the credential's row, its user's and the
+// project with that user's roles in one statement. The credential's columns are
+// scanned into cred (all NULL for an unknown credential, and then the user is nil) for
+// auth.Authenticator.PendingPrincipal, which judges them.
+func LoadWithCredential(ctx context.Context, db Querier, key string, pc *auth.PendingCredential, cred *auth.CredentialScan, extra *Extra) (*Access, *store.User, error) {
+	var (
+		row                      roleRow
+		pr                       = &row.Project
+		id, owner, workflow, org pgtype.UUID
+		user                     auth.UserScan
+	)
+	dst := make([]any, 0, 40)
+	dst = append(dst, &id, &pr.Key, &pr.Name, &pr.Description, &owner, &workflow,
+		&pr.Archived, &pr.NodeID, &org, &pr.IssueSeq, &pr.CreatedAt, &pr.UpdatedAt, &row.MemberRole, &row.OrgRole)
+	dst = cred.AppendDest(user.AppendDest(dst))
+	columns, joins := credentialRoleColumns, credentialRoleJoins
+	if extra != nil {
+		columns += extra.Columns
+		joins += extra.Joins
+		dst = append(dst, extra.Dest...)
+	}
+	query := columns + `
+FROM projects AS p
+LEFT JOIN ` + pc.SQL("$2") + ` AS c ON true
+` + joins + `
+WHERE p.key = $1`
+	if err := db.QueryRow(ctx, query, key, pc.Hash()).Scan(dst...); err != nil {
+		if store.IsNotFound(err) {
+			return nil, nil, ErrNotFound
+		}
+		return nil, nil, fmt.Errorf("load project %s: %w", key, err)
+	}
+	pr.ID, pr.OwnerID = id.Bytes, owner.Bytes
+	pr.WorkflowID, pr.OrgID = store.UUIDPtr(workflow), store.UUIDPtr(org)
+	if extra != nil {
+		extra.Scanned = true
+	}
+	return row.access(), user.User(), nil
+}
+
+// credentialRoleColumns and credentialRoleJoins are loadWithUserSQL's columns (without
+// the login session) and joins for the user of a credential's row aliased c.
+var (
+	credentialRoles, credentialRoleJoinsOnly = roleSQL("p", "c.uid")
+	credentialRoleColumns                    = `SELECT p.id, p.key, p.name, p.description, p.owner_id, p.workflow_id, p.archived, p.node_id,
+	p.org_id, p.issue_seq, p.created_at, p.updated_at, ` + credentialRoles + `,
+	u.` + strings.Join(auth.UserColumns, ", u.") + `,
+	` + auth.CredentialColumns
+	credentialRoleJoins = credentialRoleJoinsOnly + `
+LEFT JOIN users AS u ON u.id = c.uid`
+)
+
 // Extra is what a caller reads in LoadWithUser's statement besides the project and the
 // user: Columns (each preceded by a comma) and Joins on the projects row aliased p,
 // scanned into Dest. Scanned says the statement ran and Dest holds them. POST /issues
