@@ -310,6 +310,11 @@ type ScanResult struct {
 	Escalations int
 	// Assigned counts escalations that gave the issue to the rule's assignee.
 	Assigned int
+	// Where the scan's time went, summed over its batches (the bench prints them beside
+	// the reports): the statements finding and recording the reports, building and
+	// inserting their notification and audit jobs, and the escalations' assignments with
+	// their activity rows and events.
+	Find, Jobs, Assign time.Duration
 }
 
 // Monitor is the SLA breach monitor: the worker runs Scan periodically
@@ -355,6 +360,9 @@ func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
 		total.Response += res.Response
 		total.Escalations += res.Escalations
 		total.Assigned += res.Assigned
+		total.Find += res.Find
+		total.Jobs += res.Jobs
+		total.Assign += res.Assign
 		m.metrics.Breaches.WithLabelValues(BreachResolution).Add(float64(res.Resolution))
 		m.metrics.Breaches.WithLabelValues(BreachResponse).Add(float64(res.Response))
 		m.metrics.Escalations.Add(float64(res.Escalations))
@@ -418,6 +426,7 @@ func (m *Monitor) clockBatch(ctx context.Context, now time.Time) (ScanResult, bo
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", scanLock); err != nil {
 			return fmt.Errorf("sla scan lock: %w", err)
 		}
+		began := time.Now()
 		var claimed []claimedClock
 		if err := tx.NewRaw(clockClaimSQL, now, m.batch).Scan(ctx, &claimed); err != nil && !isNoRows(err) {
 			return fmt.Errorf("sla clocks due: %w", err)
@@ -429,6 +438,7 @@ func (m *Monitor) clockBatch(ctx context.Context, now time.Time) (ScanResult, bo
 		if err := tx.NewRaw(clockScanSQL, clockArgs(now, claimed)...).Scan(ctx, &reports); err != nil && !isNoRows(err) {
 			return fmt.Errorf("sla clock scan: %w", err)
 		}
+		res.Find = time.Since(began)
 		if err := tx.NewRaw(clocksPendingSQL, now).Scan(ctx, &more); err != nil {
 			return fmt.Errorf("sla clocks pending: %w", err)
 		}
@@ -443,14 +453,21 @@ func (m *Monitor) report(ctx context.Context, tx bun.Tx, now time.Time, reports 
 	if len(reports) == 0 {
 		return nil
 	}
+	began := time.Now()
 	jobs, err := m.consequences(ctx, tx, reports, res)
 	if err != nil {
 		return err
 	}
+	if err := m.bus.Enqueue(ctx, tx, jobs...); err != nil {
+		return err
+	}
+	res.Jobs = time.Since(began)
+	began = time.Now()
 	if res.Assigned, err = m.assign(ctx, tx, now, reports); err != nil {
 		return err
 	}
-	return m.bus.Enqueue(ctx, tx, jobs...)
+	res.Assign = time.Since(began)
+	return nil
 }
 
 // scanBatch makes one transaction's reports of policies without calendar or pauses; n
@@ -469,10 +486,12 @@ func (m *Monitor) scanBatch(ctx context.Context, now time.Time) (ScanResult, int
 		if err != nil {
 			return err
 		}
+		began := time.Now()
 		var reports []report
 		if err := tx.NewRaw(scanSQL, now, m.batch, to, since).Scan(ctx, &reports); err != nil && !isNoRows(err) {
 			return fmt.Errorf("sla scan: %w", err)
 		}
+		res.Find = time.Since(began)
 		n = len(reports)
 		if n < m.batch {
 			// Everything due now is reported (this batch holds the rest).
