@@ -160,7 +160,7 @@ func runScale(ctx context.Context, o scaleOptions) error {
 			}
 			fmt.Printf("scale %d: SLA scans over %d timers started in the last %s, %d reported before (time/reports): %s\n",
 				r.n, r.n, window.Round(time.Hour), res.history, strings.Join(times, " "))
-			fmt.Printf("scale %d: SLA scan per report: %s\n", r.n, perReport(res.scans, res.reported, res.results))
+			fmt.Printf("scale %d: SLA scan per report: %s\n", r.n, perReport(res.scans, res.reported, res.timings))
 			if r == small {
 				figures = append(figures, scaleFigure{name: fmt.Sprintf("SLA scan, timers = issues (max of %d)", so.scans)})
 			}

@@ -42,8 +42,8 @@ type slaResult struct {
 	history  int
 	scans    []time.Duration
 	reported []int
-	// results are the scans' own accounts (where each one's time went).
-	results []servicedesk.ScanResult
+	// timings are the scans' own accounts of where their time went.
+	timings []servicedesk.ScanTiming
 	explain string
 	// The same timers under business-hours calendars (runSLACalendars).
 	calClocks   int
@@ -124,13 +124,13 @@ func runSLA(ctx context.Context, db *store.DB, bus *event.Bus, s *seeded, o slaO
 		clock = t0.Add(time.Duration(k) * time.Minute)
 		mu.Unlock()
 		began := time.Now()
-		r, err := mon.Scan(ctx)
+		r, timing, err := mon.ScanTimed(ctx)
 		if err != nil {
 			return res, fmt.Errorf("scan %d: %w", k, err)
 		}
 		res.scans = append(res.scans, time.Since(began))
 		res.reported = append(res.reported, r.Resolution+r.Response+r.Escalations)
-		res.results = append(res.results, r)
+		res.timings = append(res.timings, timing)
 	}
 	mu.Lock()
 	clock = t0.Add(time.Duration(o.scans) * time.Minute)
@@ -276,12 +276,12 @@ func printSLA(o slaOptions, r slaResult) {
 		o.issues, o.projects, r.history, r.seeded.Round(time.Millisecond))
 	for i, d := range r.scans {
 		fmt.Printf("  scan %2d (clock +%d min): %7.1f ms, %d new reports (%s)\n", i+1, i, float64(d.Microseconds())/1000,
-			r.reported[i], scanParts(r.results[i]))
+			r.reported[i], scanParts(r.timings[i]))
 	}
 	if len(r.scans) == 0 {
 		return
 	}
-	fmt.Printf("  per report: %s\n", perReport(r.scans, r.reported, r.results))
+	fmt.Printf("  per report: %s\n", perReport(r.scans, r.reported, r.timings))
 	sorted := slices.Clone(r.scans)
 	slices.Sort(sorted)
 	median, worst := sorted[len(sorted)/2], sorted[len(sorted)-1]
@@ -315,20 +315,20 @@ func printSLA(o slaOptions, r slaResult) {
 // ms prints a duration in milliseconds with one decimal.
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
-// scanParts says where one scan's time went (servicedesk.ScanResult).
-func scanParts(r servicedesk.ScanResult) string {
-	return fmt.Sprintf("find and record %s, notification and audit jobs %s, assignments %s", ms(r.Find), ms(r.Jobs), ms(r.Assign))
+// scanParts says where one scan's time went.
+func scanParts(t servicedesk.ScanTiming) string {
+	return fmt.Sprintf("find and record %s, assignments %s, jobs %s", ms(t.Find), ms(t.Assign), ms(t.Jobs))
 }
 
 // perReport is the scans' time per report: all of it divided by all their reports
 // (the scan's fixed part counted in), and the part spent on the reports' jobs and
 // assignments alone.
-func perReport(scans []time.Duration, reported []int, results []servicedesk.ScanResult) string {
+func perReport(scans []time.Duration, reported []int, timings []servicedesk.ScanTiming) string {
 	var total, own time.Duration
 	n := 0
 	for i, d := range scans {
 		total += d
-		own += results[i].Jobs + results[i].Assign
+		own += timings[i].Jobs + timings[i].Assign
 		n += reported[i]
 	}
 	if n == 0 {
