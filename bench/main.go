@@ -111,6 +111,7 @@ func main() {
 	flag.IntVar(&o.sla.issues, "sla-issues", 100000, "issues with running SLA timers in the sla phase")
 	flag.IntVar(&o.sla.projects, "sla-projects", 10, "projects (desks) the sla phase's issues are spread over")
 	flag.IntVar(&o.sla.scans, "sla-scans", 10, "breach monitor scans the sla phase measures, a minute apart on its clock")
+	flag.BoolVar(&o.sla.calendars, "sla-calendars", true, "run the sla phase's scans again under business-hours calendars")
 	flag.IntVar(&o.fanoutClients, "fanout-clients", 500, "STOMP clients the fanout phase subscribes to the board")
 	flag.IntVar(&o.fanoutClients, "clients", 500, "the same as -fanout-clients (`-phases fanout -clients 2000`)")
 	flag.BoolVar(&o.fanoutInProcess, "fanout-inprocess", false, "fan out from the bench's in-process server instead of a separate `taskweave api` process (whose RSS the phase reports)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -24,7 +25,16 @@ type slaOptions struct {
 	issues   int
 	projects int
 	scans    int
+	// calendars runs the scans again under business-hours calendars (runSLACalendars).
+	calendars bool
+	// window is how far back the timers started (slaWindow when 0): the crossings per
+	// minute are issues / window.
+	window time.Duration
 }
+
+// slaWindow is the sla phase's default spread of timer starts: 100,000 timers started
+// over 48 hours cross 70 to 110 limits a minute.
+const slaWindow = 48 * time.Hour
 
 // slaResult is what the sla phase measured.
 type slaResult struct {
@@ -32,7 +42,9 @@ type slaResult struct {
 	history  int
 	scans    []time.Duration
 	reported []int
-	explain  string
+	// timings are the scans' own accounts of where their time went.
+	timings []servicedesk.ScanTiming
+	explain string
 	// The same timers under business-hours calendars (runSLACalendars).
 	calClocks   int
 	calSync     time.Duration
@@ -43,7 +55,7 @@ type slaResult struct {
 }
 
 // runSLA measures the breach monitor's periodic scan. It bulk-inserts o.issues issues
-// with running SLA timers (started over the last 48 hours) in o.projects projects, each
+// with running SLA timers (started over the last 48 hours, or o.window) in o.projects projects, each
 // with an enabled desk, a policy per priority (resolution 4 h to 3 d) and two escalation
 // rules per policy; a fifth of the issues are tickets. Everything due before the first
 // scan is recorded as reported, as if the monitor had been running all along (its
@@ -56,8 +68,9 @@ func runSLA(ctx context.Context, db *store.DB, bus *event.Bus, s *seeded, o slaO
 	start := time.Now()
 	t0 := time.Now().UTC().Truncate(time.Second)
 	perProject := o.issues / o.projects
+	window := cmp.Or(o.window, slaWindow)
 	for p := 0; p < o.projects; p++ {
-		if err := seedSLAProject(ctx, db, s, p, perProject, t0); err != nil {
+		if err := seedSLAProject(ctx, db, s, p, perProject, t0, window); err != nil {
 			return res, err
 		}
 	}
@@ -111,18 +124,22 @@ func runSLA(ctx context.Context, db *store.DB, bus *event.Bus, s *seeded, o slaO
 		clock = t0.Add(time.Duration(k) * time.Minute)
 		mu.Unlock()
 		began := time.Now()
-		r, err := mon.Scan(ctx)
+		r, timing, err := mon.ScanTimed(ctx)
 		if err != nil {
 			return res, fmt.Errorf("scan %d: %w", k, err)
 		}
 		res.scans = append(res.scans, time.Since(began))
 		res.reported = append(res.reported, r.Resolution+r.Response+r.Escalations)
+		res.timings = append(res.timings, timing)
 	}
 	mu.Lock()
 	clock = t0.Add(time.Duration(o.scans) * time.Minute)
 	mu.Unlock()
 	if res.explain, err = mon.Explain(ctx, true); err != nil {
 		return res, err
+	}
+	if !o.calendars {
+		return res, nil
 	}
 	return res, runSLACalendars(ctx, db, bus, o, t0, &res)
 }
@@ -196,9 +213,9 @@ func runSLACalendars(ctx context.Context, db *store.DB, bus *event.Bus, o slaOpt
 }
 
 // seedSLAProject makes project p of the phase: desk, policies, rules and n issues in
-// progress, their timers started over the 48 hours before t0; every fifth is a ticket
+// progress, their timers started over the window before t0; every fifth is a ticket
 // created five minutes before its timer started.
-func seedSLAProject(ctx context.Context, db *store.DB, s *seeded, p, n int, t0 time.Time) error {
+func seedSLAProject(ctx context.Context, db *store.DB, s *seeded, p, n int, t0 time.Time, window time.Duration) error {
 	projectID := uuid.New()
 	key := fmt.Sprintf("SLA%d%s", p, strings.ToUpper(uuid.NewString()[:4]))
 	if _, err := db.Pool.Exec(ctx, "INSERT INTO projects (id, key, name, owner_id) VALUES ($1, $2, 'SLA bench', $3)",
@@ -236,15 +253,15 @@ func seedSLAProject(ctx context.Context, db *store.DB, s *seeded, p, n int, t0 t
 		INSERT INTO issues (project_id, number, key, title, type, priority, status_id, reporter_id, sla_start_time,
 			created_at, updated_at)
 		SELECT $1, g, $3 || '-' || g, 'Timed issue ' || g, 'TASK', (ARRAY['CRITICAL','HIGH','MEDIUM','LOW'])[1 + g % 4],
-			st.id, $4, $5::timestamptz - make_interval(secs => (g * 7919) % 172800),
-			$5::timestamptz - make_interval(secs => (g * 7919) % 172800 + 300),
-			$5::timestamptz - make_interval(secs => (g * 7919) % 172800)
+			st.id, $4, $5::timestamptz - make_interval(secs => (g::bigint * 7919) % $8::bigint),
+			$5::timestamptz - make_interval(secs => (g::bigint * 7919) % $8::bigint + 300),
+			$5::timestamptz - make_interval(secs => (g::bigint * 7919) % $8::bigint)
 		FROM generate_series(1, $6::int) AS g, st
 		RETURNING id, number, created_at
 	)
 	INSERT INTO service_desk_tickets (issue_id, service_desk_id, channel, created_at)
 	SELECT id, $7, 'WEB', created_at FROM ins WHERE number % 5 = 0`,
-		projectID, wf.ID, key, s.userID, t0, n, deskID)
+		projectID, wf.ID, key, s.userID, t0, n, deskID, int64(window/time.Second))
 	if err != nil {
 		return fmt.Errorf("sla issues: %w", err)
 	}
@@ -258,11 +275,13 @@ func printSLA(o slaOptions, r slaResult) {
 	fmt.Printf("sla: %d issues with running timers in %d projects (a fifth tickets), seeded with %d earlier reports in %s\n",
 		o.issues, o.projects, r.history, r.seeded.Round(time.Millisecond))
 	for i, d := range r.scans {
-		fmt.Printf("  scan %2d (clock +%d min): %7.1f ms, %d new reports\n", i+1, i, float64(d.Microseconds())/1000, r.reported[i])
+		fmt.Printf("  scan %2d (clock +%d min): %7.1f ms, %d new reports (%s)\n", i+1, i, float64(d.Microseconds())/1000,
+			r.reported[i], scanParts(r.timings[i]))
 	}
 	if len(r.scans) == 0 {
 		return
 	}
+	fmt.Printf("  per report: %s\n", perReport(r.scans, r.reported, r.timings))
 	sorted := slices.Clone(r.scans)
 	slices.Sort(sorted)
 	median, worst := sorted[len(sorted)/2], sorted[len(sorted)-1]
@@ -291,4 +310,30 @@ func printSLA(o slaOptions, r slaResult) {
 	for _, line := range strings.Split(r.calExplain, "\n") {
 		fmt.Println("    " + line)
 	}
+}
+
+// ms prints a duration in milliseconds with one decimal.
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+// scanParts says where one scan's time went.
+func scanParts(t servicedesk.ScanTiming) string {
+	return fmt.Sprintf("find and record %s, assignments %s, jobs %s", ms(t.Find), ms(t.Assign), ms(t.Jobs))
+}
+
+// perReport is the scans' time per report: all of it divided by all their reports
+// (the scan's fixed part counted in), and the part spent on the reports' jobs and
+// assignments alone.
+func perReport(scans []time.Duration, reported []int, timings []servicedesk.ScanTiming) string {
+	var total, own time.Duration
+	n := 0
+	for i, d := range scans {
+		total += d
+		own += timings[i].Jobs + timings[i].Assign
+		n += reported[i]
+	}
+	if n == 0 {
+		return "no reports"
+	}
+	return fmt.Sprintf("%.2f ms (%s over %d reports), of which jobs and assignments %.2f ms", float64(total.Microseconds())/1000/float64(n),
+		ms(total), n, float64(own.Microseconds())/1000/float64(n))
 }

@@ -67,8 +67,14 @@ func (b *Bus) Register(c Consumer, names ...string) {
 
 // Emit fans the events out to their consumers and inserts every resulting job on tx.
 func (b *Bus) Emit(ctx context.Context, tx bun.Tx, events ...Event) error {
+	return b.EmitWith(ctx, tx, nil, events...)
+}
+
+// EmitWith is Emit inserting jobs beside the events' jobs, in the same InsertManyFastTx
+// (the SLA monitor's report jobs with its escalations' events).
+func (b *Bus) EmitWith(ctx context.Context, tx bun.Tx, jobs []river.InsertManyParams, events ...Event) error {
 	ctx = WithMemo(ctx)
-	var params []river.InsertManyParams
+	params := jobs
 	for _, ev := range events {
 		for _, c := range b.consumers[ev.EventName()] {
 			p, err := c(ctx, tx, ev)

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
@@ -319,4 +320,82 @@ func TestJobsDashboardNamesRealMetrics(t *testing.T) {
 	compose, err := os.ReadFile("../../compose.yaml")
 	require.NoError(t, err)
 	require.Contains(t, string(compose), "./dashboards:/etc/taskweave/dashboards")
+}
+
+// gauges gathers the collector's taskweave_river_jobs as queue/kind/state → value.
+func gauges(t *testing.T, c *queue.Collector) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "taskweave_river_jobs" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			out[l["queue"]+"/"+l["kind"]+"/"+l["state"]] = m.GetGauge().GetValue()
+		}
+	}
+	return out
+}
+
+// TestCollectorCountsFinishedJobsAtMostEveryInterval: the unfinished jobs are counted at
+// every scrape; the finished ones come from queue_finished_counts, counted by the first
+// scrape and then again only once the counts are older than the collector's interval,
+// in the background, so a scrape never waits for it. The counts live in Postgres: a
+// second collector (another replica) exports them without counting.
+func TestCollectorCountsFinishedJobsAtMostEveryInterval(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDB(t)
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	insertJobs(t, db,
+		testJob{kind: "notify.event", queue: "notifications", state: "completed"},
+		testJob{kind: "notify.event", queue: "notifications", state: "available"},
+	)
+	slow := queue.NewCollector(db.Pool, log).WithRefresh(time.Hour)
+	got := gauges(t, slow)
+	require.Equal(t, 1.0, got["notifications/notify.event/completed"], "the first scrape counts")
+	require.Equal(t, 1.0, got["notifications/notify.event/available"])
+
+	insertJobs(t, db,
+		testJob{kind: "notify.event", queue: "notifications", state: "completed"},
+		testJob{kind: "notify.event", queue: "notifications", state: "discarded"},
+		testJob{kind: "notify.event", queue: "notifications", state: "available"},
+		testJob{kind: "notify.event", queue: "notifications", state: "retryable"},
+	)
+	for _, c := range []*queue.Collector{slow, queue.NewCollector(db.Pool, log).WithRefresh(time.Hour)} {
+		got = gauges(t, c)
+		require.Equal(t, 2.0, got["notifications/notify.event/available"], "unfinished jobs: counted at every scrape")
+		require.Equal(t, 1.0, got["notifications/notify.event/retryable"])
+		require.Equal(t, 1.0, got["notifications/notify.event/completed"], "finished jobs: the counts of the last count")
+		require.Zero(t, got["notifications/notify.event/discarded"])
+	}
+	var counted time.Time
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT refreshed_at FROM queue_finished_counts_state").Scan(&counted))
+
+	// Older than the interval: a scrape starts a count in the background, a later one
+	// exports it.
+	fast := queue.NewCollector(db.Pool, log).WithRefresh(50 * time.Millisecond)
+	time.Sleep(60 * time.Millisecond)
+	require.Eventually(t, func() bool {
+		got := gauges(t, fast)
+		return got["notifications/notify.event/completed"] == 2 && got["notifications/notify.event/discarded"] == 1
+	}, 10*time.Second, 20*time.Millisecond)
+	var again time.Time
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT refreshed_at FROM queue_finished_counts_state").Scan(&again))
+	require.True(t, again.After(counted))
+
+	// A job finished more than an hour ago is not counted, and its (queue, kind) leaves.
+	_, err := db.Pool.Exec(ctx, "UPDATE river_job SET finalized_at = now() - interval '2 hours' WHERE finalized_at IS NOT NULL")
+	require.NoError(t, err)
+	_, err = db.Pool.Exec(ctx, "DELETE FROM river_job WHERE finalized_at IS NULL")
+	require.NoError(t, err)
+	require.Empty(t, gauges(t, queue.NewCollector(db.Pool, log).WithRefresh(0)))
 }

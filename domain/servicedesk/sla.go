@@ -312,6 +312,14 @@ type ScanResult struct {
 	Assigned int
 }
 
+// ScanTiming says where a scan's time went, summed over its batches (the bench prints it
+// beside the reports): the statements finding and recording the reports, the
+// escalations' assignments with their history entries, and building and inserting the
+// reports' and the assignments' jobs.
+type ScanTiming struct {
+	Find, Assign, Jobs time.Duration
+}
+
 // Monitor is the SLA breach monitor: the worker runs Scan periodically
 // (docs/operations.md#service-desk).
 type Monitor struct {
@@ -347,6 +355,13 @@ func (m *Monitor) WithBatch(n int) *Monitor {
 // (by 'system') and, for an escalation with an assignee, the assignment with its issue
 // events. Running it again, concurrently or after a crash, reports nothing twice.
 func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
+	res, _, err := m.ScanTimed(ctx)
+	return res, err
+}
+
+// ScanTimed is Scan saying where the time went.
+func (m *Monitor) ScanTimed(ctx context.Context) (ScanResult, ScanTiming, error) {
+	var timing ScanTiming
 	start := time.Now()
 	now := m.now().UTC()
 	var total ScanResult
@@ -359,16 +374,16 @@ func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
 		m.metrics.Breaches.WithLabelValues(BreachResponse).Add(float64(res.Response))
 		m.metrics.Escalations.Add(float64(res.Escalations))
 	}
-	fail := func(err error) (ScanResult, error) {
+	fail := func(err error) (ScanResult, ScanTiming, error) {
 		m.metrics.observeScan(start, err)
-		return total, err
+		return total, timing, err
 	}
 	// The clocks of timed policies first, against the state the batches below advance.
 	if err := m.syncClocks(ctx); err != nil {
 		return fail(err)
 	}
 	for {
-		res, n, err := m.scanBatch(ctx, now)
+		res, n, err := m.scanBatch(ctx, now, &timing)
 		if err != nil {
 			return fail(err)
 		}
@@ -378,7 +393,7 @@ func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
 		}
 	}
 	for {
-		res, more, err := m.clockBatch(ctx, now)
+		res, more, err := m.clockBatch(ctx, now, &timing)
 		if err != nil {
 			return fail(err)
 		}
@@ -388,7 +403,7 @@ func (m *Monitor) Scan(ctx context.Context) (ScanResult, error) {
 		}
 	}
 	m.metrics.observeScan(start, nil)
-	return total, nil
+	return total, timing, nil
 }
 
 // syncClocks recomputes the clocks of timed policies that changed (clocks.go), under the
@@ -409,7 +424,7 @@ func (m *Monitor) syncClocks(ctx context.Context) error {
 
 // clockBatch judges one transaction's due clocks of timed policies; more says whether
 // clocks due at now remain.
-func (m *Monitor) clockBatch(ctx context.Context, now time.Time) (ScanResult, bool, error) {
+func (m *Monitor) clockBatch(ctx context.Context, now time.Time, t *ScanTiming) (ScanResult, bool, error) {
 	var res ScanResult
 	var more bool
 	err := store.InTx(ctx, m.db, func(ctx context.Context, tx bun.Tx) error {
@@ -418,6 +433,7 @@ func (m *Monitor) clockBatch(ctx context.Context, now time.Time) (ScanResult, bo
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", scanLock); err != nil {
 			return fmt.Errorf("sla scan lock: %w", err)
 		}
+		began := time.Now()
 		var claimed []claimedClock
 		if err := tx.NewRaw(clockClaimSQL, now, m.batch).Scan(ctx, &claimed); err != nil && !isNoRows(err) {
 			return fmt.Errorf("sla clocks due: %w", err)
@@ -429,33 +445,46 @@ func (m *Monitor) clockBatch(ctx context.Context, now time.Time) (ScanResult, bo
 		if err := tx.NewRaw(clockScanSQL, clockArgs(now, claimed)...).Scan(ctx, &reports); err != nil && !isNoRows(err) {
 			return fmt.Errorf("sla clock scan: %w", err)
 		}
+		t.Find += time.Since(began)
 		if err := tx.NewRaw(clocksPendingSQL, now).Scan(ctx, &more); err != nil {
 			return fmt.Errorf("sla clocks pending: %w", err)
 		}
-		return m.report(ctx, tx, now, reports, &res)
+		return m.report(ctx, tx, now, reports, &res, t)
 	})
 	return res, more, err
 }
 
 // report makes the consequences of a batch's reports: notifications, audit, the
-// escalations' assignments.
-func (m *Monitor) report(ctx context.Context, tx bun.Tx, now time.Time, reports []report, res *ScanResult) error {
+// escalations' assignments. Each kind is one statement for the whole batch: the reports'
+// notification and audit jobs and the assignments' events' jobs go to River in one
+// InsertManyFastTx (event.Bus.EmitWith), the assignments and their history in one
+// statement (assignSQL).
+func (m *Monitor) report(ctx context.Context, tx bun.Tx, now time.Time, reports []report, res *ScanResult, t *ScanTiming) error {
 	if len(reports) == 0 {
 		return nil
 	}
+	began := time.Now()
+	ctx, events, err := m.assign(ctx, tx, now, reports)
+	if err != nil {
+		return err
+	}
+	res.Assigned = len(events)
+	t.Assign += time.Since(began)
+	began = time.Now()
 	jobs, err := m.consequences(ctx, tx, reports, res)
 	if err != nil {
 		return err
 	}
-	if res.Assigned, err = m.assign(ctx, tx, now, reports); err != nil {
+	if err := m.bus.EmitWith(ctx, tx, jobs, events...); err != nil {
 		return err
 	}
-	return m.bus.Enqueue(ctx, tx, jobs...)
+	t.Jobs += time.Since(began)
+	return nil
 }
 
 // scanBatch makes one transaction's reports of policies without calendar or pauses; n
 // is how many the statement inserted.
-func (m *Monitor) scanBatch(ctx context.Context, now time.Time) (ScanResult, int, error) {
+func (m *Monitor) scanBatch(ctx context.Context, now time.Time, t *ScanTiming) (ScanResult, int, error) {
 	var res ScanResult
 	var n int
 	err := store.InTx(ctx, m.db, func(ctx context.Context, tx bun.Tx) error {
@@ -469,10 +498,12 @@ func (m *Monitor) scanBatch(ctx context.Context, now time.Time) (ScanResult, int
 		if err != nil {
 			return err
 		}
+		began := time.Now()
 		var reports []report
 		if err := tx.NewRaw(scanSQL, now, m.batch, to, since).Scan(ctx, &reports); err != nil && !isNoRows(err) {
 			return fmt.Errorf("sla scan: %w", err)
 		}
+		t.Find += time.Since(began)
 		n = len(reports)
 		if n < m.batch {
 			// Everything due now is reported (this batch holds the rest).
@@ -480,7 +511,7 @@ func (m *Monitor) scanBatch(ctx context.Context, now time.Time) (ScanResult, int
 				return fmt.Errorf("sla scan state: %w", err)
 			}
 		}
-		return m.report(ctx, tx, now, reports, &res)
+		return m.report(ctx, tx, now, reports, &res, t)
 	})
 	return res, n, err
 }
@@ -525,35 +556,46 @@ func (m *Monitor) consequences(ctx context.Context, tx bun.Tx, reports []report,
 }
 
 // assignSQL gives each issue of ?0 to the user of ?1 at the same index, where that is a
-// change and the user can still see the project, and returns the changes with the old
-// and new assignee's names. The issue rows are locked first, so the old assignee read is
-// the one replaced.
+// change and the user can still see the project, writes each change's ASSIGNED history
+// entry at ?3 by ?2 (the automation user), and returns the changes with the old and new
+// assignee's names and, per change, ?4: the values the events' consumers read per
+// project (event.Prefetch, with upd.project_id), so publishing them sends no statement
+// per project. The issue rows are locked first, so the old assignee read is the one
+// replaced. One statement for all of a batch's escalations, whatever their number
+// (docs/performance.md#the-sla-scan-at-scale).
 const assignSQL = `WITH a AS (
 	SELECT * FROM unnest(?0::uuid[], ?1::uuid[]) AS a (issue_id, assignee_id)
 ), cur AS (
 	SELECT i.id, i.assignee_id FROM issues AS i JOIN a ON a.issue_id = i.id ORDER BY i.id FOR UPDATE OF i
+), upd AS (
+	UPDATE issues AS i SET assignee_id = a.assignee_id, updated_at = clock_timestamp()
+	FROM a, cur, projects AS p, users AS u
+	WHERE i.id = a.issue_id AND cur.id = i.id AND p.id = i.project_id AND u.id = a.assignee_id
+	  AND u.deleted_at IS NULL AND u.active AND cur.assignee_id IS DISTINCT FROM a.assignee_id
+	  AND (p.owner_id = u.id
+	    OR EXISTS (SELECT 1 FROM project_members AS pm WHERE pm.project_id = p.id AND pm.user_id = u.id)
+	    OR EXISTS (SELECT 1 FROM organization_members AS om WHERE om.org_id = p.org_id AND om.user_id = u.id))
+	RETURNING i.id AS issue_id, i.project_id, cur.assignee_id AS old_id,
+		(SELECT display_name FROM users WHERE id = cur.assignee_id) AS old_name, u.display_name AS new_name
+), act AS (
+	INSERT INTO issue_activities (issue_id, actor_id, type, old_value, new_value, created_at)
+	SELECT issue_id, ?2::uuid, '` + activityAssigned + `', old_name, new_name, ?3::timestamptz FROM upd
 )
-UPDATE issues AS i SET assignee_id = a.assignee_id, updated_at = clock_timestamp()
-FROM a, cur, projects AS p, users AS u
-WHERE i.id = a.issue_id AND cur.id = i.id AND p.id = i.project_id AND u.id = a.assignee_id
-  AND u.deleted_at IS NULL AND u.active AND cur.assignee_id IS DISTINCT FROM a.assignee_id
-  AND (p.owner_id = u.id
-    OR EXISTS (SELECT 1 FROM project_members AS pm WHERE pm.project_id = p.id AND pm.user_id = u.id)
-    OR EXISTS (SELECT 1 FROM organization_members AS om WHERE om.org_id = p.org_id AND om.user_id = u.id))
-RETURNING i.id AS issue_id, cur.assignee_id AS old_id,
-	(SELECT display_name FROM users WHERE id = cur.assignee_id) AS old_name, u.display_name AS new_name`
+SELECT upd.issue_id, upd.project_id, upd.old_id, upd.old_name, upd.new_name, ARRAY[?4]::text[] AS prefetched FROM upd`
 
 // activityAssigned is the issue activity type of an assignee change, as the issue
 // service writes it.
 const activityAssigned = "ASSIGNED"
 
 // assign gives each escalated issue to its rule's assignee (of several rules reported
-// together, the one with the longest delay wins), in one statement, and publishes the
-// assignee changes as changes by the system (no actor) in one Emit: audit ISSUE_UPDATED
-// by 'system', the ISSUE_ASSIGNED notification, the issue.assigned webhook, automation;
-// each issue's history gets its ASSIGNED entry, by the built-in automation user
-// (store.AutomationUserID), the actor of every change no person made.
-func (m *Monitor) assign(ctx context.Context, tx bun.Tx, now time.Time, reports []report) (int, error) {
+// together, the one with the longest delay wins), in one statement that also writes each
+// issue's ASSIGNED history entry, by the built-in automation user
+// (store.AutomationUserID, the actor of every change no person made), and returns the
+// assignee changes as changes by the system (no actor), for one Emit: audit
+// ISSUE_UPDATED by 'system', the ISSUE_ASSIGNED notification, the issue.assigned
+// webhook, automation. ctx comes back with the consumers' per-project values read by
+// the statement, for that Emit.
+func (m *Monitor) assign(ctx context.Context, tx bun.Tx, now time.Time, reports []report) (context.Context, []event.Event, error) {
 	// Reports come ordered by minutes, so the last rule of an issue has the longest delay.
 	want := map[uuid.UUID]*report{}
 	var order []uuid.UUID
@@ -568,41 +610,44 @@ func (m *Monitor) assign(ctx context.Context, tx bun.Tx, now time.Time, reports 
 		want[r.IssueID] = r
 	}
 	if len(order) == 0 {
-		return 0, nil
+		return ctx, nil, nil
 	}
 	assignees := make([]uuid.UUID, len(order))
 	for i, id := range order {
 		assignees[i] = *want[id].AssigneeID
 	}
+	prefetches := m.bus.Prefetches(issue.EventFieldChanged)
+	cols := make([]string, len(prefetches))
+	for i, pf := range prefetches {
+		cols[i] = pf.SQL("upd.project_id")
+	}
 	var changed []struct {
-		IssueID uuid.UUID  `bun:"issue_id"`
-		OldID   *uuid.UUID `bun:"old_id"`
-		OldName *string    `bun:"old_name"`
-		NewName string     `bun:"new_name"`
+		IssueID    uuid.UUID  `bun:"issue_id"`
+		ProjectID  uuid.UUID  `bun:"project_id"`
+		OldID      *uuid.UUID `bun:"old_id"`
+		OldName    *string    `bun:"old_name"`
+		NewName    string     `bun:"new_name"`
+		Prefetched []string   `bun:"prefetched,array"`
 	}
-	if err := tx.NewRaw(assignSQL, pgdialect.Array(order), pgdialect.Array(assignees)).Scan(ctx, &changed); err != nil && !isNoRows(err) {
-		return 0, fmt.Errorf("escalation assignment: %w", err)
-	}
-	if len(changed) == 0 {
-		return 0, nil
+	err := tx.NewRaw(assignSQL, pgdialect.Array(order), pgdialect.Array(assignees), store.AutomationUserID, now,
+		bun.Safe(strings.Join(cols, ", "))).Scan(ctx, &changed)
+	if err != nil && !isNoRows(err) {
+		return ctx, nil, fmt.Errorf("escalation assignment: %w", err)
 	}
 	events := make([]event.Event, len(changed))
-	acts := make([]store.IssueActivity, len(changed))
+	seen := map[uuid.UUID]bool{}
 	for i, c := range changed {
+		if !seen[c.ProjectID] && len(c.Prefetched) == len(prefetches) {
+			seen[c.ProjectID] = true
+			if ctx, err = event.WithPrefetched(ctx, c.ProjectID, prefetches, c.Prefetched); err != nil {
+				return ctx, nil, err
+			}
+		}
 		r := want[c.IssueID]
 		events[i] = issue.FieldChanged{Subject: r.subject(), By: issue.By{Email: "system"}, Field: issue.FieldAssignee,
 			OldValue: str(c.OldName), NewValue: c.NewName, OldRaw: idStr(c.OldID), NewRaw: r.AssigneeID.String(), At: now}
-		newName := c.NewName
-		acts[i] = store.IssueActivity{IssueID: c.IssueID, ActorID: store.AutomationUserID, Type: activityAssigned,
-			OldValue: c.OldName, NewValue: &newName, CreatedAt: now}
 	}
-	if _, err := tx.NewInsert().Model(&acts).Exec(ctx); err != nil {
-		return 0, fmt.Errorf("escalation assignment activity: %w", err)
-	}
-	if err := m.bus.Emit(ctx, tx, events...); err != nil {
-		return 0, err
-	}
-	return len(changed), nil
+	return ctx, events, nil
 }
 
 func str(s *string) string {

@@ -2,6 +2,7 @@ package servicedesk_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -500,4 +501,62 @@ func TestScanPlanUsesIndexes(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, analyzed, "actual rows=")
 	require.Equal(t, before, b.count(t, "SELECT count(*) FROM sla_reports"), "EXPLAIN ANALYZE records nothing")
+}
+
+// TestEscalationsOfOneScanReportedTogether: a scan that finds many crossings at once
+// reports each once with all its consequences, made for the whole batch together (one
+// statement for the reports, one for the assignments with their history, one River
+// insert for every job): the reports' notification and audit jobs, and for each
+// assignment its history entry and the jobs its event gives every consumer (audit,
+// the assignee's notification, the project's webhook, its automation rule), the
+// consumers' per-project reads made by the assignment statement. A second scan adds
+// nothing.
+func TestEscalationsOfOneScanReportedTogether(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	pol := b.policy(t, issue.PriorityHigh, 15, 60)
+	_, err := b.desk.AddEscalationRule(b.ctx, b.owner.Actor, b.project, pol.ID, servicedesk.NewRule{EscalateAfterMinutes: 30,
+		AssigneeID: &b.member.UserID, NotifyUserIDs: []uuid.UUID{b.viewer.UserID}})
+	require.NoError(t, err)
+	b.exec(t, `INSERT INTO webhooks (project_id, url, secret, events, enabled)
+		VALUES ($1, 'https://203.0.113.10/', 's', ARRAY['issue.assigned'], true)`, b.project.ID)
+	b.exec(t, `INSERT INTO automation_rules (project_id, scope, name, trigger_type, created_by)
+		VALUES ($1, 'PROJECT', 'On assignment', 'ASSIGNEE_CHANGED', $2)`, b.project.ID, b.owner.UserID)
+	const n = 12
+	var last time.Time
+	ids := make([]uuid.UUID, n)
+	for i := range ids {
+		v, start := b.start(t, fmt.Sprintf("Issue %d", i), issue.PriorityHigh)
+		ids[i], last = v.ID, start
+	}
+	jobsBefore := b.count(t, "SELECT count(*) FROM river_job")
+
+	res := b.scanAt(t, last.Add(30*time.Minute))
+	require.Equal(t, servicedesk.ScanResult{Escalations: n, Assigned: n}, res)
+	require.Equal(t, n, b.count(t, "SELECT count(*) FROM sla_reports WHERE kind = 'ESCALATION'"))
+	for _, id := range ids {
+		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM issues WHERE id = $1 AND assignee_id = $2", id, b.member.UserID))
+		require.Equal(t, 1, b.notifyJobs(t, servicedesk.NotifySLAEscalated, id))
+		require.Equal(t, 1, b.auditJobs(t, servicedesk.AuditSLAEscalated, id))
+		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'notify.event' AND args->>'event' = 'assigned'
+			AND args->>'assigneeId' = $1 AND args->>'issueId' = $2`, b.member.UserID.String(), id.String()))
+		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'audit.record' AND args->>'action' = 'ISSUE_UPDATED'
+			AND args->>'resourceId' = $1 AND args->>'userEmail' = 'system'`, id.String()))
+		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'automation.evaluate'
+			AND args->>'trigger' = 'ASSIGNEE_CHANGED' AND args->>'issueId' = $1`, id.String()))
+		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM issue_activities WHERE issue_id = $1 AND type = 'ASSIGNED'
+			AND old_value IS NULL AND new_value = $2 AND actor_id = '00000000-0000-4000-8000-00000000a070'`, id, b.member.DisplayName))
+	}
+	require.Equal(t, n, b.count(t, "SELECT count(*) FROM webhook_deliveries WHERE event_type = 'issue.assigned'"))
+	require.Equal(t, n, b.count(t, `SELECT coalesce(sum(jsonb_array_length(args->'deliveryIds')), 0)::int FROM river_job
+		WHERE kind = 'webhook.deliver'`), "every delivery sent by a job")
+	jobsAfter := b.count(t, "SELECT count(*) FROM river_job")
+	require.Equal(t, jobsBefore+5*n, jobsAfter-b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver'"),
+		"per escalation: SLA_ESCALATED, its audit, the assignment's notification, audit and automation")
+
+	// Nothing twice.
+	require.Equal(t, servicedesk.ScanResult{}, b.scanAt(t, last.Add(31*time.Minute)))
+	require.Equal(t, n, b.count(t, "SELECT count(*) FROM sla_reports"))
+	require.Equal(t, jobsAfter, b.count(t, "SELECT count(*) FROM river_job"))
+	require.Equal(t, n, b.count(t, "SELECT count(*) FROM issue_activities WHERE type = 'ASSIGNED'"))
 }
