@@ -178,7 +178,7 @@ func (f Filter) exportQuery() (string, []any) {
 // List returns one page of matching events, newest first, and the number of matching
 // events counted up to store.PageCountLimit(offset); exact is false when the count
 // stopped there (more rows match). One count query and one page query whatever the
-// page holds.
+// page holds, but for a count in listAt's window that stopped short of its bound.
 func List(ctx context.Context, pool *pgxpool.Pool, f Filter, after *store.After, offset, limit int) (events []store.AuditEvent, total int, exact bool, err error) {
 	return listAt(ctx, pool, f, after, offset, limit, time.Now())
 }
@@ -206,8 +206,9 @@ func listAt(ctx context.Context, pool *pgxpool.Pool, f Filter, after *store.Afte
 		return n, nil
 	}
 	n := int64(-1)
-	if f.From == nil && f.since == nil && after == nil && limit <= store.PageCountAhead {
-		w := f.withSince(monthStart(now).AddDate(0, -listWindowMonths, 0))
+	since := monthStart(now).AddDate(0, -listWindowMonths, 0)
+	if f.From == nil && f.since == nil && after == nil && limit <= store.PageCountAhead && (f.To == nil || f.To.After(since)) {
+		w := f.withSince(since)
 		if n, err = count(w); err != nil {
 			return nil, 0, false, err
 		}

@@ -166,4 +166,10 @@ func TestListWindowPagesAsEveryMonth(t *testing.T) {
 	events, total, exact, err = listAt(ctx, db.Pool, Filter{ProjectID: &big, From: &from, To: &to}, nil, 0, 50, now)
 	require.NoError(t, err)
 	require.Equal(t, []any{3, true, 3}, []any{total, exact, len(events)}, "across the months' bound")
+	// To before the window: the rows of January, no window.
+	to = time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	events, total, exact, err = listAt(ctx, db.Pool, Filter{ProjectID: &big, To: &to}, nil, 0, 50, now)
+	require.NoError(t, err)
+	require.Equal(t, []any{1000, false, 50}, []any{total, exact, len(events)})
+	require.True(t, events[0].Timestamp.Before(to) && !events[0].Timestamp.Before(to.Add(-time.Hour)), "%v", events[0].Timestamp)
 }
