@@ -120,6 +120,7 @@ func main() {
 	flag.IntVar(&o.scale.small, "scale-small", 10000, "issues of the instance the scale phase compares the big one with")
 	flag.IntVar(&o.scale.clients, "scale-c", 4, "concurrent clients of each scale phase figure")
 	flag.DurationVar(&o.scale.duration, "scale-d", 3*time.Second, "duration of each scale phase figure")
+	flag.StringVar(&o.scale.only, "scale-only", "", "measure only the scale phase's figures whose name contains one of these comma-separated parts (\"cf filters,audit\")")
 	flag.BoolVar(&o.scale.sla, "scale-sla", true, "time the SLA scan in the scale phase over as many running timers as the instance has issues")
 	flag.IntVar(&o.automation.rules, "auto-rules", 200, "enabled automation rules in the automation phase")
 	flag.IntVar(&o.automation.events, "auto-events", 1000, "issue events the automation phase measures")

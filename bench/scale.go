@@ -46,6 +46,24 @@ type scaleOptions struct {
 	sla      bool
 	// keep keeps the big instance's database (-keep), for EXPLAIN and friends.
 	keep bool
+	// only, when set (-scale-only), keeps the figures whose name contains one of its
+	// comma-separated parts: a targeted before/after run measures only what it changed.
+	only string
+}
+
+// onlyFigures is ops without the figures only leaves out (scaleOptions.only).
+func onlyFigures(ops []namedOp, only string) []namedOp {
+	if only == "" {
+		return ops
+	}
+	return slices.DeleteFunc(ops, func(f namedOp) bool {
+		for part := range strings.SplitSeq(only, ",") {
+			if part = strings.TrimSpace(part); part != "" && strings.Contains(f.name, part) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // scaleFigure is one measurement at both instances.
@@ -119,7 +137,7 @@ func runScale(ctx context.Context, o scaleOptions) error {
 			return fmt.Errorf("scale %d: %w", r.n, err)
 		}
 		defer r.procs.stop()
-		r.procOps = scaleFigures(r.s, r.procs.apiClient, r.procs.metrics)
+		r.procOps = onlyFigures(scaleFigures(r.s, r.procs.apiClient, r.procs.metrics), o.only)
 		r.procs.sample()
 	}
 	// A figure's statements are recorded from the in-process server, the only one whose
@@ -282,7 +300,7 @@ func scaleInstance(ctx context.Context, o scaleOptions, n int) (_ *scaleRun, err
 	// pool, so their statement is explained with the others.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(queue.NewCollector(db.Pool, slog.New(slog.NewTextHandler(io.Discard, nil))))
-	r.ops = scaleFigures(s, c, func(context.Context, int, int) error { _, err := reg.Gather(); return err })
+	r.ops = onlyFigures(scaleFigures(s, c, func(context.Context, int, int) error { _, err := reg.Gather(); return err }), o.only)
 	return r, nil
 }
 

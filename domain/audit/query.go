@@ -26,6 +26,8 @@ type Filter struct {
 	// Level is a stored level: ALL selects the rows of level ALL (views), it is not a
 	// wildcard.
 	Level Level
+	// since is List's window (withSince), unset in every Filter the API builds.
+	since *time.Time
 }
 
 // eventColumns are the audit_events columns in the order scanEvent reads them.
@@ -41,9 +43,11 @@ const pageColumns = `e.id, e."timestamp", e.user_id, e.user_email, e.project_id,
 const eventOrder = `ORDER BY "timestamp" DESC, id DESC`
 
 // where renders the filter as a WHERE clause with $n placeholders and its arguments.
-// Every condition has an index (see migrations 0001 and 0006).
+// Every condition has an index (see migrations 0001 and 0006). The months the filter
+// can match are added as constants too (f.months), so that the plan holds only their
+// partitions.
 func (f Filter) where() (string, []any) {
-	var conds []string
+	conds := f.months()
 	var args []any
 	add := func(cond string, v any) {
 		args = append(args, v)
@@ -71,6 +75,42 @@ func (f Filter) where() (string, []any) {
 		return "", nil
 	}
 	return "WHERE " + strings.Join(conds, " AND "), args
+}
+
+// since, when set, keeps only the events from that instant on; it is not a filter of
+// the API but List's window (listAt): the newest months, whose events come first in
+// list order.
+func (f Filter) withSince(t time.Time) Filter {
+	f.since = &t
+	return f
+}
+
+// months are the bounds of the months f can match, as constants: "timestamp" from the
+// start of From's month (or of the window, f.since), before the end of To's. They
+// repeat the filter's own bounds, so they change no result; as constants they let the
+// planner leave out every other month's partition when it plans the statement, the
+// generic plan of a prepared statement too. With From and To as parameters alone, a
+// generic plan holds every partition and prunes them only when it runs, after
+// Postgres 15 has locked each one and opened its indexes: a statement's fixed cost
+// then grows with the months of history (docs/performance.md#audit-partitions). The
+// text changes once a month at most, so each shape is still prepared once.
+func (f Filter) months() []string {
+	var c []string
+	lo := f.since
+	if f.From != nil && (lo == nil || f.From.After(*lo)) {
+		lo = f.From
+	}
+	if lo != nil {
+		if m := monthStart(*lo); m.Year() >= 1 {
+			c = append(c, `"timestamp" >= '`+m.Format(time.RFC3339)+`'`)
+		}
+	}
+	if f.To != nil {
+		if m := monthStart(*f.To).AddDate(0, 1, 0); m.Year() <= 9999 {
+			c = append(c, `"timestamp" < '`+m.Format(time.RFC3339)+`'`)
+		}
+	}
+	return c
 }
 
 // countQuery counts the events of f, at most limit of them (store.PageCountLimit): a
@@ -116,10 +156,16 @@ func (f Filter) pageQuery(after *store.After, offset, limit int) (string, []any)
 		args = append(args, after.Time, after.ID)
 		where += `("timestamp", id) < ($` + strconv.Itoa(len(args)-1) + `, $` + strconv.Itoa(len(args)) + `)`
 	}
+	// The probe holds the months' bounds too: the keys are within them, and the probe's
+	// plan then holds only their partitions.
+	probe := ""
+	for _, c := range f.months() {
+		probe += " AND e." + c
+	}
 	return "SELECT " + pageColumns + `
 FROM (SELECT "timestamp", id FROM audit_events ` + where + " " + eventOrder +
 		" LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset) + `) AS k
-CROSS JOIN LATERAL (SELECT * FROM audit_events AS e WHERE e."timestamp" = k."timestamp" AND e.id = k.id LIMIT 1) AS e
+CROSS JOIN LATERAL (SELECT * FROM audit_events AS e WHERE e."timestamp" = k."timestamp" AND e.id = k.id` + probe + ` LIMIT 1) AS e
 ORDER BY k."timestamp" DESC, k.id DESC`, args
 }
 
@@ -132,13 +178,50 @@ func (f Filter) exportQuery() (string, []any) {
 // List returns one page of matching events, newest first, and the number of matching
 // events counted up to store.PageCountLimit(offset); exact is false when the count
 // stopped there (more rows match). One count query and one page query whatever the
-// page holds.
+// page holds, but for a count in listAt's window that stopped short of its bound.
 func List(ctx context.Context, pool *pgxpool.Pool, f Filter, after *store.After, offset, limit int) (events []store.AuditEvent, total int, exact bool, err error) {
+	return listAt(ctx, pool, f, after, offset, limit, time.Now())
+}
+
+// listWindowMonths is how many months before now's List reads first when no From
+// bounds it: the month of now and the one before (listAt).
+const listWindowMonths = 1
+
+// listAt is List at the instant now. Without From (page 0 of a project's log, the
+// commonest read) and by page number, it counts in a window first: the events from
+// the start of the month before now's, the newest, which come first in list order.
+// When the window alone holds as many events as the count's bound, the count reaches
+// its bound there, as it would over every month, and the page, within the bound, holds
+// the window's events only: both statements then plan and open the window's
+// partitions alone, whatever the months of history (docs/performance.md#audit-partitions).
+// Otherwise the count and the page read every month, as without the window.
+func listAt(ctx context.Context, pool *pgxpool.Pool, f Filter, after *store.After, offset, limit int, now time.Time) (events []store.AuditEvent, total int, exact bool, err error) {
 	countLimit := store.PageCountLimit(offset)
-	count, args := f.countQuery(countLimit)
-	var n int64
-	if err := pool.QueryRow(ctx, count, args...).Scan(&n); err != nil {
-		return nil, 0, false, fmt.Errorf("count audit events: %w", err)
+	count := func(f Filter) (int64, error) {
+		q, args := f.countQuery(countLimit)
+		var n int64
+		if err := pool.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+			return 0, fmt.Errorf("count audit events: %w", err)
+		}
+		return n, nil
+	}
+	n := int64(-1)
+	since := monthStart(now).AddDate(0, -listWindowMonths, 0)
+	if f.From == nil && f.since == nil && after == nil && limit <= store.PageCountAhead && (f.To == nil || f.To.After(since)) {
+		w := f.withSince(since)
+		if n, err = count(w); err != nil {
+			return nil, 0, false, err
+		}
+		if n >= int64(countLimit) {
+			f = w
+		} else {
+			n = -1
+		}
+	}
+	if n < 0 {
+		if n, err = count(f); err != nil {
+			return nil, 0, false, err
+		}
 	}
 	total, exact = int(n), n < int64(countLimit)
 	if total == 0 || offset >= total {
