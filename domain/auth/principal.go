@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,14 +77,10 @@ const touchEvery = time.Minute
 
 // Authenticate resolves a bearer token; any failure is ErrUnauthenticated.
 func (a *Authenticator) Authenticate(ctx context.Context, bearer string) (*Principal, error) {
-	switch {
-	case strings.HasPrefix(bearer, PATPrefix):
-		return a.personalAccessToken(ctx, bearer)
-	case strings.HasPrefix(bearer, APIKeyPrefix):
-		return a.apiKey(ctx, bearer)
-	default:
-		return a.accessToken(ctx, bearer, 0)
+	if pc := Pending(bearer); pc != nil {
+		return a.credential(ctx, pc)
 	}
+	return a.accessToken(ctx, bearer, 0)
 }
 
 // AccessToken verifies an access JWT with an expiry grace (the STOMP CONNECT rule): a
@@ -226,39 +221,26 @@ type credentialRow struct {
 
 const credentialUserColumns = `u.id, u.email, u.display_name, u.system_role, u.language, u.org_id, u.active, u.deleted_at`
 
-func (a *Authenticator) loadCredential(ctx context.Context, query string, hash string) (*credentialRow, error) {
+// credential reads a personal access token's or API key's row by its hash
+// (PendingCredential.SQL, the row the access statement reads too) with its user, and
+// judges them (credentialPrincipal).
+func (a *Authenticator) credential(ctx context.Context, pc *PendingCredential) (*Principal, error) {
 	var r credentialRow
 	u := &r.User
-	err := a.db.QueryRowContext(ctx, query, hash).Scan(&r.ID, &r.Scope, &r.ProjectID, &r.ProjectKey, &r.LastUsedAt, &r.ExpiresAt, &r.RevokedAt,
+	err := a.db.QueryRowContext(ctx, `SELECT `+CredentialColumns+`, `+credentialUserColumns+`
+		FROM `+pc.SQL("?")+` AS c JOIN users u ON u.id = c.uid`, pc.Hash()).Scan(
+		&r.ID, &r.Scope, &r.ProjectID, &r.ProjectKey, &r.LastUsedAt, &r.ExpiresAt, &r.RevokedAt,
 		&u.ID, &u.Email, &u.DisplayName, &u.SystemRole, &u.Language, &u.OrgID, &u.Active, &u.DeletedAt)
 	if err != nil {
 		return nil, unauthenticatedOr(err)
 	}
-	return &r, nil
-}
-
-func (a *Authenticator) personalAccessToken(ctx context.Context, token string) (*Principal, error) {
-	row, err := a.loadCredential(ctx, `SELECT t.id, t.scope, NULL::uuid, NULL::text, t.last_used_at, t.expires_at, t.revoked_at, `+credentialUserColumns+`
-		FROM personal_access_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?`, HashToken(token))
-	if err != nil {
-		return nil, err
-	}
-	return a.credentialPrincipal(ctx, MethodPAT, row)
-}
-
-func (a *Authenticator) apiKey(ctx context.Context, token string) (*Principal, error) {
-	row, err := a.loadCredential(ctx, `SELECT k.id, 'READ_WRITE', k.project_id, p.key, k.last_used_at, k.expires_at, NULL::timestamptz, `+credentialUserColumns+`
-		FROM project_api_keys k JOIN users u ON u.id = k.created_by LEFT JOIN projects p ON p.id = k.project_id
-		WHERE k.key_hash = ?`, HashToken(token))
-	if err != nil {
-		return nil, err
-	}
-	return a.credentialPrincipal(ctx, MethodAPIKey, row)
+	return a.credentialPrincipal(ctx, pc.Method, &r)
 }
 
 // credentialPrincipal judges a personal access token's (m MethodPAT) or API key's row
 // and its user's (revoked, expired, user inactive or deleted: ErrUnauthenticated),
-// records lastUsedAt (touch) and returns the principal.
+// records lastUsedAt (touch) and returns the principal. Authenticate and
+// PendingPrincipal both judge by it.
 func (a *Authenticator) credentialPrincipal(ctx context.Context, m Method, row *credentialRow) (*Principal, error) {
 	now := a.now()
 	if row.RevokedAt != nil || (row.ExpiresAt != nil && !row.ExpiresAt.After(now)) || !row.User.Active || row.User.DeletedAt != nil {

@@ -142,43 +142,19 @@ func LoadWithUser(ctx context.Context, db Querier, key string, userID uuid.UUID,
 // none): familyLive, read in the same statement, tells whether that session is alive
 // (auth.FamilyLiveSQL), for auth.AccessClaims.Principal.
 func LoadWithLogin(ctx context.Context, db Querier, key string, userID uuid.UUID, family *uuid.UUID, extra *Extra) (*Access, *store.User, bool, error) {
-	var (
-		familyLive               bool
-		row                      roleRow
-		pr                       = &row.Project
-		id, owner, workflow, org pgtype.UUID
-		user                     auth.UserScan
-	)
+	var familyLive bool
 	query := loadWithUserSQL
-	dst := make([]any, 0, 32)
-	dst = append(dst, &id, &pr.Key, &pr.Name, &pr.Description, &owner, &workflow,
-		&pr.Archived, &pr.NodeID, &org, &pr.IssueSeq, &pr.CreatedAt, &pr.UpdatedAt, &row.MemberRole, &row.OrgRole)
-	dst = append(user.AppendDest(dst), &familyLive)
 	if extra != nil {
 		query = loadWithUserColumns + extra.Columns + loadWithUserFrom + extra.Joins + loadWithUserWhere
-		dst = append(dst, extra.Dest...)
 	}
-	err := db.QueryRow(ctx, query, key, store.UUID(userID), store.NullUUID(family)).Scan(dst...)
-	if err != nil {
-		if store.IsNotFound(err) {
-			return nil, nil, false, ErrNotFound
-		}
-		return nil, nil, false, fmt.Errorf("load project %s: %w", key, err)
-	}
-	pr.ID, pr.OwnerID = id.Bytes, owner.Bytes
-	pr.WorkflowID, pr.OrgID = store.UUIDPtr(workflow), store.UUIDPtr(org)
-	if extra != nil {
-		extra.Scanned = true
-	}
-	return row.access(), user.User(), familyLive, nil
+	a, u, err := scanAccess(ctx, db, key, query, []any{store.UUID(userID), store.NullUUID(family)}, []any{&familyLive}, extra)
+	return a, u, familyLive, err
 }
 
-// LoadWithCredential is LoadWithUser for a personal access token or API key whose row
-// is not read yet (auth.PendingCredential): the credential's row, its user's and the
-// project with that user's roles in one statement. The credential's columns are
-// scanned into cred (all NULL for an unknown credential, and then the user is nil) for
-// auth.Authenticator.PendingPrincipal, which judges them.
-func LoadWithCredential(ctx context.Context, db Querier, key string, pc *auth.PendingCredential, cred *auth.CredentialScan, extra *Extra) (*Access, *store.User, error) {
+// scanAccess runs an access statement of project key ($1, then args): the project's
+// columns and the caller's roles (accessColumns), the user's (auth.UserScan), then
+// more's and extra's columns, in that order.
+func scanAccess(ctx context.Context, db Querier, key, query string, args, more []any, extra *Extra) (*Access, *store.User, error) {
 	var (
 		row                      roleRow
 		pr                       = &row.Project
@@ -188,19 +164,11 @@ func LoadWithCredential(ctx context.Context, db Querier, key string, pc *auth.Pe
 	dst := make([]any, 0, 40)
 	dst = append(dst, &id, &pr.Key, &pr.Name, &pr.Description, &owner, &workflow,
 		&pr.Archived, &pr.NodeID, &org, &pr.IssueSeq, &pr.CreatedAt, &pr.UpdatedAt, &row.MemberRole, &row.OrgRole)
-	dst = cred.AppendDest(user.AppendDest(dst))
-	columns, joins := credentialRoleColumns, credentialRoleJoins
+	dst = append(user.AppendDest(dst), more...)
 	if extra != nil {
-		columns += extra.Columns
-		joins += extra.Joins
 		dst = append(dst, extra.Dest...)
 	}
-	query := columns + `
-FROM projects AS p
-LEFT JOIN ` + pc.SQL("$2") + ` AS c ON true
-` + joins + `
-WHERE p.key = $1`
-	if err := db.QueryRow(ctx, query, key, pc.Hash()).Scan(dst...); err != nil {
+	if err := db.QueryRow(ctx, query, append([]any{key}, args...)...).Scan(dst...); err != nil {
 		if store.IsNotFound(err) {
 			return nil, nil, ErrNotFound
 		}
@@ -214,12 +182,30 @@ WHERE p.key = $1`
 	return row.access(), user.User(), nil
 }
 
+// LoadWithCredential is LoadWithUser for a personal access token or API key whose row
+// is not read yet (auth.PendingCredential): the credential's row, its user's and the
+// project with that user's roles in one statement. The credential's columns are
+// scanned into cred (all NULL for an unknown credential, and then the user is nil) for
+// auth.Authenticator.PendingPrincipal, which judges them.
+func LoadWithCredential(ctx context.Context, db Querier, key string, pc *auth.PendingCredential, cred *auth.CredentialScan, extra *Extra) (*Access, *store.User, error) {
+	columns, joins := credentialRoleColumns, credentialRoleJoins
+	if extra != nil {
+		columns += extra.Columns
+		joins += extra.Joins
+	}
+	query := columns + `
+FROM projects AS p
+LEFT JOIN ` + pc.SQL("$2") + ` AS c ON true
+` + joins + `
+WHERE p.key = $1`
+	return scanAccess(ctx, db, key, query, []any{pc.Hash()}, cred.AppendDest(nil), extra)
+}
+
 // credentialRoleColumns and credentialRoleJoins are loadWithUserSQL's columns (without
 // the login session) and joins for the user of a credential's row aliased c.
 var (
 	credentialRoles, credentialRoleJoinsOnly = roleSQL("p", "c.uid")
-	credentialRoleColumns                    = `SELECT p.id, p.key, p.name, p.description, p.owner_id, p.workflow_id, p.archived, p.node_id,
-	p.org_id, p.issue_seq, p.created_at, p.updated_at, ` + credentialRoles + `,
+	credentialRoleColumns                    = accessColumns + credentialRoles + `,
 	u.` + strings.Join(auth.UserColumns, ", u.") + `,
 	` + auth.CredentialColumns
 	credentialRoleJoins = credentialRoleJoinsOnly + `
@@ -241,6 +227,11 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// accessColumns are the project's columns of an access statement (scanAccess), before
+// the caller's roles.
+const accessColumns = `SELECT p.id, p.key, p.name, p.description, p.owner_id, p.workflow_id, p.archived, p.node_id,
+	p.org_id, p.issue_seq, p.created_at, p.updated_at, `
+
 // loadWithUserSQL is selectWithRoles for key $1 and user $2 (roleSQL), with the user's
 // row (auth.UserColumns, auth.UserScan) and whether the login session family $3 is
 // alive (auth.FamilyLiveSQL; false for NULL), in the order LoadWithLogin scans.
@@ -248,8 +239,7 @@ var loadWithUserSQL = loadWithUserColumns + loadWithUserFrom + loadWithUserWhere
 
 var (
 	pgxRoleColumns, pgxRoleJoins = roleSQL("p", "$2")
-	loadWithUserColumns          = `SELECT p.id, p.key, p.name, p.description, p.owner_id, p.workflow_id, p.archived, p.node_id,
-	p.org_id, p.issue_seq, p.created_at, p.updated_at, ` + pgxRoleColumns + `,
+	loadWithUserColumns          = accessColumns + pgxRoleColumns + `,
 	u.` + strings.Join(auth.UserColumns, ", u.") + `,
 	` + strings.Replace(auth.FamilyLiveSQL, "?", "$3", 1)
 	loadWithUserFrom = `
