@@ -164,14 +164,13 @@ func apiBucket(c *fiber.Ctx) string {
 	if claims, ok := c.Locals(core.PendingKey).(*auth.AccessClaims); ok {
 		return "api:user:" + claims.UserID.String()
 	}
-	p := core.Principal(c)
-	if _, pending := c.Locals(core.PendingCredentialKey).(*auth.PendingCredential); !pending {
-		if p == nil {
-			return ""
-		}
-		if p.Method == auth.MethodJWT {
-			return "api:user:" + p.UserID.String()
-		}
+	_, pendingCredential := c.Locals(core.PendingCredentialKey).(*auth.PendingCredential)
+	switch p := core.Principal(c); {
+	case pendingCredential: // counted by itself, as below
+	case p == nil:
+		return ""
+	case p.Method == auth.MethodJWT:
+		return "api:user:" + p.UserID.String()
 	}
 	token := strings.TrimSpace(c.Get(fiber.HeaderAuthorization))
 	sum := sha256.Sum256([]byte(token))

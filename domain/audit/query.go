@@ -205,20 +205,19 @@ func listAt(ctx context.Context, pool *pgxpool.Pool, f Filter, after *store.Afte
 		}
 		return n, nil
 	}
-	n := int64(-1)
+	var n int64
+	counted := false
 	since := monthStart(now).AddDate(0, -listWindowMonths, 0)
 	if f.From == nil && f.since == nil && after == nil && limit <= store.PageCountAhead && (f.To == nil || f.To.After(since)) {
 		w := f.withSince(since)
 		if n, err = count(w); err != nil {
 			return nil, 0, false, err
 		}
-		if n >= int64(countLimit) {
+		if counted = n >= int64(countLimit); counted {
 			f = w
-		} else {
-			n = -1
 		}
 	}
-	if n < 0 {
+	if !counted {
 		if n, err = count(f); err != nil {
 			return nil, 0, false, err
 		}

@@ -149,9 +149,9 @@ func (sr search) rankedKeys(scope, off string, limit int, tiebreak string) strin
 	// match reads every entry of every word the prefix begins and skips nothing, some
 	// times what the whole words cost (docs/performance.md#search). The heads holding
 	// only a completion (tier 1) are read when the page reaches past the others.
-	whole, completions := sr.tsq, "false"
+	first, completions := sr.tsq, "false" // tier 0's query; whether tier 1 exists
 	if sr.whole != "" {
-		whole, completions = sr.whole, "true"
+		first, completions = sr.whole, "true"
 	}
 	excluded := ""
 	if sr.excludes {
@@ -176,7 +176,7 @@ func (sr search) rankedKeys(scope, off string, limit int, tiebreak string) strin
 			ELSE ` + count(sr.tsq) + ` END`
 	}
 	return `WITH h AS MATERIALIZED (
-		` + heads(whole) + `
+		` + heads(first) + `
 	), o AS (SELECT (SELECT ` + off + `::int) AS skip, (SELECT count(*) FROM h) AS whole),
 	p AS MATERIALIZED (
 		` + heads(sr.tsq) + `
