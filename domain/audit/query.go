@@ -26,8 +26,9 @@ type Filter struct {
 	// Level is a stored level: ALL selects the rows of level ALL (views), it is not a
 	// wildcard.
 	Level Level
-	// since is List's window (withSince), unset in every Filter the API builds.
-	since *time.Time
+	// since and before bound List's windows of months (within), unset in every Filter
+	// the API builds.
+	since, before *time.Time
 }
 
 // eventColumns are the audit_events columns in the order scanEvent reads them.
@@ -77,16 +78,17 @@ func (f Filter) where() (string, []any) {
 	return "WHERE " + strings.Join(conds, " AND "), args
 }
 
-// since, when set, keeps only the events from that instant on; it is not a filter of
-// the API but List's window (listAt): the newest months, whose events come first in
-// list order.
-func (f Filter) withSince(t time.Time) Filter {
-	f.since = &t
+// within keeps only the events from since on (nil: from the first) and before before
+// (nil: to the last); it is not a filter of the API but one of List's windows of
+// months (listAt).
+func (f Filter) within(since, before *time.Time) Filter {
+	f.since, f.before = since, before
 	return f
 }
 
 // months are the bounds of the months f can match, as constants: "timestamp" from the
-// start of From's month (or of the window, f.since), before the end of To's. They
+// start of From's month (or of the window, f.since), before the end of To's (or the
+// window's end, f.before, a month's start). They
 // repeat the filter's own bounds, so they change no result; as constants they let the
 // planner leave out every other month's partition when it plans the statement, the
 // generic plan of a prepared statement too. With From and To as parameters alone, a
@@ -105,10 +107,17 @@ func (f Filter) months() []string {
 			c = append(c, `"timestamp" >= '`+m.Format(time.RFC3339)+`'`)
 		}
 	}
+	var hi *time.Time
 	if f.To != nil {
 		if m := monthStart(*f.To).AddDate(0, 1, 0); m.Year() <= 9999 {
-			c = append(c, `"timestamp" < '`+m.Format(time.RFC3339)+`'`)
+			hi = &m
 		}
+	}
+	if f.before != nil && (hi == nil || f.before.Before(*hi)) {
+		hi = f.before
+	}
+	if hi != nil {
+		c = append(c, `"timestamp" < '`+hi.Format(time.RFC3339)+`'`)
 	}
 	return c
 }
@@ -119,10 +128,12 @@ func (f Filter) months() []string {
 // page, newest first, from the filter's index. Unordered, the planner may scan a month's
 // partition in the hope of finding the rows early; a project whose rows are not spread
 // evenly over the month then costs the whole partition (200 ms p50 at 250,000 issues,
-// docs/performance.md#the-scale-bench).
+// docs/performance.md#the-scale-bench). It also returns the oldest and newest instant
+// of the rows it counted (null when none), which tell listAt the months a page within
+// them lies in.
 func (f Filter) countQuery(limit int) (string, []any) {
 	where, args := f.where()
-	return "SELECT count(*) FROM (SELECT 1 FROM audit_events " + where + " " + eventOrder +
+	return `SELECT count(*), min("timestamp"), max("timestamp") FROM (SELECT "timestamp" FROM audit_events ` + where + " " + eventOrder +
 		" LIMIT " + strconv.Itoa(limit) + ") AS matches", args
 }
 
@@ -177,62 +188,131 @@ func (f Filter) exportQuery() (string, []any) {
 
 // List returns one page of matching events, newest first, and the number of matching
 // events counted up to store.PageCountLimit(offset); exact is false when the count
-// stopped there (more rows match). One count query and one page query whatever the
-// page holds, but for a count in listAt's window that stopped short of its bound.
+// stopped there (more rows match). By page number without From, the count is taken in
+// windows of months, newest first, and the page read in the months that hold it
+// (listAt).
 func List(ctx context.Context, pool *pgxpool.Pool, f Filter, after *store.After, offset, limit int) (events []store.AuditEvent, total int, exact bool, err error) {
 	return listAt(ctx, pool, f, after, offset, limit, time.Now())
 }
 
-// listWindowMonths is how many months before now's List reads first when no From
-// bounds it: the month of now and the one before (listAt).
-const listWindowMonths = 1
+// listWindows are the windows of months listAt counts in, newest first, as months
+// before now's: the month before now's and every later one (the partitions ahead and
+// the default one too), then the five months before those, then every earlier month.
+// Each is one count statement that plans only its months' partitions but the last.
+var listWindows = []int{1, 6}
 
-// listAt is List at the instant now. Without From (page 0 of a project's log, the
-// commonest read) and by page number, it counts in a window first: the events from
-// the start of the month before now's, the newest, which come first in list order.
-// When the window alone holds as many events as the count's bound, the count reaches
-// its bound there, as it would over every month, and the page, within the bound, holds
-// the window's events only: both statements then plan and open the window's
-// partitions alone, whatever the months of history (docs/performance.md#audit-partitions).
-// Otherwise the count and the page read every month, as without the window.
+// listCount is what a count statement found in one window: n rows, the oldest and
+// newest at first and last (zero when n is 0), and how many rows the newer windows hold
+// (ahead).
+type listCount struct {
+	n, ahead    int64
+	first, last time.Time
+}
+
+// listAt is List at the instant now. Without From and by page number (page 0 of a
+// project's log is the commonest read), it counts in windows of months (listWindows),
+// newest first, each window's count bounded by what the bound still needs, and stops
+// once the bound is reached: the newest events come first in list order, so the
+// windows' counts add up to the count over every month. The page's rows then lie
+// between the oldest and the newest counted row of the windows that hold the page's
+// positions: the page statement reads those months alone (from the first day of the
+// oldest's month to the end of the newest's), with the offset less the rows of the
+// newer windows. Every statement plans and opens only its months' partitions, so a
+// project whose newest rows are months old costs a statement more, not every month's
+// partitions in two statements (docs/performance.md#audit-partitions). Otherwise (a
+// cursor walk, From set, a page longer than the bound's lead) the count and the page
+// read every month f can match.
 func listAt(ctx context.Context, pool *pgxpool.Pool, f Filter, after *store.After, offset, limit int, now time.Time) (events []store.AuditEvent, total int, exact bool, err error) {
 	countLimit := store.PageCountLimit(offset)
-	count := func(f Filter) (int64, error) {
-		q, args := f.countQuery(countLimit)
-		var n int64
-		if err := pool.QueryRow(ctx, q, args...).Scan(&n); err != nil {
-			return 0, fmt.Errorf("count audit events: %w", err)
-		}
-		return n, nil
-	}
 	var n int64
-	counted := false
-	since := monthStart(now).AddDate(0, -listWindowMonths, 0)
-	if f.From == nil && f.since == nil && after == nil && limit <= store.PageCountAhead && (f.To == nil || f.To.After(since)) {
-		w := f.withSince(since)
-		if n, err = count(w); err != nil {
+	if f.From == nil && f.since == nil && f.before == nil && after == nil && limit <= store.PageCountAhead {
+		if f, offset, n, err = windowPage(ctx, pool, f, offset, limit, now); err != nil {
 			return nil, 0, false, err
 		}
-		if counted = n >= int64(countLimit); counted {
-			f = w
-		}
-	}
-	if !counted {
-		if n, err = count(f); err != nil {
+	} else {
+		c, err := countIn(ctx, pool, f, countLimit)
+		if err != nil {
 			return nil, 0, false, err
 		}
+		n = c.n
 	}
 	total, exact = int(n), n < int64(countLimit)
 	if total == 0 || offset >= total {
 		return []store.AuditEvent{}, total, exact, nil
 	}
+	return listPage(ctx, pool, f, after, offset, limit, total, exact)
+}
+
+// countIn runs f's count statement bounded at limit.
+func countIn(ctx context.Context, pool *pgxpool.Pool, f Filter, limit int) (listCount, error) {
+	q, args := f.countQuery(limit)
+	var c listCount
+	var first, last *time.Time
+	if err := pool.QueryRow(ctx, q, args...).Scan(&c.n, &first, &last); err != nil {
+		return c, fmt.Errorf("count audit events: %w", err)
+	}
+	if first != nil && last != nil {
+		c.first, c.last = *first, *last
+	}
+	return c, nil
+}
+
+// windowPage counts f's events in listAt's windows of months, newest first, until the
+// count reaches store.PageCountLimit(offset), and returns n, the events counted, and the
+// filter and offset of the page at offset: f within the months of the windows holding
+// the page, the offset less the events of newer windows. When the page lies past n the
+// filter is f and the offset the one given.
+func windowPage(ctx context.Context, pool *pgxpool.Pool, f Filter, offset, limit int, now time.Time) (Filter, int, int64, error) {
+	countLimit := int64(store.PageCountLimit(offset))
+	var n int64
+	var counts []listCount
+	var before *time.Time
+	for k := 0; k <= len(listWindows) && n < countLimit; k++ {
+		var since *time.Time
+		if k < len(listWindows) {
+			s := monthStart(now).AddDate(0, -listWindows[k], 0)
+			since = &s
+		}
+		if since == nil || f.To == nil || f.To.After(*since) {
+			c, err := countIn(ctx, pool, f.within(since, before), int(countLimit-n))
+			if err != nil {
+				return f, offset, 0, err
+			}
+			c.ahead = n
+			n += c.n
+			counts = append(counts, c)
+		}
+		before = since
+	}
+	// The windows holding the page's positions, offset to its last (within n).
+	end := min(int64(offset+limit), n)
+	var newest, oldest *listCount
+	for i := range counts {
+		c := &counts[i]
+		if c.n == 0 || c.ahead+c.n <= int64(offset) || c.ahead >= end {
+			continue
+		}
+		if newest == nil {
+			newest = c
+		}
+		oldest = c
+	}
+	if newest == nil {
+		return f, offset, n, nil
+	}
+	lo, hi := monthStart(oldest.first), monthStart(newest.last).AddDate(0, 1, 0)
+	return f.within(&lo, &hi), offset - int(newest.ahead), n, nil
+}
+
+// listPage reads listAt's page of f, which count found total events of.
+func listPage(ctx context.Context, pool *pgxpool.Pool, f Filter, after *store.After, offset, limit, total int, exact bool) ([]store.AuditEvent, int, bool, error) {
 	q, args := f.pageQuery(after, offset, limit)
 	rows, err := pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("list audit events: %w", err)
 	}
 	defer rows.Close()
-	out := make([]store.AuditEvent, 0, min(limit, int(total)))
+	out := make([]store.AuditEvent, 0, min(limit, total))
 	for rows.Next() {
 		var e store.AuditEvent
 		if err := scanEvent(rows, &e); err != nil {
