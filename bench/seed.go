@@ -94,7 +94,7 @@ func seed(ctx context.Context, db *store.DB, c *client, n int, audit, customFiel
 	// VACUUM as autovacuum would soon after a bulk load: the visibility map lets the list
 	// find a page's keys by index-only scans, as it does on a settled database.
 	if _, err := db.Pool.Exec(ctx, `VACUUM ANALYZE issues, issue_labels, labels, projects, workflow_statuses, users,
-		custom_fields, custom_field_options, custom_field_values, issue_filter_terms, issue_term_blocks`); err != nil {
+		custom_fields, custom_field_options, custom_field_values, issue_filter_terms`); err != nil {
 		return nil, err
 	}
 	return s, nil

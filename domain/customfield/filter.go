@@ -120,18 +120,6 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // ticked, the date as YYYY-MM-DD, the number through trim_scale (in SQL, so 7.50
 // finds 7.5). The array is built once per execution, in a sub-select.
 func Terms(conds []Condition, t string, arg func(any) string) (string, bool) {
-	array, ok := TermArray(conds, arg)
-	if !ok {
-		return "", false
-	}
-	return t + ".terms @> (SELECT " + array + ")", true
-}
-
-// TermArray is conds as an SQL array of the narrow copy's terms (ARRAY[…] of bytea,
-// in the order of conds, a term named twice twice) and true, under the conditions of
-// Terms; "" and false otherwise. The term bitmaps (migration 0058) are keyed by the
-// same terms.
-func TermArray(conds []Condition, arg func(any) string) (string, bool) {
 	if len(conds) == 0 {
 		return "", false
 	}
@@ -165,7 +153,7 @@ func TermArray(conds []Condition, arg func(any) string) (string, bool) {
 		}
 		terms = append(terms, arg(term)+"::bytea")
 	}
-	return "ARRAY[" + strings.Join(terms, ", ") + "]", true
+	return t + ".terms @> (SELECT ARRAY[" + strings.Join(terms, ", ") + "])", true
 }
 
 // SQL is the conditions on the issue row aliased issue, joined by AND ("" for none),

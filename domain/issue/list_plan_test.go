@@ -150,21 +150,20 @@ func TestListPlansUseIndexes(t *testing.T) {
 	date := customfield.Condition{FieldID: field(5), Type: customfield.TypeDate, Date: time.Date(2026, 1, 8, 0, 0, 0, 0, time.UTC)}
 	dropdown := customfield.Condition{FieldID: field(1), Type: customfield.TypeDropdown, Option: option}
 	checked := customfield.Condition{FieldID: field(2), Type: customfield.TypeCheckbox, Bool: true}
-	// Equalities alone in key order read the term bitmaps' key (migration 0058), no
-	// match's row; in update order, or with another filter, the issue rows' GIN index
-	// (0028).
+	// Equalities alone in key order read the narrow copy's GIN index (migration 0029);
+	// in update order, or with another filter, the issue rows' (0028).
 	unticked := customfield.Condition{FieldID: field(2), Type: customfield.TypeCheckbox}
 	for name, c := range map[string]struct {
 		conds         []customfield.Condition
 		index, byRows string
 	}{
 		"TEXT":     {[]customfield.Condition{text}, "custom_field_values_text", "custom_field_values_text"},
-		"NUMBER":   {[]customfield.Condition{number}, "issue_term_blocks_pkey", "issues_custom_terms"},
-		"DATE":     {[]customfield.Condition{date}, "issue_term_blocks_pkey", "issues_custom_terms"},
-		"DROPDOWN": {[]customfield.Condition{dropdown}, "issue_term_blocks_pkey", "issues_custom_terms"},
-		"CHECKBOX": {[]customfield.Condition{checked}, "issue_term_blocks_pkey", "issues_custom_terms"},
-		// The three equalities are one scan of the bitmaps' key, ANDed per block.
-		"three at once": {[]customfield.Condition{dropdown, checked, number}, "issue_term_blocks_pkey", "issues_custom_terms"},
+		"NUMBER":   {[]customfield.Condition{number}, "issue_filter_terms_terms", "issues_custom_terms"},
+		"DATE":     {[]customfield.Condition{date}, "issue_filter_terms_terms", "issues_custom_terms"},
+		"DROPDOWN": {[]customfield.Condition{dropdown}, "issue_filter_terms_terms", "issues_custom_terms"},
+		"CHECKBOX": {[]customfield.Condition{checked}, "issue_filter_terms_terms", "issues_custom_terms"},
+		// The three equalities are one scan of the GIN index, which intersects them.
+		"three at once": {[]customfield.Condition{dropdown, checked, number}, "issue_filter_terms_terms", "issues_custom_terms"},
 		// An unticked box is the absence of a term: the issue rows answer it.
 		"equality and unticked": {[]customfield.Condition{dropdown, unticked}, "issues_custom_terms", "issues_custom_terms"},
 	} {

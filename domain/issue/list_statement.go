@@ -44,15 +44,10 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	// terms: cf equalities alone, in key order, are answered by the narrow copy of the
 	// terms (issue_filter_terms, migration 0029); any other filtered list reads the
 	// issue rows' own.
-	// An offset page of those is answered by the term bitmaps (issue_term_blocks,
-	// migration 0058) instead: termBlockKeys.
-	terms, termArray, narrow := "", "", false
+	terms, narrow := "", false
 	if where == "" && f.Q == "" && f.Sort != SortUpdated {
-		if termArray, narrow = customfield.TermArray(conds, ps.add); narrow {
-			terms = "t.terms @> (SELECT " + termArray + ")"
-		}
+		terms, narrow = customfield.Terms(conds, "t", ps.add)
 	}
-	bitmap := narrow && f.After == nil
 	if !narrow {
 		if cf := customfield.SQL(conds, "i", ps.add); cf != "" {
 			where += " AND " + cf
@@ -93,9 +88,6 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	if filtered {
 		count = "SELECT count(*) FROM " + matches
 	}
-	if bitmap {
-		count = termBlocksCTE(project, termArray) + "\nSELECT coalesce(sum(bit_count(bits)), 0)::bigint FROM b"
-	}
 	ranked := f.Q != "" && f.Sort == "" && where == "" && !narrow
 	if ranked {
 		countCap = searchCountLimit(offset, limit)
@@ -128,11 +120,6 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		keys = sr.rankedKeys("x.project_id = "+project, off, limit, "x.number ASC")
 		rowJoin, rowOrder = "i.project_id = "+project+" AND i.number = k.number", "k.ord"
 		headline = sr.tieredHeadline("k.tier")
-	case bitmap:
-		off := ps.add(min(offset, math.MaxInt32-limit-1))
-		countArgs = len(ps) - 1
-		keys = termBlockKeys(project, termArray, off, limit)
-		rowJoin, rowOrder = "i.project_id = "+project+" AND i.number = k.number", "k.ord"
 	case filtered:
 		// Every match is read for the total anyway, so the matches' numbers are
 		// gathered in the list's order into one array, whose length is the total, and
@@ -206,40 +193,4 @@ CROSS JOIN LATERAL (SELECT * FROM issues AS i WHERE ` + rowJoin + ` LIMIT 1) AS 
 ` + RowJoins + `
 ORDER BY ` + rowOrder
 	return query, count, ps, countArgs, countCap
-}
-
-// termBlockBits is the numbers a row of issue_term_blocks covers (migration 0058).
-const termBlockBits = 1024
-
-// termBlocksCTE is the WITH of the blocks (b: block, bits) of project holding every
-// term of array, their bits ANDed: a bit set in b is an issue holding all the terms. A
-// term named twice counts once.
-func termBlocksCTE(project, array string) string {
-	return `WITH q AS (SELECT array_agg(DISTINCT x) AS terms FROM unnest(` + array + `) AS x),
-	b AS (SELECT tb.block, bit_and(tb.bits) AS bits
-		FROM issue_term_blocks AS tb
-		WHERE tb.project_id = ` + project + ` AND tb.term = ANY ((SELECT terms FROM q)::bytea[])
-		GROUP BY tb.block
-		HAVING count(*) = (SELECT cardinality(terms) FROM q))`
-}
-
-// termBlockKeys is the keys (number, ord, total) of a page of a list of cf equalities
-// alone in key order, from the term bitmaps: the total is the sum of the ANDed
-// blocks' bit counts; the running sum over the blocks, in number order, finds the one
-// or few blocks holding the page's matches (ordinals off+1 to off+limit), and only
-// those are decoded into numbers. No match's row is read, so the page and its exact
-// total cost the same at any offset (docs/performance.md#custom-fields-on-the-issue-row).
-func termBlockKeys(project, array, off string, limit int) string {
-	size := strconv.Itoa(limit)
-	return termBlocksCTE(project, array) + `,
-	c AS (SELECT b.block, b.bits, bit_count(b.bits) AS n, sum(bit_count(b.bits)) OVER (ORDER BY b.block) AS upto FROM b),
-	s AS (SELECT (SELECT ` + off + `::int) AS skip, (SELECT coalesce(sum(n), 0)::bigint FROM c) AS total)
-	SELECT d.number, d.ord, d.total
-	FROM (
-		SELECT c.block * ` + strconv.Itoa(termBlockBits) + ` + g AS number, s.total,
-			c.upto - c.n - s.skip + row_number() OVER (PARTITION BY c.block ORDER BY g) AS ord
-		FROM s, c CROSS JOIN LATERAL generate_series(0, ` + strconv.Itoa(termBlockBits-1) + `) AS g
-		WHERE c.upto > s.skip AND c.upto - c.n < s.skip + ` + size + ` AND get_bit(c.bits, g) = 1
-	) AS d
-	WHERE d.ord BETWEEN 1 AND ` + size
 }
