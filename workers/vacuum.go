@@ -1,0 +1,149 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/taskweave/taskweave/store"
+)
+
+// DefaultVacuumInterval is how often the worker looks whether a table the issue list
+// reads by index-only scans is due a vacuum, when TW_VACUUM_INTERVAL is unset.
+const DefaultVacuumInterval = 2 * time.Second
+
+// VacuumTables are the tables whose visibility map the issue list depends on: a page's
+// keys are found by index-only scans of issues (and, for cf equalities in key order, of
+// issue_filter_terms), and every entry on a heap page the map does not cover costs a
+// read of that page (docs/performance.md#fresh-rows).
+var VacuumTables = []string{"issues", "issue_filter_terms"}
+
+// vacuumLockKey is the session advisory lock a look holds, so that of several worker
+// processes one looks and vacuums at a time (the others skip that tick).
+const vacuumLockKey = 7_305_419_311
+
+// vacuumDue is, per table, whether autovacuum's own rule would vacuum it now and whether
+// it would analyze it: the table's thresholds (its reloptions, set by migration 0035,
+// else the server's settings) against the changes the statistics system counted since
+// the last vacuum and analyze. It is the rule autovacuum applies, only looked at every
+// few seconds instead of once per autovacuum_naptime (60 s, a server setting).
+const vacuumDue = `WITH t AS (
+	SELECT c.relname, greatest(c.reltuples, 0) AS tuples, s.n_dead_tup, s.n_ins_since_vacuum, s.n_mod_since_analyze,
+		(SELECT jsonb_object_agg(option_name, option_value) FROM pg_options_to_table(c.reloptions)) AS o
+	FROM pg_class AS c
+	JOIN pg_stat_user_tables AS s ON s.relid = c.oid
+	WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)
+), o AS (
+	SELECT relname, tuples, n_dead_tup, n_ins_since_vacuum, n_mod_since_analyze, o->>'autovacuum_enabled' AS enabled,
+		coalesce(o->>'autovacuum_vacuum_threshold', current_setting('autovacuum_vacuum_threshold'))::float8 AS vt,
+		coalesce(o->>'autovacuum_vacuum_scale_factor', current_setting('autovacuum_vacuum_scale_factor'))::float8 AS vs,
+		coalesce(o->>'autovacuum_vacuum_insert_threshold',
+			current_setting('autovacuum_vacuum_insert_threshold'))::float8 AS it,
+		coalesce(o->>'autovacuum_vacuum_insert_scale_factor',
+			current_setting('autovacuum_vacuum_insert_scale_factor'))::float8 AS "is",
+		coalesce(o->>'autovacuum_analyze_threshold', current_setting('autovacuum_analyze_threshold'))::float8 AS at,
+		coalesce(o->>'autovacuum_analyze_scale_factor', current_setting('autovacuum_analyze_scale_factor'))::float8 AS "as"
+	FROM t
+)
+SELECT quote_ident(relname),
+	n_dead_tup > vt + vs * tuples OR (it >= 0 AND n_ins_since_vacuum > it + "is" * tuples) AS vacuum,
+	n_mod_since_analyze > at + "as" * tuples AS analyze
+FROM o
+WHERE enabled IS DISTINCT FROM 'false'
+ORDER BY relname`
+
+// Vacuumer keeps the visibility map of VacuumTables current within seconds of a burst
+// of writes. Autovacuum applies the same thresholds, but its launcher visits a database
+// only every autovacuum_naptime (60 s by default): for up to a minute after a burst of
+// creates, every index-only scan over the burst's pages reads the heap. Each look is one
+// query on the statistics views; a vacuum it runs reads only the pages the map does not
+// mark all-visible (docs/operations.md#vacuum).
+type Vacuumer struct {
+	DB       *store.DB
+	Log      *slog.Logger
+	Interval time.Duration
+	Tables   []string
+}
+
+// Run looks every Interval until ctx ends. An error of one look is logged, not returned:
+// autovacuum still runs, later.
+func (v *Vacuumer) Run(ctx context.Context) error {
+	every := v.Interval
+	if every <= 0 {
+		every = DefaultVacuumInterval
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if _, err := v.Once(ctx); err != nil && ctx.Err() == nil {
+			v.Log.Warn("vacuum look failed", "err", err)
+		}
+	}
+}
+
+// Once looks once and runs what is due: VACUUM, ANALYZE or VACUUM (ANALYZE) per table,
+// under the advisory lock (another process's look in progress: nothing this time). It
+// returns the statements run.
+func (v *Vacuumer) Once(ctx context.Context) ([]string, error) {
+	conn, err := v.DB.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	var locked bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", vacuumLockKey).Scan(&locked); err != nil || !locked {
+		return nil, err
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", vacuumLockKey)
+	}()
+	tables := v.Tables
+	if tables == nil {
+		tables = VacuumTables
+	}
+	rows, err := conn.Query(ctx, vacuumDue, tables)
+	if err != nil {
+		return nil, fmt.Errorf("vacuum: thresholds: %w", err)
+	}
+	type due struct {
+		table           string
+		vacuum, analyze bool
+	}
+	todo, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
+		var d due
+		return d, r.Scan(&d.table, &d.vacuum, &d.analyze)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vacuum: thresholds: %w", err)
+	}
+	var ran []string
+	for _, d := range todo {
+		var stmt string
+		switch {
+		case d.vacuum && d.analyze:
+			stmt = "VACUUM (ANALYZE, SKIP_LOCKED) " + d.table
+		case d.vacuum:
+			stmt = "VACUUM (SKIP_LOCKED) " + d.table
+		case d.analyze:
+			stmt = "ANALYZE (SKIP_LOCKED) " + d.table
+		default:
+			continue
+		}
+		start := time.Now()
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			return ran, fmt.Errorf("%s: %w", strings.ToLower(stmt), err)
+		}
+		ran = append(ran, stmt)
+		v.Log.Debug("vacuumed", "statement", stmt, "took", time.Since(start))
+	}
+	return ran, nil
+}
