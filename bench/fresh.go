@@ -21,6 +21,8 @@ const targetFreshRatio = 0.8
 type freshResult struct {
 	creates int
 	created time.Duration
+	// vacuumEvery is the worker's TW_VACUUM_INTERVAL (0: its vacuumer off).
+	vacuumEvery time.Duration
 	// per list order: key order, then sort=updatedAt.
 	orders         []string
 	fresh, settled []result
@@ -29,13 +31,27 @@ type freshResult struct {
 	explainFresh, explainSettled string
 }
 
-// runFresh creates n issues through the API in the bench's project (clients at a time),
-// then at once measures GET /issues?size=50 at random pages for d, in key order and then
-// in update order, runs VACUUM (ANALYZE) on the tables the list reads, and measures the
-// same loads again.
-func runFresh(ctx context.Context, db *store.DB, c *client, s *seeded, clients, n int, d time.Duration) (freshResult, error) {
-	r := freshResult{creates: n}
+// runFresh starts a `taskweave worker` process on the database, as production runs one
+// beside the API (its vacuumer every vacuumEvery, TW_VACUUM_INTERVAL; 0 turns it off),
+// creates n issues through the API in the bench's project (clients at a time), then at
+// once measures GET /issues?size=50 at random pages for d, in key order and in update
+// order at the same time (half the clients each, so both start right after the
+// creates), runs VACUUM (ANALYZE) on the tables the list reads, and measures the same
+// loads again.
+func runFresh(ctx context.Context, db *store.DB, dbURL string, c *client, s *seeded, clients, n int, d,
+	vacuumEvery time.Duration) (freshResult, error) {
+	r := freshResult{creates: n, vacuumEvery: vacuumEvery}
 	if _, err := db.Pool.Exec(ctx, "VACUUM ANALYZE issues, issue_counts, projects, custom_field_values"); err != nil {
+		return r, err
+	}
+	env := []string{"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=" + benchJWTSecret, "TW_LOG_LEVEL=warn",
+		"TW_ATTACHMENTS_DIR=" + benchAttachmentsDir, "TW_VACUUM_INTERVAL=" + vacuumEvery.String()}
+	procs, err := startWorkers(ctx, 1, env)
+	if err != nil {
+		return r, err
+	}
+	defer procs.stop()
+	if err := procs.ready(ctx); err != nil {
 		return r, err
 	}
 	post := c.post("/api/v1/projects/"+s.key+"/issues", s.token)
@@ -79,17 +95,29 @@ func runFresh(ctx context.Context, db *store.DB, c *client, s *seeded, clients, 
 		})
 	}
 	r.explainFresh = heapFetches(ctx, db, s)
-	for _, o := range random {
-		r.fresh = append(r.fresh, load(ctx, clients, d, o))
-	}
+	r.fresh = loadEach(ctx, clients, d, random)
 	if _, err := db.Pool.Exec(ctx, "VACUUM (ANALYZE) issues, issue_counts, projects, custom_field_values"); err != nil {
 		return r, err
 	}
 	r.explainSettled = heapFetches(ctx, db, s)
-	for _, o := range random {
-		r.settled = append(r.settled, load(ctx, clients, d, o))
-	}
+	r.settled = loadEach(ctx, clients, d, random)
 	return r, nil
+}
+
+// loadEach runs every op's load at once for d, the clients shared out between them, and
+// returns their results in order.
+func loadEach(ctx context.Context, clients int, d time.Duration, ops []op) []result {
+	out := make([]result, len(ops))
+	var wg sync.WaitGroup
+	for i, o := range ops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = load(ctx, max(1, clients/len(ops)), d, o)
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func cmpErr(first, err error) error {
@@ -127,8 +155,8 @@ func heapFetches(ctx context.Context, db *store.DB, s *seeded) string {
 // printFresh reports the fresh phase and its verdict.
 func printFresh(r freshResult) {
 	fmt.Println()
-	fmt.Printf("fresh: %d issues created through the API in %s, then random list pages (size 50)\n", r.creates,
-		r.created.Round(time.Millisecond))
+	fmt.Printf("fresh: %d issues created through the API in %s, then random list pages (size 50), both orders at once;"+
+		" a worker process beside it, TW_VACUUM_INTERVAL=%s\n", r.creates, r.created.Round(time.Millisecond), r.vacuumEvery)
 	fmt.Printf("%-56s %10s %8s %10s %10s\n", "GET /issues?size=50, random pages", "req/s", "errors", "p50", "p99")
 	for i, order := range r.orders {
 		for _, row := range []struct {

@@ -104,8 +104,16 @@ func (v *Vacuumer) Once(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer func() {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", vacuumLockKey)
+		ctx := context.WithoutCancel(ctx)
+		_, _ = conn.Exec(ctx, "RESET statement_timeout")
+		_, _ = conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", vacuumLockKey)
 	}()
+	// In `all` the pool is the API's, whose sessions end a statement after
+	// TW_STATEMENT_TIMEOUT: a vacuum of a large table may take longer. RESET returns the
+	// session to its pool's own setting.
+	if _, err := conn.Exec(ctx, "SET statement_timeout = 0"); err != nil {
+		return nil, err
+	}
 	tables := v.Tables
 	if tables == nil {
 		tables = VacuumTables
