@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -34,10 +35,9 @@ type freshResult struct {
 // runFresh starts a `taskweave worker` process on the database, as production runs one
 // beside the API (its vacuumer every vacuumEvery, TW_VACUUM_INTERVAL; 0 turns it off),
 // creates n issues through the API in the bench's project (clients at a time), then at
-// once measures GET /issues?size=50 at random pages for d, in key order and in update
-// order at the same time (half the clients each, so both start right after the
-// creates), runs VACUUM (ANALYZE) on the tables the list reads, and measures the same
-// loads again.
+// once measures GET /issues?size=50 at random pages for d each, in key order and in
+// update order by turns of a second (so both start right after the creates), runs
+// VACUUM (ANALYZE) on the tables the list reads, and measures the same loads again.
 func runFresh(ctx context.Context, db *store.DB, dbURL string, c *client, s *seeded, clients, n int, d,
 	vacuumEvery time.Duration) (freshResult, error) {
 	r := freshResult{creates: n, vacuumEvery: vacuumEvery}
@@ -104,19 +104,26 @@ func runFresh(ctx context.Context, db *store.DB, dbURL string, c *client, s *see
 	return r, nil
 }
 
-// loadEach runs every op's load at once for d, the clients shared out between them, and
-// returns their results in order.
+// loadEach runs the ops' loads for d each, in turns of a second (one op at a time, all
+// the clients), so that every op starts right after the creates and none competes with
+// another for the machine; each op's results are summed over its turns.
 func loadEach(ctx context.Context, clients int, d time.Duration, ops []op) []result {
 	out := make([]result, len(ops))
-	var wg sync.WaitGroup
-	for i, o := range ops {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = load(ctx, max(1, clients/len(ops)), d, o)
-		}()
+	const turn = time.Second
+	for done := time.Duration(0); done < d; done += turn {
+		for i, o := range ops {
+			r := load(ctx, clients, min(turn, d-done), o)
+			out[i].latencies = append(out[i].latencies, r.latencies...)
+			out[i].errors += r.errors
+			out[i].elapsed += r.elapsed
+			if out[i].firstErr == "" {
+				out[i].firstErr = r.firstErr
+			}
+		}
 	}
-	wg.Wait()
+	for i := range out {
+		slices.Sort(out[i].latencies)
+	}
 	return out
 }
 
@@ -155,7 +162,7 @@ func heapFetches(ctx context.Context, db *store.DB, s *seeded) string {
 // printFresh reports the fresh phase and its verdict.
 func printFresh(r freshResult) {
 	fmt.Println()
-	fmt.Printf("fresh: %d issues created through the API in %s, then random list pages (size 50), both orders at once;"+
+	fmt.Printf("fresh: %d issues created through the API in %s, then random list pages (size 50), both orders by turns of a second;"+
 		" a worker process beside it, TW_VACUUM_INTERVAL=%s\n", r.creates, r.created.Round(time.Millisecond), r.vacuumEvery)
 	fmt.Printf("%-56s %10s %8s %10s %10s\n", "GET /issues?size=50, random pages", "req/s", "errors", "p50", "p99")
 	for i, order := range r.orders {
