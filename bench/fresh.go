@@ -22,6 +22,9 @@ const targetFreshRatio = 0.8
 type freshResult struct {
 	creates int
 	created time.Duration
+	// horizon is the oldest transaction open anywhere on the server right after the
+	// creates: while it runs, no vacuum can mark the creates' pages all-visible.
+	horizon string
 	// vacuumEvery is the worker's TW_VACUUM_INTERVAL (0: its vacuumer off).
 	vacuumEvery time.Duration
 	// per list order: key order, then sort=updatedAt.
@@ -95,6 +98,7 @@ func runFresh(ctx context.Context, db *store.DB, dbURL string, c *client, s *see
 		})
 	}
 	r.explainFresh = heapFetches(ctx, db, s)
+	r.horizon = oldestTransaction(ctx, db)
 	r.fresh = loadEach(ctx, clients, d, random)
 	if _, err := db.Pool.Exec(ctx, "VACUUM (ANALYZE) issues, issue_counts, projects, custom_field_values"); err != nil {
 		return r, err
@@ -123,6 +127,23 @@ func loadEach(ctx context.Context, clients int, d time.Duration, ops []op) []res
 	}
 	for i := range out {
 		slices.Sort(out[i].latencies)
+	}
+	return out
+}
+
+// oldestTransaction describes the oldest transaction with a transaction id open on the
+// server, in any database. Every snapshot taken meanwhile, in every database, keeps its
+// id as xmin, so a vacuum of the bench's database cannot mark rows written since then
+// visible to all: another bench's long COPY on the same server turns the fresh phase
+// into a measurement of that (docs/performance.md#fresh-rows).
+func oldestTransaction(ctx context.Context, db *store.DB) string {
+	var out string
+	err := db.Pool.QueryRow(ctx, `SELECT coalesce((SELECT format('%s s old, in %s: %s', round(extract(epoch FROM now() - xact_start)),
+			datname, left(regexp_replace(query, '\s+', ' ', 'g'), 60))
+		FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()
+		ORDER BY age(backend_xid) DESC LIMIT 1), 'none')`).Scan(&out)
+	if err != nil {
+		return err.Error()
 	}
 	return out
 }
@@ -178,5 +199,6 @@ func printFresh(r freshResult) {
 		ratio := r.fresh[i].rps() / max(r.settled[i].rps(), 1)
 		fmt.Printf("%s: fresh/settled %.2f (target ≥ %.1f): %s\n", order, ratio, targetFreshRatio, verdict(ratio >= targetFreshRatio))
 	}
+	fmt.Printf("  oldest transaction open on the server right after the creates: %s\n", r.horizon)
 	fmt.Printf("  count of the project's issues, fresh: %s\n  settled: %s\n", r.explainFresh, r.explainSettled)
 }
