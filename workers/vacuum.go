@@ -26,34 +26,34 @@ var VacuumTables = []string{"issues", "issue_filter_terms"}
 // processes one looks and vacuums at a time (the others skip that tick).
 const vacuumLockKey = 7_305_419_311
 
-// vacuumDue is, per table, whether autovacuum's own rule would vacuum it now and whether
-// it would analyze it: the table's thresholds (its reloptions, set by migration 0035,
-// else the server's settings) against the changes the statistics system counted since
-// the last vacuum and analyze. It is the rule autovacuum applies, only looked at every
-// few seconds instead of once per autovacuum_naptime (60 s, a server setting).
+// vacuumDue is, per table, whether autovacuum's own rule would vacuum it now: the
+// table's thresholds (its reloptions, set by migration 0035, else the server's settings)
+// against the changes the statistics system counted since the last vacuum. It is the
+// rule autovacuum applies, only looked at every few seconds instead of once per
+// autovacuum_naptime (60 s, a server setting). Analyzing is left to autovacuum: the list
+// needs the map promptly, not the statistics, and an analyze of a large table reads a
+// sample of 30,000 pages (1–3 s on the 250,000-issue instance), which every few seconds
+// under a steady write load costs the writers (docs/operations.md#vacuum).
 const vacuumDue = `WITH t AS (
-	SELECT c.relname, greatest(c.reltuples, 0) AS tuples, s.n_dead_tup, s.n_ins_since_vacuum, s.n_mod_since_analyze,
+	SELECT c.relname, greatest(c.reltuples, 0) AS tuples, s.n_dead_tup, s.n_ins_since_vacuum,
 		(SELECT jsonb_object_agg(option_name, option_value) FROM pg_options_to_table(c.reloptions)) AS o
 	FROM pg_class AS c
 	JOIN pg_stat_user_tables AS s ON s.relid = c.oid
 	WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)
 ), o AS (
-	SELECT relname, tuples, n_dead_tup, n_ins_since_vacuum, n_mod_since_analyze, o->>'autovacuum_enabled' AS enabled,
+	SELECT relname, tuples, n_dead_tup, n_ins_since_vacuum, o->>'autovacuum_enabled' AS enabled,
 		coalesce(o->>'autovacuum_vacuum_threshold', current_setting('autovacuum_vacuum_threshold'))::float8 AS vt,
 		coalesce(o->>'autovacuum_vacuum_scale_factor', current_setting('autovacuum_vacuum_scale_factor'))::float8 AS vs,
 		coalesce(o->>'autovacuum_vacuum_insert_threshold',
 			current_setting('autovacuum_vacuum_insert_threshold'))::float8 AS it,
 		coalesce(o->>'autovacuum_vacuum_insert_scale_factor',
-			current_setting('autovacuum_vacuum_insert_scale_factor'))::float8 AS "is",
-		coalesce(o->>'autovacuum_analyze_threshold', current_setting('autovacuum_analyze_threshold'))::float8 AS at,
-		coalesce(o->>'autovacuum_analyze_scale_factor', current_setting('autovacuum_analyze_scale_factor'))::float8 AS "as"
+			current_setting('autovacuum_vacuum_insert_scale_factor'))::float8 AS "is"
 	FROM t
 )
-SELECT quote_ident(relname),
-	n_dead_tup > vt + vs * tuples OR (it >= 0 AND n_ins_since_vacuum > it + "is" * tuples) AS vacuum,
-	n_mod_since_analyze > at + "as" * tuples AS analyze
+SELECT quote_ident(relname)
 FROM o
 WHERE enabled IS DISTINCT FROM 'false'
+	AND (n_dead_tup > vt + vs * tuples OR (it >= 0 AND n_ins_since_vacuum > it + "is" * tuples))
 ORDER BY relname`
 
 // Vacuumer keeps the visibility map of VacuumTables current within seconds of a burst
@@ -90,8 +90,7 @@ func (v *Vacuumer) Run(ctx context.Context) error {
 	}
 }
 
-// Once looks once and runs what is due: VACUUM, ANALYZE or VACUUM (ANALYZE) per table,
-// under the advisory lock (another process's look in progress: nothing this time). It
+// Once looks once and runs VACUUM on each table that is due, under the advisory lock (another process's look in progress: nothing this time). It
 // returns the statements run.
 func (v *Vacuumer) Once(ctx context.Context) ([]string, error) {
 	conn, err := v.DB.Pool.Acquire(ctx)
@@ -122,30 +121,13 @@ func (v *Vacuumer) Once(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vacuum: thresholds: %w", err)
 	}
-	type due struct {
-		table           string
-		vacuum, analyze bool
-	}
-	todo, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
-		var d due
-		return d, r.Scan(&d.table, &d.vacuum, &d.analyze)
-	})
+	todo, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("vacuum: thresholds: %w", err)
 	}
 	var ran []string
-	for _, d := range todo {
-		var stmt string
-		switch {
-		case d.vacuum && d.analyze:
-			stmt = "VACUUM (ANALYZE, SKIP_LOCKED) " + d.table
-		case d.vacuum:
-			stmt = "VACUUM (SKIP_LOCKED) " + d.table
-		case d.analyze:
-			stmt = "ANALYZE (SKIP_LOCKED) " + d.table
-		default:
-			continue
-		}
+	for _, table := range todo {
+		stmt := "VACUUM (SKIP_LOCKED) " + table
 		start := time.Now()
 		if _, err := conn.Exec(ctx, stmt); err != nil {
 			return ran, fmt.Errorf("%s: %w", strings.ToLower(stmt), err)
