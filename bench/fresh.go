@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -21,6 +22,11 @@ const targetFreshRatio = 0.8
 type freshResult struct {
 	creates int
 	created time.Duration
+	// horizon is the oldest transaction open anywhere on the server right after the
+	// creates: while it runs, no vacuum can mark the creates' pages all-visible.
+	horizon string
+	// vacuumEvery is the worker's TW_VACUUM_INTERVAL (0: its vacuumer off).
+	vacuumEvery time.Duration
 	// per list order: key order, then sort=updatedAt.
 	orders         []string
 	fresh, settled []result
@@ -29,13 +35,26 @@ type freshResult struct {
 	explainFresh, explainSettled string
 }
 
-// runFresh creates n issues through the API in the bench's project (clients at a time),
-// then at once measures GET /issues?size=50 at random pages for d, in key order and then
-// in update order, runs VACUUM (ANALYZE) on the tables the list reads, and measures the
-// same loads again.
-func runFresh(ctx context.Context, db *store.DB, c *client, s *seeded, clients, n int, d time.Duration) (freshResult, error) {
-	r := freshResult{creates: n}
+// runFresh starts a `taskweave worker` process on the database, as production runs one
+// beside the API (its vacuumer every vacuumEvery, TW_VACUUM_INTERVAL; 0 turns it off),
+// creates n issues through the API in the bench's project (clients at a time), then at
+// once measures GET /issues?size=50 at random pages for d each, in key order and in
+// update order by turns of a second (so both start right after the creates), runs
+// VACUUM (ANALYZE) on the tables the list reads, and measures the same loads again.
+func runFresh(ctx context.Context, db *store.DB, dbURL string, c *client, s *seeded, clients, n int, d,
+	vacuumEvery time.Duration) (freshResult, error) {
+	r := freshResult{creates: n, vacuumEvery: vacuumEvery}
 	if _, err := db.Pool.Exec(ctx, "VACUUM ANALYZE issues, issue_counts, projects, custom_field_values"); err != nil {
+		return r, err
+	}
+	env := []string{"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=" + benchJWTSecret, "TW_LOG_LEVEL=warn",
+		"TW_ATTACHMENTS_DIR=" + benchAttachmentsDir, "TW_VACUUM_INTERVAL=" + vacuumEvery.String()}
+	procs, err := startWorkers(ctx, 1, env)
+	if err != nil {
+		return r, err
+	}
+	defer procs.stop()
+	if err := procs.ready(ctx); err != nil {
 		return r, err
 	}
 	post := c.post("/api/v1/projects/"+s.key+"/issues", s.token)
@@ -79,17 +98,54 @@ func runFresh(ctx context.Context, db *store.DB, c *client, s *seeded, clients, 
 		})
 	}
 	r.explainFresh = heapFetches(ctx, db, s)
-	for _, o := range random {
-		r.fresh = append(r.fresh, load(ctx, clients, d, o))
-	}
+	r.horizon = oldestTransaction(ctx, db)
+	r.fresh = loadEach(ctx, clients, d, random)
 	if _, err := db.Pool.Exec(ctx, "VACUUM (ANALYZE) issues, issue_counts, projects, custom_field_values"); err != nil {
 		return r, err
 	}
 	r.explainSettled = heapFetches(ctx, db, s)
-	for _, o := range random {
-		r.settled = append(r.settled, load(ctx, clients, d, o))
-	}
+	r.settled = loadEach(ctx, clients, d, random)
 	return r, nil
+}
+
+// loadEach runs the ops' loads for d each, in turns of a second (one op at a time, all
+// the clients), so that every op starts right after the creates and none competes with
+// another for the machine; each op's results are summed over its turns.
+func loadEach(ctx context.Context, clients int, d time.Duration, ops []op) []result {
+	out := make([]result, len(ops))
+	const turn = time.Second
+	for done := time.Duration(0); done < d; done += turn {
+		for i, o := range ops {
+			r := load(ctx, clients, min(turn, d-done), o)
+			out[i].latencies = append(out[i].latencies, r.latencies...)
+			out[i].errors += r.errors
+			out[i].elapsed += r.elapsed
+			if out[i].firstErr == "" {
+				out[i].firstErr = r.firstErr
+			}
+		}
+	}
+	for i := range out {
+		slices.Sort(out[i].latencies)
+	}
+	return out
+}
+
+// oldestTransaction describes the oldest transaction with a transaction id open on the
+// server, in any database. Every snapshot taken meanwhile, in every database, keeps its
+// id as xmin, so a vacuum of the bench's database cannot mark rows written since then
+// visible to all: another bench's long COPY on the same server turns the fresh phase
+// into a measurement of that (docs/performance.md#fresh-rows).
+func oldestTransaction(ctx context.Context, db *store.DB) string {
+	var out string
+	err := db.Pool.QueryRow(ctx, `SELECT coalesce((SELECT format('%s s old, in %s: %s', round(extract(epoch FROM now() - xact_start)),
+			datname, left(regexp_replace(query, '\s+', ' ', 'g'), 60))
+		FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()
+		ORDER BY age(backend_xid) DESC LIMIT 1), 'none')`).Scan(&out)
+	if err != nil {
+		return err.Error()
+	}
+	return out
 }
 
 func cmpErr(first, err error) error {
@@ -127,8 +183,8 @@ func heapFetches(ctx context.Context, db *store.DB, s *seeded) string {
 // printFresh reports the fresh phase and its verdict.
 func printFresh(r freshResult) {
 	fmt.Println()
-	fmt.Printf("fresh: %d issues created through the API in %s, then random list pages (size 50)\n", r.creates,
-		r.created.Round(time.Millisecond))
+	fmt.Printf("fresh: %d issues created through the API in %s, then random list pages (size 50), both orders by turns of a second;"+
+		" a worker process beside it, TW_VACUUM_INTERVAL=%s\n", r.creates, r.created.Round(time.Millisecond), r.vacuumEvery)
 	fmt.Printf("%-56s %10s %8s %10s %10s\n", "GET /issues?size=50, random pages", "req/s", "errors", "p50", "p99")
 	for i, order := range r.orders {
 		for _, row := range []struct {
@@ -143,5 +199,6 @@ func printFresh(r freshResult) {
 		ratio := r.fresh[i].rps() / max(r.settled[i].rps(), 1)
 		fmt.Printf("%s: fresh/settled %.2f (target ≥ %.1f): %s\n", order, ratio, targetFreshRatio, verdict(ratio >= targetFreshRatio))
 	}
+	fmt.Printf("  oldest transaction open on the server right after the creates: %s\n", r.horizon)
 	fmt.Printf("  count of the project's issues, fresh: %s\n  settled: %s\n", r.explainFresh, r.explainSettled)
 }

@@ -87,6 +87,8 @@ type options struct {
 	scale      scaleOptions
 	// freshCreates is how many issues the fresh phase creates before it lists.
 	freshCreates int
+	// freshVacuum is the fresh phase's worker's TW_VACUUM_INTERVAL.
+	freshVacuum time.Duration
 	// fanoutClients is how many STOMP clients the fanout phase subscribes.
 	fanoutClients int
 	// fanoutInProcess runs the fan-out phase against the bench's own server instead of
@@ -116,6 +118,7 @@ func main() {
 	flag.IntVar(&o.fanoutClients, "clients", 500, "the same as -fanout-clients (`-phases fanout -clients 2000`)")
 	flag.BoolVar(&o.fanoutInProcess, "fanout-inprocess", false, "fan out from the bench's in-process server instead of a separate `taskweave api` process (whose RSS the phase reports)")
 	flag.IntVar(&o.freshCreates, "fresh-creates", 10000, "issues the fresh phase creates through the API before it lists random pages")
+	flag.DurationVar(&o.freshVacuum, "fresh-vacuum-interval", 2*time.Second, "TW_VACUUM_INTERVAL of the fresh phase's worker process (0: its vacuumer off, autovacuum alone)")
 	flag.IntVar(&o.scale.issues, "scale-issues", 1000000, "issues of the scale phase's big instance (every other table sized from it)")
 	flag.IntVar(&o.scale.small, "scale-small", 10000, "issues of the instance the scale phase compares the big one with")
 	flag.IntVar(&o.scale.clients, "scale-c", 4, "concurrent clients of each scale phase figure")
@@ -244,7 +247,7 @@ func run(ctx context.Context, o options) error {
 	}
 	var fresh *freshResult
 	if hasPhase(o.phases, "fresh") {
-		r, err := runFresh(ctx, db, c, s, o.clients, o.freshCreates, o.duration)
+		r, err := runFresh(ctx, db, url, c, s, o.clients, o.freshCreates, o.duration, o.freshVacuum)
 		if err != nil {
 			return fmt.Errorf("fresh phase: %w", err)
 		}

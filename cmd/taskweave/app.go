@@ -338,6 +338,10 @@ func (a *app) startWorkers(ctx context.Context, g *errgroup.Group) error {
 		defer hcancel()
 		return client.StopAndCancel(hctx)
 	})
+	if a.cfg.VacuumInterval > 0 {
+		v := &workers.Vacuumer{DB: a.db, Log: a.log, Interval: a.cfg.VacuumInterval}
+		g.Go(func() error { return v.Run(ctx) })
+	}
 	return nil
 }
 

@@ -86,6 +86,10 @@ type Config struct {
 	WebhookHeaderPrefix string          `env:"TW_WEBHOOK_HEADER_PREFIX, default=X-Taskweave"`
 	WebhookRetention    time.Duration   `env:"TW_WEBHOOK_RETENTION, default=720h"`
 	SLAInterval         time.Duration   `env:"TW_SLA_INTERVAL, default=60s"`
+	// VacuumInterval: how often a worker looks whether the tables the issue list reads by
+	// index-only scans are due a vacuum by autovacuum's own thresholds, and runs it
+	// (workers.Vacuumer, docs/operations.md#vacuum); 0 leaves them to autovacuum alone.
+	VacuumInterval time.Duration `env:"TW_VACUUM_INTERVAL, default=2s"`
 	// Finished River jobs are kept this long after they finished, then River's own
 	// cleaner deletes them in small batches (docs/operations.md#retention).
 	JobCompletedRetention time.Duration `env:"TW_JOB_COMPLETED_RETENTION, default=24h"`
