@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -112,13 +113,8 @@ func TestListWindowPagesAsEveryMonth(t *testing.T) {
 		rows, err := db.Pool.Query(ctx, `SELECT id FROM audit_events WHERE project_id = $1 ORDER BY "timestamp" DESC, id DESC
 			OFFSET $2 LIMIT $3`, project, offset, limit)
 		require.NoError(t, err)
-		out := []uuid.UUID{}
-		for rows.Next() {
-			var id uuid.UUID
-			require.NoError(t, rows.Scan(&id))
-			out = append(out, id)
-		}
-		require.NoError(t, rows.Err())
+		out, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		require.NoError(t, err)
 		return out
 	}
 	for _, c := range []struct {
@@ -238,13 +234,8 @@ func TestListWindowsReachBackToTheNewestRows(t *testing.T) {
 		}
 		rows, err := db.Pool.Query(ctx, `SELECT id FROM audit_events WHERE `+cond+` ORDER BY "timestamp" DESC, id DESC`, args...)
 		require.NoError(t, err)
-		all := []uuid.UUID{}
-		for rows.Next() {
-			var id uuid.UUID
-			require.NoError(t, rows.Scan(&id))
-			all = append(all, id)
-		}
-		require.NoError(t, rows.Err())
+		all, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		require.NoError(t, err)
 		return all[min(offset, len(all)):min(offset+limit, len(all))], len(all)
 	}
 	to := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
