@@ -184,6 +184,13 @@ func (p *workerProcs) ready(ctx context.Context) error {
 	return nil
 }
 
+// procEnv is the environment of a `taskweave` process the bench starts on dbURL: the
+// bench's JWT secret, warnings only, attachments in the bench's directory, then extra.
+func procEnv(dbURL string, extra ...string) []string {
+	return append([]string{"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=" + benchJWTSecret, "TW_LOG_LEVEL=warn",
+		"TW_ATTACHMENTS_DIR=" + benchAttachmentsDir}, extra...)
+}
+
 // startWorkers builds the binary and starts n worker processes with env.
 // workerCPUProfile (-worker-cpuprofile) is the path prefix of the worker processes' CPU
 // profiles; "" for none.

@@ -47,9 +47,7 @@ func runFresh(ctx context.Context, db *store.DB, dbURL string, c *client, s *see
 	if _, err := db.Pool.Exec(ctx, "VACUUM ANALYZE issues, issue_counts, projects, custom_field_values"); err != nil {
 		return r, err
 	}
-	env := []string{"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=" + benchJWTSecret, "TW_LOG_LEVEL=warn",
-		"TW_ATTACHMENTS_DIR=" + benchAttachmentsDir, "TW_VACUUM_INTERVAL=" + vacuumEvery.String()}
-	procs, err := startWorkers(ctx, 1, env)
+	procs, err := startWorkers(ctx, 1, procEnv(dbURL, "TW_VACUUM_INTERVAL="+vacuumEvery.String()))
 	if err != nil {
 		return r, err
 	}

@@ -66,9 +66,7 @@ func startScaleProcs(ctx context.Context, bin, dbURL string, clients int) (_ *sc
 		if err != nil {
 			return nil, err
 		}
-		env := []string{"TW_DATABASE_URL=" + roleURL, "TW_JWT_SECRET=" + benchJWTSecret, "TW_LOG_LEVEL=warn",
-			"TW_ATTACHMENTS_DIR=" + benchAttachmentsDir, "TW_SLA_INTERVAL=24h"}
-		procs, err := startBuilt(bin, role, 1, env)
+		procs, err := startBuilt(bin, role, 1, procEnv(roleURL, "TW_SLA_INTERVAL=24h"))
 		if err != nil {
 			return nil, fmt.Errorf("start %s: %w", role, err)
 		}

@@ -58,9 +58,7 @@ func fanoutPhase(ctx context.Context, dbURL, inProcessURL string, db *store.DB, 
 	if o.fanoutInProcess {
 		return runFanout(ctx, inProcessURL, db, c, s, o.fanoutClients, 0)
 	}
-	env := []string{"TW_DATABASE_URL=" + dbURL, "TW_JWT_SECRET=" + benchJWTSecret, "TW_LOG_LEVEL=warn",
-		"TW_ATTACHMENTS_DIR=" + benchAttachmentsDir}
-	procs, err := startProcesses(ctx, "api", 1, env)
+	procs, err := startProcesses(ctx, "api", 1, procEnv(dbURL))
 	if err != nil {
 		return fanoutResult{}, err
 	}
