@@ -12,10 +12,6 @@ import (
 	"github.com/taskweave/taskweave/store"
 )
 
-// DefaultVacuumInterval is how often the worker looks whether a table the issue list
-// reads by index-only scans is due a vacuum, when TW_VACUUM_INTERVAL is unset.
-const DefaultVacuumInterval = 2 * time.Second
-
 // VacuumTables are the tables whose visibility map the issue list depends on: a page's
 // keys are found by index-only scans of issues (and, for cf equalities in key order, of
 // issue_filter_terms), and every entry on a heap page the map does not cover costs a
@@ -63,20 +59,19 @@ ORDER BY relname`
 // query on the statistics views; a vacuum it runs reads only the pages the map does not
 // mark all-visible (docs/operations.md#vacuum).
 type Vacuumer struct {
-	DB       *store.DB
-	Log      *slog.Logger
+	DB  *store.DB
+	Log *slog.Logger
+	// Interval is TW_VACUUM_INTERVAL; 0 or less: Run does nothing (autovacuum alone).
 	Interval time.Duration
-	Tables   []string
 }
 
 // Run looks every Interval until ctx ends. An error of one look is logged, not returned:
 // autovacuum still runs, later.
 func (v *Vacuumer) Run(ctx context.Context) error {
-	every := v.Interval
-	if every <= 0 {
-		every = DefaultVacuumInterval
+	if v.Interval <= 0 {
+		return nil
 	}
-	t := time.NewTicker(every)
+	t := time.NewTicker(v.Interval)
 	defer t.Stop()
 	for {
 		select {
@@ -113,11 +108,7 @@ func (v *Vacuumer) Once(ctx context.Context) ([]string, error) {
 	if _, err := conn.Exec(ctx, "SET statement_timeout = 0"); err != nil {
 		return nil, err
 	}
-	tables := v.Tables
-	if tables == nil {
-		tables = VacuumTables
-	}
-	rows, err := conn.Query(ctx, vacuumDue, tables)
+	rows, err := conn.Query(ctx, vacuumDue, VacuumTables)
 	if err != nil {
 		return nil, fmt.Errorf("vacuum: thresholds: %w", err)
 	}
