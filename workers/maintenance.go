@@ -9,6 +9,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/taskweave/taskweave/domain/idempotency"
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/store"
 )
 
 // RateLimitCleanupArgs removes rate-limit hits older than the window, for client
@@ -52,5 +54,24 @@ type IdempotencyExpiryWorker struct {
 // Work implements river.Worker.
 func (w *IdempotencyExpiryWorker) Work(ctx context.Context, _ *river.Job[IdempotencyExpiryArgs]) error {
 	_, err := idempotency.NewKeys(w.DB).Expire(ctx)
+	return err
+}
+
+// FilterTermTrimArgs forgets the hour-old changes of cf filter terms, and with them
+// the API processes' kept lists read before them (issue.TrimTermChanges).
+type FilterTermTrimArgs struct{}
+
+// Kind implements river.JobArgs.
+func (FilterTermTrimArgs) Kind() string { return "maintenance.filter_term_trim" }
+
+// FilterTermTrimWorker runs FilterTermTrimArgs.
+type FilterTermTrimWorker struct {
+	river.WorkerDefaults[FilterTermTrimArgs]
+	DB *store.DB
+}
+
+// Work implements river.Worker.
+func (w *FilterTermTrimWorker) Work(ctx context.Context, _ *river.Job[FilterTermTrimArgs]) error {
+	_, err := issue.TrimTermChanges(ctx, w.DB.Pool)
 	return err
 }

@@ -15,7 +15,9 @@ import (
 const issueListPageSize = 50
 
 // issues is the issue service over the server's database and event bus.
-func (s *handlers) issues() *issue.Service { return issue.NewService(s.DB, s.Bus) }
+func (s *handlers) issues() *issue.Service {
+	return issue.NewService(s.DB, s.Bus).WithMatches(s.matches)
+}
 
 func issueProject(a *project.Access) issue.Project {
 	return issue.Project{ID: a.Project.ID, Key: a.Project.Key, WorkflowID: a.Project.WorkflowID}

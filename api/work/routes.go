@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/taskweave/taskweave/api/core"
+	"github.com/taskweave/taskweave/domain/issue"
 )
 
 // handlers are the endpoints of issues and what hangs off them: versions, custom
@@ -12,13 +13,16 @@ type handlers struct {
 	*core.Env
 	// boards keeps encoded boards between requests (boardCache).
 	boards *boardCache
+	// matches keeps the matches of filtered issue lists between requests
+	// (issue.Matches).
+	matches *issue.Matches
 }
 
 // Routes registers the issues and versions, the custom fields, the sprints, board and
 // backlog, the comments and activity, the attachments and the tasks (bulk change,
 // export, import) on the authenticated /api/v1 router.
 func Routes(r fiber.Router, env *core.Env) {
-	s := &handlers{Env: env, boards: newBoardCache(boardCacheBudget)}
+	s := &handlers{Env: env, boards: newBoardCache(boardCacheBudget), matches: issue.NewMatches(issue.MatchesBudget)}
 	s.issueRoutes(r)
 	s.customFieldRoutes(r)
 	s.sprintRoutes(r)

@@ -35,28 +35,31 @@ func (s *Service) ListCounted(ctx context.Context, p Project, f Filter, offset, 
 	if err != nil {
 		return nil, 0, false, err
 	}
-	query, count, args, countArgs, countCap := listStatement(p, f, conds, s.now().UTC(), offset, limit)
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, 0, false, fmt.Errorf("list issues: %w", err)
+	today := s.now().UTC()
+	key := ""
+	if s.matches != nil && s.tx == nil {
+		key = keptKey(p, f, conds, today)
 	}
-	// One allocation for the page's views rather than one per row.
-	page := make([]View, 0, min(limit, 64))
-	n := 0
-	var sc listScan
-	for rows.Next() {
-		page = append(page, View{ProjectKey: p.Key})
-		if err := sc.scan(rows, &page[len(page)-1], &n, &fields); err != nil {
-			rows.Close()
-			return nil, 0, false, fmt.Errorf("list issues: %w", err)
+	if key != "" {
+		if e := s.matches.get(key); e != nil && offset < len(e.nums) {
+			query, args := keptStatement(p, f, e.nums[offset:min(offset+limit, len(e.nums))], len(e.nums), e.snap)
+			views, _, err := s.listPage(ctx, p, query, args, &fields, "")
+			if err != nil {
+				return nil, 0, false, err
+			}
+			if len(views) > 0 {
+				s.matches.hits.Add(1)
+				return views, len(e.nums), true, nil
+			}
+			// No row: a transaction the entry's snapshot did not see has changed the
+			// project's terms since, or the entry is older than the changes kept.
+			s.matches.drop(key, e)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, false, fmt.Errorf("list issues: %w", err)
-	}
-	views := make([]*View, len(page))
-	for i := range page {
-		views[i] = &page[i]
+	query, count, args, countArgs, countCap := listStatement(p, f, conds, today, offset, limit, key != "")
+	views, n, err := s.listPage(ctx, p, query, args, &fields, key)
+	if err != nil {
+		return nil, 0, false, err
 	}
 	if len(views) == 0 && (offset > 0 || f.After != nil) {
 		if err := s.pool.QueryRow(ctx, count, args[:countArgs]...).Scan(&n); err != nil {
@@ -69,6 +72,38 @@ func (s *Service) ListCounted(ctx context.Context, p Project, f Filter, offset, 
 	return views, n, true, nil
 }
 
+// listPage runs a list statement and reads its rows, and the total they carry; with a
+// key, the matches and snapshot the first row carries go to s.matches under it.
+func (s *Service) listPage(ctx context.Context, p Project, query string, args []any, fields *listFields, key string) ([]*View, int, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list issues: %w", err)
+	}
+	// One allocation for the page's views rather than one per row.
+	page := make([]View, 0, 64)
+	n := 0
+	var sc listScan
+	sc.keep = key != ""
+	for rows.Next() {
+		page = append(page, View{ProjectKey: p.Key})
+		if err := sc.scan(rows, &page[len(page)-1], &n, fields); err != nil {
+			rows.Close()
+			return nil, 0, fmt.Errorf("list issues: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list issues: %w", err)
+	}
+	if sc.snap.Valid {
+		s.matches.put(key, sc.nums, sc.snap.String)
+	}
+	views := make([]*View, len(page))
+	for i := range page {
+		views[i] = &page[i]
+	}
+	return views, n, nil
+}
+
 // listScan reads the rows of listStatement: RowColumns (RowScan), then the total, the
 // packed custom field values, the packed field definitions and the search headline.
 type listScan struct {
@@ -76,6 +111,11 @@ type listScan struct {
 	values   pgtype.Text
 	rawDefs  *string
 	headline pgtype.Text
+	// keep: the rows carry the matches and their snapshot too (listStatement's keep),
+	// non-NULL on the first row only.
+	keep bool
+	nums []int32
+	snap pgtype.Text
 }
 
 // scan reads one list row into v and the total into total. The field definitions are
@@ -86,7 +126,18 @@ func (sc *listScan) scan(rows Scanner, v *View, total *int, lf *listFields) erro
 	if lf.loaded {
 		defsDst = nil
 	}
-	if err := sc.row.Scan(rows, v, total, &sc.values, defsDst, &sc.headline); err != nil {
+	var err error
+	if sc.keep {
+		var nums []int32
+		var snap pgtype.Text
+		err = sc.row.Scan(rows, v, total, &sc.values, defsDst, &sc.headline, &nums, &snap)
+		if snap.Valid {
+			sc.nums, sc.snap = nums, snap
+		}
+	} else {
+		err = sc.row.Scan(rows, v, total, &sc.values, defsDst, &sc.headline)
+	}
+	if err != nil {
 		return err
 	}
 	v.Highlight = Highlight(sc.headline)
@@ -99,7 +150,7 @@ func (sc *listScan) scan(rows Scanner, v *View, total *int, lf *listFields) erro
 	for i := range lf.defs {
 		v.CustomFields[i].Field = &lf.defs[i]
 	}
-	err := parseValues(sc.values.String, func(field uuid.UUID) *customfield.Value {
+	err = parseValues(sc.values.String, func(field uuid.UUID) *customfield.Value {
 		i, ok := lf.index[field]
 		if !ok {
 			return nil // a field created after the statement read the fields

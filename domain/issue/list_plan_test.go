@@ -84,7 +84,7 @@ func TestListPlansUseIndexes(t *testing.T) {
 
 	explain := func(f Filter, conds []customfield.Condition, offset int) planNode {
 		t.Helper()
-		query, _, args, _, _ := listStatement(p, f, conds, time.Now().UTC(), offset, 50)
+		query, _, args, _, _ := listStatement(p, f, conds, time.Now().UTC(), offset, 50, false)
 		var raw []byte
 		require.NoError(t, db.Pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+query, args...).Scan(&raw))
 		var plans []struct{ Plan planNode }
@@ -209,7 +209,7 @@ func TestListPageRowsByIndexProbe(t *testing.T) {
 	_, err = db.Pool.Exec(ctx, "VACUUM ANALYZE issues, users, workflow_statuses, sprints")
 	require.NoError(t, err)
 	for name, f := range map[string]Filter{"plain": {}, "by update": {Sort: SortUpdated}, "filtered": {Priority: "HIGH"}} {
-		query, _, args, _, _ := listStatement(p, f, nil, time.Now().UTC(), 0, 50)
+		query, _, args, _, _ := listStatement(p, f, nil, time.Now().UTC(), 0, 50, false)
 		var raw []byte
 		require.NoError(t, db.Pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+query, args...).Scan(&raw))
 		var plans []struct{ Plan planNode }

@@ -1,8 +1,10 @@
 package issue
 
 import (
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/taskweave/taskweave/domain/customfield"
@@ -33,7 +35,11 @@ import (
 // A search with no other filter and no sort is ranked (search.rankedKeys) and its total
 // counted up to countCap (searchCountLimit), beyond which it is not exact; countCap is
 // 0 when the total is exact.
-func listStatement(p Project, f Filter, conds []customfield.Condition, today time.Time, offset, limit int) (query, count string, args []any, countArgs, countCap int) {
+//
+// With keep, a list read from the narrow copy of the terms also returns, on the row of
+// the page's first issue, every match's number (nums) and the snapshot they were read
+// under (snap), for Matches to keep; other rows and other lists return them NULL.
+func listStatement(p Project, f Filter, conds []customfield.Condition, today time.Time, offset, limit int, keep bool) (query, count string, args []any, countArgs, countCap int) {
 	var ps params
 	project := ps.add(store.UUID(p.ID))
 	where := f.where(&ps, today)
@@ -99,7 +105,7 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 	// reading a table of narrow rows whole and hashing it can look cheaper to the
 	// planner than one probe per key, and the page would cost a scan of every issue
 	// (TestListPageRowsByIndexProbe).
-	var keys string
+	var keys, extra string
 	rowJoin, rowOrder := "i.id = k.id", f.order("k")
 	countArgs = len(ps)
 	switch {
@@ -131,7 +137,12 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		// is clamped to what an array subscript holds: past the end either way.
 		off := ps.add(min(offset, math.MaxInt32-limit-1))
 		countArgs = len(ps) - 1
-		keys = `SELECT u.number, u.ord, cardinality(m.nums) AS total
+		kept := ""
+		if keep && narrow {
+			kept = `, CASE WHEN u.ord = 1 THEN m.nums END AS nums, CASE WHEN u.ord = 1 THEN pg_current_snapshot()::text END AS snap`
+			extra = ", k.nums, k.snap"
+		}
+		keys = `SELECT u.number, u.ord, cardinality(m.nums) AS total` + kept + `
 	FROM (SELECT array_agg(` + alias + `.number ORDER BY ` + order + `) AS nums
 		FROM ` + matches + `) AS m
 	CROSS JOIN LATERAL unnest(m.nums[(SELECT ` + off + `::int) + 1 : (SELECT ` + off + `::int) + ` + strconv.Itoa(limit) + `])
@@ -179,18 +190,62 @@ func listStatement(p Project, f Filter, conds []customfield.Condition, today tim
 		LIMIT ` + size + ` OFFSET (SELECT greatest(0, total - skip - ` + size + `) FROM n)
 	) AS r LIMIT (SELECT greatest(0, least(` + size + `, total - skip)) FROM n))`
 	}
+	query = pageStatement(f, project, keys, rowJoin, rowOrder, headline, extra)
+	return query, count, ps, countArgs, countCap
+}
+
+// pageStatement joins the page's keys (k: a number or an id, the total) to their rows,
+// sorted by rowOrder, with the columns listScan reads and then extra.
+func pageStatement(f Filter, project, keys, rowJoin, rowOrder, headline, extra string) string {
 	// The field definitions, unless the access statement read them (FieldTypesRead).
 	defs := "NULL::text"
 	if !f.FieldTypes.read() {
 		defs = packedFieldsSQL(project)
 	}
-	query = `WITH k AS (
+	return `WITH k AS (
 	` + keys + `
 )
-SELECT ` + RowColumns + `, k.total, i.custom_packed, ` + defs + ` AS defs, ` + headline + ` AS headline
+SELECT ` + RowColumns + `, k.total, i.custom_packed, ` + defs + ` AS defs, ` + headline + ` AS headline` + extra + `
 FROM k
 CROSS JOIN LATERAL (SELECT * FROM issues AS i WHERE ` + rowJoin + ` LIMIT 1) AS i
 ` + RowJoins + `
 ORDER BY ` + rowOrder
-	return query, count, ps, countArgs, countCap
+}
+
+// keptKey is the key Matches keeps the list of p by f under: "" unless it is read from
+// the narrow copy of the terms, in key order, by offset.
+func keptKey(p Project, f Filter, conds []customfield.Condition, today time.Time) string {
+	if f.After != nil || f.Q != "" || f.Sort == SortUpdated {
+		return ""
+	}
+	var ps params
+	if f.where(&ps, today) != "" {
+		return ""
+	}
+	var key strings.Builder
+	key.WriteString(p.ID.String())
+	if _, ok := customfield.Terms(conds, "t", func(v any) string {
+		fmt.Fprintf(&key, "|%T:%v", v, v)
+		return "$1"
+	}); !ok {
+		return ""
+	}
+	return key.String()
+}
+
+// keptStatement reads the page of kept matches (the numbers nums, the total of total)
+// read under snap, when they are still current: no transaction snap did not see has
+// since changed the terms of p's issues (filter_term_changes, migration 0058), and snap
+// is not older than the changes kept (filter_term_horizon). Otherwise it returns no row.
+func keptStatement(p Project, f Filter, nums []int32, total int, snap string) (string, []any) {
+	var ps params
+	project := ps.add(store.UUID(p.ID))
+	keys := `SELECT u.number, u.ord, ` + ps.add(total) + `::int AS total
+	FROM unnest(` + ps.add(nums) + `::int[]) WITH ORDINALITY AS u (number, ord)
+	WHERE (SELECT pg_snapshot_xmin(s.snap) >= h.horizon AND NOT EXISTS (
+			SELECT 1 FROM filter_term_changes AS c
+			WHERE c.project_id = ` + project + ` AND c.xid >= pg_snapshot_xmin(s.snap)
+				AND NOT pg_visible_in_snapshot(c.xid, s.snap))
+		FROM (SELECT ` + ps.add(snap) + `::pg_snapshot AS snap) AS s, filter_term_horizon AS h)`
+	return pageStatement(f, project, keys, "i.project_id = "+project+" AND i.number = k.number", "k.ord", "NULL::text", ""), ps
 }

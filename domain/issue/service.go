@@ -23,12 +23,22 @@ type Service struct {
 	now  func() time.Time
 	// tx, when set (WithTx), is the caller's transaction every change runs in.
 	tx *bun.Tx
+	// matches, when set (WithMatches), keeps filtered lists' matches between reads.
+	matches *Matches
 }
 
 // NewService builds a Service. It holds no state of its own, so building one per request
 // costs nothing.
 func NewService(db *store.DB, bus *event.Bus) *Service {
 	return &Service{db: db.Bun, pool: db.Pool, bus: bus, now: time.Now}
+}
+
+// WithMatches returns a Service whose lists keep their matches in m (Matches) and
+// read them from it while they are current.
+func (s *Service) WithMatches(m *Matches) *Service {
+	c := *s
+	c.matches = m
+	return &c
 }
 
 // WithTx returns a Service whose changes run inside tx, the caller's transaction,

@@ -1,0 +1,100 @@
+package issue_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskweave/taskweave/domain/customfield"
+	"github.com/taskweave/taskweave/domain/issue"
+	"github.com/taskweave/taskweave/store/storetest"
+)
+
+// TestKeptMatchesFollowTermChanges proves a filtered list's kept matches (issue.Matches,
+// migration 0058) serve pages only while they are current: every page equals the
+// issues' values at the time of the read after a value written, a value written by a
+// transaction still open when the matches were read and committed after, an issue
+// deleted and a trim of the changes; a write in another project keeps them; and
+// pages past the first are served from the entry (a failure here means none were).
+func TestKeptMatchesFollowTermChanges(t *testing.T) {
+	t.Parallel()
+	db := storetest.PackageDB(t)
+	b, other := setup(t, db), setup(t, db)
+	matches := issue.NewMatches(issue.MatchesBudget)
+	svc := issue.NewService(b.db, bus(t, b.db, nil)).WithMatches(matches)
+	for _, x := range []*bundle{b, other} {
+		x.exec(t, `INSERT INTO issues (project_id, number, key, title, status_id, reporter_id, priority)
+			SELECT $1, g, $2 || '-' || g, 'I', $3, $4, 'LOW' FROM generate_series(1, 40) AS g`,
+			x.project.ID, x.project.Key, x.todo, x.owner.UserID)
+	}
+	blocked := b.field(t, "Blocked", "CHECKBOX", 1)
+	otherField := other.field(t, "Blocked", "CHECKBOX", 1)
+	b.exec(t, `INSERT INTO custom_field_values (issue_id, field_id, bool_value)
+		SELECT id, $2, number % 3 <> 0 FROM issues WHERE project_id = $1`, b.project.ID, blocked)
+	other.exec(t, `INSERT INTO custom_field_values (issue_id, field_id, bool_value)
+		SELECT id, $2, true FROM issues WHERE project_id = $1`, other.project.ID, otherField)
+	f := issue.Filter{CustomFields: []customfield.Filter{{FieldID: blocked, Value: "true"}}}
+	ticked := "id IN (SELECT issue_id FROM custom_field_values WHERE bool_value)"
+	pages := func(label string) {
+		t.Helper()
+		b.requirePages(t, svc, f, b.numbers(t, ticked, "number"), []int{7}, label)
+	}
+	setValue := func(number int, v bool) {
+		t.Helper()
+		b.exec(t, `UPDATE custom_field_values SET bool_value = $3
+			WHERE field_id = $2 AND issue_id = (SELECT id FROM issues WHERE project_id = $1 AND number = $4)`,
+			b.project.ID, blocked, v, number)
+	}
+
+	pages("first reads")
+	hits := issue.MatchesHits(matches)
+	require.Positive(t, hits, "the pages after the first are served from the kept matches")
+
+	setValue(3, true)
+	pages("after a value was ticked")
+	setValue(1, false)
+	pages("after a value was unticked")
+
+	// Written by a transaction still open when the matches are read, committed after.
+	tx, err := b.db.Pool.Begin(b.ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(b.ctx, `UPDATE custom_field_values SET bool_value = true
+		WHERE field_id = $2 AND issue_id = (SELECT id FROM issues WHERE project_id = $1 AND number = 6)`, b.project.ID, blocked)
+	require.NoError(t, err)
+	setValue(9, true) // a committed write, so that the matches are read again now
+	pages("while a write is open")
+	require.NoError(t, tx.Commit(b.ctx))
+	pages("after the open write committed")
+
+	b.exec(t, "DELETE FROM issues WHERE project_id = $1 AND number = 2", b.project.ID)
+	pages("after an issue was deleted")
+
+	// Another project's change leaves the entry proven: the next pages are hits.
+	before := issue.MatchesHits(matches)
+	other.exec(t, "UPDATE custom_field_values SET bool_value = false WHERE field_id = $1", otherField)
+	views, total, err := svc.List(b.ctx, b.project, f, 7, 7)
+	require.NoError(t, err)
+	require.Len(t, views, 7)
+	require.Equal(t, len(b.numbers(t, ticked, "number")), total)
+	require.Equal(t, before+1, issue.MatchesHits(matches), "another project's write keeps the entry")
+
+	// Two trims move the horizon past the entry's snapshot: it is read again, right.
+	var changes int
+	require.NoError(t, db.Pool.QueryRow(b.ctx, "SELECT count(*) FROM filter_term_changes WHERE project_id = $1", b.project.ID).Scan(&changes))
+	require.Positive(t, changes, "every write of the project's terms left a row")
+	// A transaction open elsewhere on the server (another test) holds the xmin a trim
+	// records back, so trims are repeated until they pass this project's rows.
+	require.Eventually(t, func() bool {
+		_, err := issue.TrimTermChanges(b.ctx, db.Pool)
+		require.NoError(t, err)
+		require.NoError(t, db.Pool.QueryRow(b.ctx, "SELECT count(*) FROM filter_term_changes WHERE project_id = $1", b.project.ID).Scan(&changes))
+		return changes == 0
+	}, 30*time.Second, 50*time.Millisecond, "the trims delete the rows below the horizon")
+	before = issue.MatchesHits(matches)
+	_, _, err = svc.List(b.ctx, b.project, f, 7, 7)
+	require.NoError(t, err)
+	require.Equal(t, before, issue.MatchesHits(matches), "an entry older than the horizon is not served")
+	setValue(12, true) // not logged as seen by an entry read before the trims
+	pages("after the trims")
+}
