@@ -57,21 +57,21 @@ func (w *IdempotencyExpiryWorker) Work(ctx context.Context, _ *river.Job[Idempot
 	return err
 }
 
-// FilterTermTrimArgs forgets the hour-old changes of cf filter terms, and with them
-// the API processes' kept lists read before them (issue.TrimTermChanges).
-type FilterTermTrimArgs struct{}
+// ListChangeTrimArgs forgets the hour-old changes of cf filter terms and issues, and
+// with them the API processes' kept lists read before them (issue.TrimListChanges).
+type ListChangeTrimArgs struct{}
 
 // Kind implements river.JobArgs.
-func (FilterTermTrimArgs) Kind() string { return "maintenance.filter_term_trim" }
+func (ListChangeTrimArgs) Kind() string { return "maintenance.list_change_trim" }
 
-// FilterTermTrimWorker runs FilterTermTrimArgs.
-type FilterTermTrimWorker struct {
-	river.WorkerDefaults[FilterTermTrimArgs]
+// ListChangeTrimWorker runs ListChangeTrimArgs.
+type ListChangeTrimWorker struct {
+	river.WorkerDefaults[ListChangeTrimArgs]
 	DB *store.DB
 }
 
 // Work implements river.Worker.
-func (w *FilterTermTrimWorker) Work(ctx context.Context, _ *river.Job[FilterTermTrimArgs]) error {
-	_, err := issue.TrimTermChanges(ctx, w.DB.Pool)
+func (w *ListChangeTrimWorker) Work(ctx context.Context, _ *river.Job[ListChangeTrimArgs]) error {
+	_, err := issue.TrimListChanges(ctx, w.DB.Pool)
 	return err
 }

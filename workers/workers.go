@@ -119,7 +119,7 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &RateLimitCleanupWorker{DB: d.DB.Bun})
 	river.AddWorker(ws, &IdempotencyExpiryWorker{DB: d.DB.Bun})
-	river.AddWorker(ws, &FilterTermTrimWorker{DB: d.DB})
+	river.AddWorker(ws, &ListChangeTrimWorker{DB: d.DB})
 	scheduled := addAuditWorkers(ws, cfg, d)
 	scheduled = append(scheduled, addWebhookWorkers(ws, cfg, d)...)
 	scheduled = append(scheduled, addIntegrationWorkers(ws, cfg, d)...)
@@ -171,7 +171,7 @@ func NewClient(cfg Config, d Deps) (*river.Client[pgx.Tx], error) {
 		FetchOnlyKnownKinds: true,
 		PeriodicJobs: append(scheduled, periodic("rate_limit_cleanup", 10*time.Minute, false, RateLimitCleanupArgs{Window: window}),
 			periodic("idempotency_expiry", time.Hour, true, IdempotencyExpiryArgs{}),
-			periodic("filter_term_trim", time.Hour, false, FilterTermTrimArgs{})),
+			periodic("list_change_trim", time.Hour, false, ListChangeTrimArgs{})),
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/taskweave/taskweave/domain/customfield"
+	"github.com/taskweave/taskweave/store"
 )
 
 // List returns one page of p's issues matching f, with labels and custom field values,
@@ -36,25 +37,18 @@ func (s *Service) ListCounted(ctx context.Context, p Project, f Filter, offset, 
 		return nil, 0, false, err
 	}
 	today := s.now().UTC()
-	key := ""
+	key, kind := "", keptKind("")
 	if s.matches != nil && s.tx == nil {
-		key = keptKey(p, f, conds, today)
+		key, kind = keptKey(p, f, conds, today)
 	}
 	if key != "" {
-		if e := s.matches.get(key); e != nil && offset < len(e.nums) {
-			query, args := keptStatement(p, f, e.nums[offset:min(offset+limit, len(e.nums))], len(e.nums), e.snap)
-			views, _, err := s.listPage(ctx, p, query, args, &fields, "")
-			if err != nil {
-				return nil, 0, false, err
-			}
-			if len(views) > 0 {
-				s.matches.hits.Add(1)
-				return views, len(e.nums), true, nil
-			}
-			// No row: a transaction the entry's snapshot did not see has changed the
-			// project's terms since, or the entry is older than the changes kept.
-			s.matches.drop(key, e)
+		views, total, ok, err := s.listKept(ctx, p, f, &fields, key, kind, offset, limit)
+		if err != nil || ok {
+			return views, total, true, err
 		}
+	}
+	if kind == keptUpdated {
+		key = "" // kept by listKept only, on a deep page
 	}
 	query, count, args, countArgs, countCap := listStatement(p, f, conds, today, offset, limit, key != "")
 	views, n, err := s.listPage(ctx, p, query, args, &fields, key)
@@ -71,6 +65,45 @@ func (s *Service) ListCounted(ctx context.Context, p Project, f Filter, offset, 
 	}
 	return views, n, true, nil
 }
+
+// listKept serves the page from the numbers s.matches keeps under key when they are
+// proven current, and says whether it did. The update order is read whole and kept
+// only for a page at updatedKeepFrom or deeper, and at most once per
+// Matches.rebuildEvery per key: read whole, it costs several deep pages, which a
+// project written all the time would pay on every read; such a project's deep pages
+// cost their skip, as without Matches.
+func (s *Service) listKept(ctx context.Context, p Project, f Filter, fields *listFields, key string, kind keptKind, offset, limit int) ([]*View, int, bool, error) {
+	e := s.matches.get(key)
+	if e == nil && kind == keptUpdated && offset >= updatedKeepFrom && s.matches.mayBuild(key) {
+		var nums []int32
+		var snap string
+		if err := s.pool.QueryRow(ctx, updatedOrderStatement, store.UUID(p.ID)).Scan(&nums, &snap); err != nil {
+			return nil, 0, false, fmt.Errorf("list issues: %w", err)
+		}
+		s.matches.put(key, nums, snap)
+		e = s.matches.get(key)
+	}
+	if e == nil || offset >= len(e.nums) {
+		return nil, 0, false, nil
+	}
+	query, args := keptStatement(p, f, kind, e.nums[offset:min(offset+limit, len(e.nums))], len(e.nums), e.snap)
+	views, _, err := s.listPage(ctx, p, query, args, fields, "")
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if len(views) == 0 {
+		// No row: a transaction the entry's snapshot did not see has changed what it
+		// depends on since, or the entry is older than the changes kept.
+		s.matches.drop(key, e)
+		return nil, 0, false, nil
+	}
+	s.matches.hits.Add(1)
+	return views, len(e.nums), true, nil
+}
+
+// updatedKeepFrom is the least offset at which an update-order page reads and keeps
+// the whole order: nearer the front the skip costs less than reading it whole.
+const updatedKeepFrom = 1000
 
 // listPage runs a list statement and reads its rows, and the total they carry; with a
 // key, the matches and snapshot the first row carries go to s.matches under it.

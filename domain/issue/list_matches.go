@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -31,6 +32,10 @@ type Matches struct {
 	tick    uint64
 	// hits counts the pages served from an entry (proven current).
 	hits atomic.Int64
+	// built is when each key was last read whole to be kept (mayBuild), at most once
+	// per rebuild.
+	built   map[string]time.Time
+	rebuild time.Duration
 }
 
 // matchEntry is the matches of one project and filter set, in key order, with the
@@ -47,7 +52,31 @@ const MatchesBudget = 4 << 20
 
 // NewMatches makes an empty Matches holding at most budget numbers.
 func NewMatches(budget int) *Matches {
-	return &Matches{entries: map[string]*matchEntry{}, budget: budget}
+	return &Matches{entries: map[string]*matchEntry{}, budget: budget, built: map[string]time.Time{}, rebuild: rebuildEvery}
+}
+
+// rebuildEvery is the least time between two reads of one list whole to keep it.
+const rebuildEvery = 10 * time.Second
+
+// mayBuild says whether key may be read whole now, and if so notes it: once per
+// rebuildEvery, so a list whose entry is never current for long costs one whole read
+// per that time, not one per request.
+func (m *Matches) mayBuild(key string) bool {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if at, ok := m.built[key]; ok && now.Sub(at) < m.rebuild {
+		return false
+	}
+	if len(m.built) >= 10_000 {
+		for k, at := range m.built {
+			if now.Sub(at) >= m.rebuild {
+				delete(m.built, k)
+			}
+		}
+	}
+	m.built[key] = now
+	return true
 }
 
 // get returns key's entry, or nil.
@@ -110,30 +139,35 @@ func (m *Matches) evictOldest() {
 	delete(m.entries, oldest)
 }
 
-// TrimTermChanges forgets the filter_term_changes below the horizon, and so every kept
-// list read under a snapshot older than it: in one transaction it moves the horizon to
-// the xmin the previous trim recorded and records the present one, then deletes the
-// rows below the new horizon. Run hourly by the worker (filter_term_trim), a kept list
-// is proven current for one to two hours and then read again; the table holds about
-// two hours of value writes. It returns the rows deleted.
-func TrimTermChanges(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
+// TrimListChanges forgets the changes kept lists are proven against (filter_term_changes
+// and issue_changes) below the horizon, and so every kept list read under a snapshot
+// older than it: in one transaction it moves the horizon to the xmin the previous trim
+// recorded and records the present one, then deletes the rows below the new horizon.
+// Run hourly by the worker (list_change_trim), a kept list is proven current for one
+// to two hours and then read again; the tables hold about two hours of writes. It
+// returns the rows deleted.
+func TrimListChanges(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("trim filter term changes: %w", err)
+		return 0, fmt.Errorf("trim list changes: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	var horizon string
-	if err := tx.QueryRow(ctx, `UPDATE filter_term_horizon
+	if err := tx.QueryRow(ctx, `UPDATE list_change_horizon
 		SET horizon = next_horizon, next_horizon = pg_snapshot_xmin(pg_current_snapshot())
 		RETURNING horizon::text`).Scan(&horizon); err != nil {
-		return 0, fmt.Errorf("trim filter term changes: %w", err)
+		return 0, fmt.Errorf("trim list changes: %w", err)
 	}
-	tag, err := tx.Exec(ctx, `DELETE FROM filter_term_changes WHERE xid < $1::xid8`, horizon)
-	if err != nil {
-		return 0, fmt.Errorf("trim filter term changes: %w", err)
+	var deleted int64
+	for _, table := range []string{"filter_term_changes", "issue_changes"} {
+		tag, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE xid < $1::xid8`, horizon)
+		if err != nil {
+			return 0, fmt.Errorf("trim list changes: %w", err)
+		}
+		deleted += tag.RowsAffected()
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return 0, fmt.Errorf("trim filter term changes: %w", err)
+		return 0, fmt.Errorf("trim list changes: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	return deleted, nil
 }

@@ -86,7 +86,7 @@ func TestKeptMatchesFollowTermChanges(t *testing.T) {
 	// A transaction open elsewhere on the server (another test) holds the xmin a trim
 	// records back, so trims are repeated until they pass this project's rows.
 	require.Eventually(t, func() bool {
-		_, err := issue.TrimTermChanges(b.ctx, db.Pool)
+		_, err := issue.TrimListChanges(b.ctx, db.Pool)
 		require.NoError(t, err)
 		require.NoError(t, db.Pool.QueryRow(b.ctx, "SELECT count(*) FROM filter_term_changes WHERE project_id = $1", b.project.ID).Scan(&changes))
 		return changes == 0
@@ -97,4 +97,72 @@ func TestKeptMatchesFollowTermChanges(t *testing.T) {
 	require.Equal(t, before, issue.MatchesHits(matches), "an entry older than the horizon is not served")
 	setValue(12, true) // not logged as seen by an entry read before the trims
 	pages("after the trims")
+}
+
+// TestKeptUpdateOrderFollowsIssueChanges proves the kept update order (issue.Matches,
+// issue_changes of migration 0058) serves deep pages only while it is current: after
+// an issue is updated, created or deleted, and updated by a transaction still open when
+// the order was read, every page equals the order at the time of the read; pages
+// before the keeping offset are never served from it.
+func TestKeptUpdateOrderFollowsIssueChanges(t *testing.T) {
+	t.Parallel()
+	b := setup(t, storetest.PackageDB(t))
+	matches := issue.NewMatches(issue.MatchesBudget)
+	svc := issue.NewService(b.db, bus(t, b.db, nil)).WithMatches(matches)
+	b.exec(t, `INSERT INTO issues (project_id, number, key, title, status_id, reporter_id, priority, updated_at)
+		SELECT $1, g, $2 || '-' || g, 'I', $3, $4, 'LOW', timestamptz '2026-01-01' + make_interval(mins => (g * 7) % 500)
+		FROM generate_series(1, 1100) AS g`, b.project.ID, b.project.Key, b.todo, b.owner.UserID)
+	f := issue.Filter{Sort: issue.SortUpdated}
+	deep := func(label string) {
+		t.Helper()
+		want := b.numbers(t, "true", "updated_at DESC, number DESC")
+		for _, offset := range []int{1000, 1050, 1090} {
+			views, total, err := svc.List(b.ctx, b.project, f, offset, 50)
+			require.NoError(t, err)
+			require.Equal(t, len(want), total, "%s: offset %d", label, offset)
+			got := make([]int, len(views))
+			for i, v := range views {
+				got[i] = v.Number
+			}
+			require.Equal(t, want[offset:min(offset+50, len(want))], got, "%s: offset %d", label, offset)
+		}
+	}
+	touch := func(q string, args ...any) {
+		t.Helper()
+		b.exec(t, q, append([]any{b.project.ID}, args...)...)
+	}
+
+	before := issue.MatchesHits(matches)
+	_, _, err := svc.List(b.ctx, b.project, f, 950, 50)
+	require.NoError(t, err)
+	require.Equal(t, before, issue.MatchesHits(matches), "a page before the keeping offset is not served from it")
+	deep("first reads")
+	require.Positive(t, issue.MatchesHits(matches)-before, "deep pages are served from the kept order")
+
+	// Until 10 s have passed, a dropped order is not read whole again: the pages are
+	// read by their skip, and right.
+	touch("UPDATE issues SET updated_at = timestamptz '2025-02-01' WHERE project_id = $1 AND number = 5")
+	before = issue.MatchesHits(matches)
+	deep("after a change, not read whole again yet")
+	require.Equal(t, before, issue.MatchesHits(matches), "no page served from a dropped order")
+
+	issue.SetRebuildEvery(matches, 0) // from here every deep read after a change reads it whole
+	touch("UPDATE issues SET updated_at = timestamptz '2025-01-01' WHERE project_id = $1 AND number = 7")
+	deep("after an issue moved to the end")
+	touch(`INSERT INTO issues (project_id, number, key, title, status_id, reporter_id, priority, updated_at)
+		VALUES ($1, 1101, $2 || '-1101', 'I', $3, $4, 'LOW', timestamptz '2024-01-01')`, b.project.Key, b.todo, b.owner.UserID)
+	deep("after an issue was created")
+	touch("DELETE FROM issues WHERE project_id = $1 AND number = 1101")
+	deep("after an issue was deleted")
+
+	tx, err := b.db.Pool.Begin(b.ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(b.ctx, "UPDATE issues SET updated_at = timestamptz '2024-06-01' WHERE project_id = $1 AND number = 9", b.project.ID)
+	require.NoError(t, err)
+	touch("UPDATE issues SET updated_at = timestamptz '2024-07-01' WHERE project_id = $1 AND number = 11") // read whole again now
+	before = issue.MatchesHits(matches)
+	deep("while a write is open")
+	require.Positive(t, issue.MatchesHits(matches)-before, "the order read while the write was open serves pages")
+	require.NoError(t, tx.Commit(b.ctx))
+	deep("after the open write committed")
 }

@@ -212,15 +212,34 @@ CROSS JOIN LATERAL (SELECT * FROM issues AS i WHERE ` + rowJoin + ` LIMIT 1) AS 
 ORDER BY ` + rowOrder
 }
 
-// keptKey is the key Matches keeps the list of p by f under: "" unless it is read from
-// the narrow copy of the terms, in key order, by offset.
-func keptKey(p Project, f Filter, conds []customfield.Condition, today time.Time) string {
-	if f.After != nil || f.Q != "" || f.Sort == SortUpdated {
-		return ""
+// keptKind is what a kept list depends on: the table of changes that proves it current.
+type keptKind string
+
+const (
+	// keptTerms: a list of cf equalities alone in key order, the numbers of its
+	// matches, proven by filter_term_changes.
+	keptTerms keptKind = "filter_term_changes"
+	// keptUpdated: the unfiltered list in update order, every number of the project
+	// in that order, proven by issue_changes.
+	keptUpdated keptKind = "issue_changes"
+)
+
+// keptKey is the key Matches keeps the list of p by f under, and what it depends on:
+// "" unless it is read by offset, and either of cf equalities alone in key order (the
+// narrow copy of the terms) or unfiltered in update order.
+func keptKey(p Project, f Filter, conds []customfield.Condition, today time.Time) (string, keptKind) {
+	if f.After != nil || f.Q != "" {
+		return "", ""
 	}
 	var ps params
 	if f.where(&ps, today) != "" {
-		return ""
+		return "", ""
+	}
+	if f.Sort == SortUpdated {
+		if len(conds) > 0 {
+			return "", ""
+		}
+		return p.ID.String() + "|updated", keptUpdated
 	}
 	var key strings.Builder
 	key.WriteString(p.ID.String())
@@ -228,24 +247,32 @@ func keptKey(p Project, f Filter, conds []customfield.Condition, today time.Time
 		fmt.Fprintf(&key, "|%T:%v", v, v)
 		return "$1"
 	}); !ok {
-		return ""
+		return "", ""
 	}
-	return key.String()
+	return key.String(), keptTerms
 }
 
-// keptStatement reads the page of kept matches (the numbers nums, the total of total)
-// read under snap, when they are still current: no transaction snap did not see has
-// since changed the terms of p's issues (filter_term_changes, migration 0058), and snap
-// is not older than the changes kept (filter_term_horizon). Otherwise it returns no row.
-func keptStatement(p Project, f Filter, nums []int32, total int, snap string) (string, []any) {
+// keptStatement reads the page of kept numbers (nums, the total of total) read under
+// snap, when they are still current: no transaction snap did not see has since
+// changed what they depend on (kind's table of changes, migration 0058) for p, and
+// snap is not older than the changes kept (list_change_horizon). Otherwise it returns
+// no row.
+func keptStatement(p Project, f Filter, kind keptKind, nums []int32, total int, snap string) (string, []any) {
 	var ps params
 	project := ps.add(store.UUID(p.ID))
 	keys := `SELECT u.number, u.ord, ` + ps.add(total) + `::int AS total
 	FROM unnest(` + ps.add(nums) + `::int[]) WITH ORDINALITY AS u (number, ord)
 	WHERE (SELECT pg_snapshot_xmin(s.snap) >= h.horizon AND NOT EXISTS (
-			SELECT 1 FROM filter_term_changes AS c
+			SELECT 1 FROM ` + string(kind) + ` AS c
 			WHERE c.project_id = ` + project + ` AND c.xid >= pg_snapshot_xmin(s.snap)
 				AND NOT pg_visible_in_snapshot(c.xid, s.snap))
-		FROM (SELECT ` + ps.add(snap) + `::pg_snapshot AS snap) AS s, filter_term_horizon AS h)`
+		FROM (SELECT ` + ps.add(snap) + `::pg_snapshot AS snap) AS s, list_change_horizon AS h)`
 	return pageStatement(f, project, keys, "i.project_id = "+project+" AND i.number = k.number", "k.ord", "NULL::text", ""), ps
 }
+
+// updatedOrderStatement reads every number of the project in update order, with the
+// snapshot it was read under, for Matches to keep. An ARRAY of a sub-select keeps the
+// sub-select's order, here the order's index read in its order (an aggregate's own
+// ORDER BY would sort them again).
+const updatedOrderStatement = `SELECT ARRAY(SELECT i.number FROM issues AS i WHERE i.project_id = $1
+	ORDER BY i.updated_at DESC, i.number DESC), pg_current_snapshot()::text`
