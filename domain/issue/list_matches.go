@@ -10,17 +10,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Matches keeps, for a list of cf equalities alone in key order (the narrow copy of
-// migration 0029), the numbers of every matching issue with the Postgres snapshot they
-// were read under, so that the next page of the same filters reads only its own rows.
-// A filtered total counts every match, and the matches of a big project are tens of
-// thousands of rows read from the heap (a bitmap scan visits every page); kept, a page
-// at any offset costs its fifty rows and one index probe of filter_term_changes
-// (migration 0058) proving that no transaction the snapshot did not see has changed
-// the project's terms since. Correctness never rests on it: every read is proven
-// against Postgres in the statement that reads the page, so a replica whose entry is
-// stale reads the matches again, and a process without one reads them every time.
-// docs/performance.md#a-filtered-lists-matches-are-kept has the measurements.
+// Matches keeps lists whose pages would otherwise cost what grows with the project:
+// for a list of cf equalities alone in key order (the narrow copy of migration 0029),
+// the numbers of every match; for the unfiltered list in update order, every number
+// of the project in that order (listKept). Each is kept with the Postgres snapshot it
+// was read under, so that a later page reads only its own rows and one index probe of
+// the changes it depends on (filter_term_changes or issue_changes, migration 0058),
+// proving that no transaction the snapshot did not see has changed them since.
+// Correctness never rests on it: every read is proven against Postgres in the statement
+// that reads the page, so a replica whose entry is stale reads the list again, and a
+// process without one reads it every time. docs/performance.md#kept-lists has the
+// design and the measurements.
 //
 // It is safe for concurrent use; the numbers held are bounded by its budget, the least
 // recently used entries giving way.
