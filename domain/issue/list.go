@@ -51,7 +51,7 @@ func (s *Service) ListCounted(ctx context.Context, p Project, f Filter, offset, 
 		key = "" // kept by listKept only, on a deep page
 	}
 	query, count, args, countArgs, countCap := listStatement(p, f, conds, today, offset, limit, key != "")
-	views, n, err := s.listPage(ctx, p, query, args, &fields, key)
+	views, n, err := s.listPage(ctx, p, query, args, &fields, key, limit)
 	if err != nil {
 		return nil, 0, false, err
 	}
@@ -87,7 +87,7 @@ func (s *Service) listKept(ctx context.Context, p Project, f Filter, fields *lis
 		return nil, 0, false, nil
 	}
 	query, args := keptStatement(p, f, kind, e.nums[offset:min(offset+limit, len(e.nums))], len(e.nums), e.snap)
-	views, _, err := s.listPage(ctx, p, query, args, fields, "")
+	views, _, err := s.listPage(ctx, p, query, args, fields, "", limit)
 	if err != nil {
 		return nil, 0, false, err
 	}
@@ -107,13 +107,13 @@ const updatedKeepFrom = 1000
 
 // listPage runs a list statement and reads its rows, and the total they carry; with a
 // key, the matches and snapshot the first row carries go to s.matches under it.
-func (s *Service) listPage(ctx context.Context, p Project, query string, args []any, fields *listFields, key string) ([]*View, int, error) {
+func (s *Service) listPage(ctx context.Context, p Project, query string, args []any, fields *listFields, key string, limit int) ([]*View, int, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list issues: %w", err)
 	}
 	// One allocation for the page's views rather than one per row.
-	page := make([]View, 0, 64)
+	page := make([]View, 0, min(limit, 64))
 	n := 0
 	var sc listScan
 	sc.keep = key != ""

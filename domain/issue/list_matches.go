@@ -38,16 +38,17 @@ type Matches struct {
 	rebuild time.Duration
 }
 
-// matchEntry is the matches of one project and filter set, in key order, with the
-// snapshot (pg_snapshot as text) they were read under. Its numbers are never changed.
+// matchEntry is the numbers of one kept list, in the list's order, with the snapshot
+// (pg_snapshot as text) they were read under. Its numbers are never changed.
 type matchEntry struct {
 	nums []int32
 	snap string
 	used uint64
 }
 
-// MatchesBudget is the numbers an API process keeps (4 bytes each: 16 MB), the
-// matches of a few hundred filtered lists of a 100,000-issue project.
+// MatchesBudget is the numbers an API process keeps (4 bytes each: 16 MB): the update
+// order of some forty 100,000-issue projects, or the matches of a few hundred filtered
+// lists of one.
 const MatchesBudget = 4 << 20
 
 // NewMatches makes an empty Matches holding at most budget numbers.
@@ -55,8 +56,12 @@ func NewMatches(budget int) *Matches {
 	return &Matches{entries: map[string]*matchEntry{}, budget: budget, built: map[string]time.Time{}, rebuild: rebuildEvery}
 }
 
-// rebuildEvery is the least time between two reads of one list whole to keep it.
-const rebuildEvery = 10 * time.Second
+// rebuildEvery is the least time between two reads of one list whole to keep it, and
+// tooBigFor how long a list found too big to keep is not read whole again.
+const (
+	rebuildEvery = 10 * time.Second
+	tooBigFor    = time.Hour
+)
 
 // mayBuild says whether key may be read whole now, and if so notes it: once per
 // rebuildEvery, so a list whose entry is never current for long costs one whole read
@@ -92,13 +97,18 @@ func (m *Matches) get(key string) *matchEntry {
 }
 
 // put keeps nums under key, read under snap, replacing what key held. A set of more
-// than a quarter of the budget is not kept: it would push out many others.
+// than a quarter of the budget is not kept: it would push out many others; and key is
+// then not read whole again (mayBuild) for tooBigFor.
 func (m *Matches) put(key string, nums []int32, snap string) {
-	if len(nums) > m.budget/4 || snap == "" {
+	if snap == "" {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if len(nums) > m.budget/4 {
+		m.built[key] = time.Now().Add(tooBigFor)
+		return
+	}
 	if old := m.entries[key]; old != nil {
 		m.held -= len(old.nums)
 		delete(m.entries, key)
