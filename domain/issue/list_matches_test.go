@@ -173,3 +173,30 @@ func TestKeptUpdateOrderFollowsIssueChanges(t *testing.T) {
 	require.NoError(t, tx.Commit(b.ctx))
 	deep("after the open write committed")
 }
+
+// TestKeptUpdateOrderTooBigIsNotKept: an order of more than a quarter of the budget is
+// not kept, its pages stay right (read by their skip), and it is not read whole again
+// on the next deep page.
+func TestKeptUpdateOrderTooBigIsNotKept(t *testing.T) {
+	t.Parallel()
+	b := setup(t, storetest.PackageDB(t))
+	matches := issue.NewMatches(2000) // keeps at most 500 numbers an entry
+	issue.SetRebuildEvery(matches, 0) // so only its size keeps it from being read again
+	svc := issue.NewService(b.db, bus(t, b.db, nil)).WithMatches(matches)
+	b.exec(t, `INSERT INTO issues (project_id, number, key, title, status_id, reporter_id, priority, updated_at)
+		SELECT $1, g, $2 || '-' || g, 'I', $3, $4, 'LOW', timestamptz '2026-01-01' + make_interval(mins => g % 300)
+		FROM generate_series(1, 1100) AS g`, b.project.ID, b.project.Key, b.todo, b.owner.UserID)
+	want := b.numbers(t, "true", "updated_at DESC, number DESC")
+	for range 2 {
+		views, total, err := svc.List(b.ctx, b.project, issue.Filter{Sort: issue.SortUpdated}, 1020, 50)
+		require.NoError(t, err)
+		require.Equal(t, 1100, total)
+		got := make([]int, len(views))
+		for i, v := range views {
+			got[i] = v.Number
+		}
+		require.Equal(t, want[1020:1070], got)
+	}
+	require.Zero(t, issue.MatchesHits(matches))
+	require.False(t, issue.MayBuild(matches, b.project.ID.String()+"|updated"), "not read whole again")
+}
