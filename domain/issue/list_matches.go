@@ -162,15 +162,24 @@ func TrimListChanges(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 		return 0, fmt.Errorf("trim list changes: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
+	// A database restored into another cluster (pg_dump) may hold ids ahead of the new
+	// cluster's: a recorded horizon ahead of this transaction's own id is replaced by
+	// the present xmin, and rows no transaction of this cluster can have written yet
+	// (at or past the statement's snapshot's xmax: a transaction that began later is
+	// not seen by it) go too. Until this runs, such rows only make their projects'
+	// lists read whole.
 	var horizon string
 	if err := tx.QueryRow(ctx, `UPDATE list_change_horizon
-		SET horizon = next_horizon, next_horizon = pg_snapshot_xmin(pg_current_snapshot())
+		SET horizon = CASE WHEN next_horizon > pg_current_xact_id()
+				THEN pg_snapshot_xmin(pg_current_snapshot()) ELSE next_horizon END,
+			next_horizon = pg_snapshot_xmin(pg_current_snapshot())
 		RETURNING horizon::text`).Scan(&horizon); err != nil {
 		return 0, fmt.Errorf("trim list changes: %w", err)
 	}
 	var deleted int64
 	for _, table := range []string{"filter_term_changes", "issue_changes"} {
-		tag, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE xid < $1::xid8`, horizon)
+		tag, err := tx.Exec(ctx, `DELETE FROM `+table+`
+			WHERE xid < $1::xid8 OR xid >= pg_snapshot_xmax(pg_current_snapshot())`, horizon)
 		if err != nil {
 			return 0, fmt.Errorf("trim list changes: %w", err)
 		}

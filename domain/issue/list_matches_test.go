@@ -200,3 +200,25 @@ func TestKeptUpdateOrderTooBigIsNotKept(t *testing.T) {
 	require.Zero(t, issue.MatchesHits(matches))
 	require.False(t, issue.MayBuild(matches, b.project.ID.String()+"|updated"), "not read whole again")
 }
+
+// TestTrimListChangesAfterRestore: in a database restored into another cluster, the
+// logs and the horizon may hold transaction ids ahead of the new cluster's; a trim
+// brings the horizon back to the present and deletes those rows, so kept lists are
+// served again after one trim instead of never.
+func TestTrimListChangesAfterRestore(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDB(t) // its own: the trim moves the database's horizon
+	b := setup(t, db)
+	future := "(pg_current_xact_id()::text::bigint + 1000000)::text::xid8"
+	b.exec(t, "UPDATE list_change_horizon SET horizon = "+future+", next_horizon = "+future)
+	b.exec(t, "INSERT INTO issue_changes (project_id, xid) VALUES ($1, "+future+")", b.project.ID)
+	b.exec(t, "INSERT INTO filter_term_changes (project_id, xid) VALUES ($1, "+future+")", b.project.ID)
+	_, err := issue.TrimListChanges(b.ctx, db.Pool)
+	require.NoError(t, err)
+	var ahead int
+	require.NoError(t, db.Pool.QueryRow(b.ctx, `SELECT
+		(SELECT count(*) FROM issue_changes WHERE xid > pg_current_xact_id()) +
+		(SELECT count(*) FROM filter_term_changes WHERE xid > pg_current_xact_id()) +
+		(SELECT count(*) FROM list_change_horizon WHERE horizon > pg_current_xact_id() OR next_horizon > pg_current_xact_id())`).Scan(&ahead))
+	require.Zero(t, ahead, "nothing ahead of the present is left")
+}
