@@ -13,8 +13,8 @@ type handlers struct {
 	*core.Env
 	// boards keeps encoded boards between requests (boardCache).
 	boards *boardCache
-	// matches keeps the matches of filtered issue lists between requests
-	// (issue.Matches).
+	// matches keeps issue lists (a cf filter's matches, a project's update order)
+	// between requests, proven current on every read (issue.Matches).
 	matches *issue.Matches
 }
 
