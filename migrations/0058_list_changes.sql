@@ -36,45 +36,35 @@ VALUES (pg_snapshot_xmin(pg_current_snapshot()), pg_snapshot_xmin(pg_current_sna
 
 -- One row per project and transaction: a later statement of the same transaction finds
 -- its own row and writes nothing (no other transaction has that xid, so nothing waits).
--- Two functions of static statements rather than one of EXECUTE: a dynamic statement is
--- planned again on every write.
+-- Every trigger names the rows it saw changed_rows (the new rows of an insert or update,
+-- the old of a delete; neither table's rows move between projects, so an update's new
+-- rows name every project it touched), so each function is one static statement: a
+-- dynamic one (EXECUTE) would be planned again on every write.
 CREATE FUNCTION filter_terms_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        INSERT INTO filter_term_changes (project_id, xid)
-        SELECT DISTINCT project_id, pg_current_xact_id() FROM old_rows ON CONFLICT DO NOTHING;
-    ELSE
-        INSERT INTO filter_term_changes (project_id, xid)
-        SELECT DISTINCT project_id, pg_current_xact_id() FROM new_rows ON CONFLICT DO NOTHING;
-    END IF;
+    INSERT INTO filter_term_changes (project_id, xid)
+    SELECT DISTINCT project_id, pg_current_xact_id() FROM changed_rows ON CONFLICT DO NOTHING;
     RETURN NULL;
 END
 $$;
 
 CREATE FUNCTION issues_changed_for_lists() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        INSERT INTO issue_changes (project_id, xid)
-        SELECT DISTINCT project_id, pg_current_xact_id() FROM old_rows ON CONFLICT DO NOTHING;
-    ELSE
-        INSERT INTO issue_changes (project_id, xid)
-        SELECT DISTINCT project_id, pg_current_xact_id() FROM new_rows ON CONFLICT DO NOTHING;
-    END IF;
+    INSERT INTO issue_changes (project_id, xid)
+    SELECT DISTINCT project_id, pg_current_xact_id() FROM changed_rows ON CONFLICT DO NOTHING;
     RETURN NULL;
 END
 $$;
 
--- Neither table's rows move between projects: an update's new rows name every project
--- it touched.
 CREATE TRIGGER filter_terms_inserted AFTER INSERT ON issue_filter_terms
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION filter_terms_changed();
+    REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION filter_terms_changed();
 CREATE TRIGGER filter_terms_updated AFTER UPDATE ON issue_filter_terms
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION filter_terms_changed();
+    REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION filter_terms_changed();
 CREATE TRIGGER filter_terms_deleted AFTER DELETE ON issue_filter_terms
-    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION filter_terms_changed();
+    REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION filter_terms_changed();
 CREATE TRIGGER issues_inserted_for_lists AFTER INSERT ON issues
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION issues_changed_for_lists();
+    REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION issues_changed_for_lists();
 CREATE TRIGGER issues_updated_for_lists AFTER UPDATE ON issues
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION issues_changed_for_lists();
+    REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION issues_changed_for_lists();
 CREATE TRIGGER issues_deleted_for_lists AFTER DELETE ON issues
-    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION issues_changed_for_lists();
+    REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION issues_changed_for_lists();
