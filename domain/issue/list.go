@@ -80,8 +80,7 @@ func (s *Service) listKept(ctx context.Context, p Project, f Filter, fields *lis
 		if err := s.pool.QueryRow(ctx, updatedOrderStatement, store.UUID(p.ID)).Scan(&nums, &snap); err != nil {
 			return nil, 0, false, fmt.Errorf("list issues: %w", err)
 		}
-		s.matches.put(key, nums, snap)
-		e = s.matches.get(key)
+		e = s.matches.put(key, nums, snap)
 	}
 	if e == nil || offset >= len(e.nums) {
 		return nil, 0, false, nil

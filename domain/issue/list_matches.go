@@ -96,18 +96,19 @@ func (m *Matches) get(key string) *matchEntry {
 	return e
 }
 
-// put keeps nums under key, read under snap, replacing what key held. A set of more
-// than a quarter of the budget is not kept: it would push out many others; and key is
-// then not read whole again (mayBuild) for tooBigFor.
-func (m *Matches) put(key string, nums []int32, snap string) {
+// put keeps nums under key, read under snap, replacing what key held, and returns the
+// entry; nil when it is not kept. A set of more than a quarter of the budget is not
+// kept: it would push out many others; and key is then not read whole again (mayBuild)
+// for tooBigFor.
+func (m *Matches) put(key string, nums []int32, snap string) *matchEntry {
 	if snap == "" {
-		return
+		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(nums) > m.budget/4 {
 		m.built[key] = time.Now().Add(tooBigFor)
-		return
+		return nil
 	}
 	if old := m.entries[key]; old != nil {
 		m.held -= len(old.nums)
@@ -117,8 +118,10 @@ func (m *Matches) put(key string, nums []int32, snap string) {
 		m.evictOldest()
 	}
 	m.tick++
-	m.entries[key] = &matchEntry{nums: nums, snap: snap, used: m.tick}
+	e := &matchEntry{nums: nums, snap: snap, used: m.tick}
+	m.entries[key] = e
 	m.held += len(nums)
+	return e
 }
 
 // drop forgets key's entry if it is still e (a concurrent read may have replaced it).
